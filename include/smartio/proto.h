@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smartio wire protocol: between applications (libsisci, the smartio CLI)
+ * and their host's smartiod, and between the daemons of a cluster. It models
+ * the system-call boundary and the NTB's control channel.
+ *
+ * Every message is a 24-byte header followed by a payload of exactly the
+ * length the header states, all little-endian. A receiver validates the
+ * header (magic, version, known type, length bounds) and then every field of
+ * the payload before acting; anything else is rejected with -EPROTO/-EINVAL
+ * and the connection stays usable where framing is intact.
+ */
+#ifndef SMARTIO_PROTO_H
+#define SMARTIO_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SMIO_MAGIC        0x4f494d53u   /* "SMIO" */
+#define SMIO_VERSION      1
+#define SMIO_MAX_PAYLOAD  (64u * 1024u)
+#define SMIO_NAME_MAX     32
+#define SMIO_MAX_HOPS     40
+#define SMIO_MAX_FUNCS    256
+
+/* header.flags */
+#define SMIO_F_REPLY      0x1            /* this is the answer to request seq */
+#define SMIO_F_FD         0x2            /* one file descriptor travels with it (SCM_RIGHTS) */
+
+struct smio_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;      /* enum smio_type */
+	uint32_t len;       /* payload bytes that follow */
+	uint32_t seq;       /* request number; the reply carries the same */
+	int32_t status;     /* replies: 0 or negative errno */
+	uint32_t flags;
+};
+
+enum smio_type {
+	SMIO_HELLO          = 1,   /* smio_hello -> smio_hello_reply */
+	SMIO_STATUS         = 2,   /* empty -> smio_status */
+	SMIO_SHUTDOWN       = 3,   /* empty -> empty; daemon exits after replying */
+
+	SMIO_FUNC_LIST      = 10,  /* empty -> smio_func_list (variable) */
+	SMIO_CFG_READ       = 11,  /* smio_cfg -> smio_cfg (value filled) */
+	SMIO_CFG_WRITE      = 12,  /* smio_cfg -> empty */
+	SMIO_CFG_DUMP       = 13,  /* smio_bdf -> 4096 bytes of config space */
+
+	SMIO_ROUTE          = 20,  /* smio_route_req -> smio_route_reply (variable) */
+	SMIO_MAP            = 21,  /* smio_route_req -> smio_map_reply + fd */
+
+	SMIO_NTB_INFO       = 30,  /* smio_ntb_ref -> smio_ntb_info */
+	SMIO_NTB_LUT_SET    = 31,  /* smio_ntb_lut -> empty */
+	SMIO_NTB_LUT_CLEAR  = 32,  /* smio_ntb_lut (entry only) -> empty */
+	SMIO_NTB_RID_ADD    = 33,  /* smio_ntb_rid -> empty */
+	SMIO_NTB_RID_DEL    = 34,  /* smio_ntb_rid -> empty */
+	SMIO_NTB_LINK       = 35,  /* smio_ntb_link -> empty */
+	SMIO_NTB_DB_RING    = 36,  /* smio_ntb_db -> empty (rings the far side) */
+	SMIO_NTB_SPAD       = 37,  /* smio_ntb_spad -> smio_ntb_spad */
+
+	SMIO_IOMMU_DOMAIN   = 40,  /* smio_iommu (op alloc/free/attach/detach) -> smio_iommu */
+	SMIO_IOMMU_MAP      = 41,  /* smio_iommu_map -> empty */
+	SMIO_IOMMU_UNMAP    = 42,  /* smio_iommu_map -> empty */
+	SMIO_IOMMU_FAULTS   = 43,  /* empty -> smio_iommu_faults (variable) */
+
+	SMIO_PEER_STEP      = 60,  /* smio_step -> smio_route_reply (variable) */
+	SMIO_PEER_INVALIDATE= 61,  /* smio_invalidate -> no reply */
+	SMIO_PEER_DB        = 62,  /* smio_ntb_db (arrival side) -> empty */
+	SMIO_PEER_SPAD      = 63,  /* smio_ntb_spad (arrival side) -> smio_ntb_spad */
+
+	SMIO_TYPE_MAX
+};
+
+enum smio_role {
+	SMIO_ROLE_CLIENT = 1,      /* an application process of this host */
+	SMIO_ROLE_PEER   = 2,      /* another host's daemon */
+	SMIO_ROLE_ADMIN  = 3,      /* the smartio CLI */
+};
+
+struct smio_hello {
+	uint32_t role;             /* enum smio_role */
+	uint32_t host;             /* peers: the sender's host id; others: the host they address */
+	uint32_t pid;
+	uint32_t version;          /* SMIO_VERSION */
+};
+
+struct smio_hello_reply {
+	uint32_t host;
+	uint32_t node_id;
+	uint32_t version;
+	uint32_t pad;
+};
+
+struct smio_status {
+	uint32_t host;
+	uint32_t node_id;
+	uint32_t pid;
+	uint32_t nfuncs;
+	uint64_t ram_size;
+	uint64_t uptime_ns;
+	uint32_t iommu;            /* 0/1 */
+	uint32_t nntbs;
+	uint32_t nclients;
+	uint32_t npeers;
+	uint64_t route_hits, route_misses;
+	uint64_t iommu_faults;
+	uint64_t epoch;
+	char name[SMIO_NAME_MAX];
+};
+
+struct smio_func_info {
+	uint16_t bdf;
+	uint8_t kind;              /* enum fab_func_kind */
+	uint8_t lendable;
+	uint16_t parent_bdf;       /* 0xffff for bus-0 functions */
+	uint16_t pad;
+	char name[SMIO_NAME_MAX];
+	char model[24];
+};
+
+struct smio_func_list {
+	uint32_t n;                /* <= SMIO_MAX_FUNCS; payload = 8 + n * sizeof(info) */
+	uint32_t pad;
+	struct smio_func_info f[];
+};
+
+struct smio_bdf {
+	uint16_t bdf;
+	uint16_t pad;
+};
+
+struct smio_cfg {
+	uint16_t bdf;
+	uint16_t off;              /* < 4096, aligned to size */
+	uint8_t size;              /* 1, 2 or 4 */
+	uint8_t pad[3];
+	uint32_t value;
+};
+
+struct smio_route_req {
+	uint16_t rid;              /* requester BDF (0 = CPU) */
+	uint8_t write;             /* 0 read, 1 write */
+	uint8_t nocache;           /* 1: bypass the route cache */
+	uint32_t pad;
+	uint64_t addr;
+	uint64_t len;              /* 1 .. 2^40 */
+};
+
+struct smio_hop {
+	uint8_t kind;
+	uint8_t gen, width;
+	uint8_t pad;
+	uint16_t host;
+	uint16_t bdf;
+	uint32_t latency_ns;
+	char name[36];
+};
+
+struct smio_target {
+	uint8_t kind;
+	uint8_t bar;
+	uint16_t bdf;
+	uint32_t host;
+	uint32_t mem;
+	uint32_t pad;
+	uint64_t addr;
+	uint64_t offset;
+	uint64_t len;
+};
+
+/* A route step's or a full route's result. */
+struct smio_route_reply {
+	int32_t status;            /* enum fab_status */
+	uint8_t cached;
+	uint8_t forward;           /* PEER_STEP only: continue at next_* */
+	uint16_t pad;
+	char reason[120];
+	struct smio_target tgt;
+	uint32_t next_host;        /* forward */
+	uint32_t next_ntb;
+	uint64_t next_addr;
+	uint64_t next_len;
+	uint32_t ntb_hops;
+	uint32_t nhops;            /* <= SMIO_MAX_HOPS */
+	struct smio_hop hops[];
+};
+
+struct smio_map_reply {
+	uint32_t host;             /* host owning the memory */
+	uint32_t mem;
+	uint64_t offset;           /* offset of the request address in the fd */
+	uint64_t len;              /* contiguous bytes mapped */
+	uint64_t fd_size;
+	int32_t status;            /* enum fab_status of the route */
+	uint32_t pad;
+};
+
+struct smio_step {
+	uint32_t host;             /* host that should run the step (the receiver) */
+	uint32_t ntb_index;        /* ingress NTB on the receiver */
+	uint8_t write;
+	uint8_t pad[3];
+	uint32_t ntb_hops;         /* NTB hops so far */
+	uint64_t addr;
+	uint64_t len;
+};
+
+struct smio_invalidate {
+	uint32_t origin_host;
+	uint32_t pad;
+	uint64_t epoch;
+};
+
+struct smio_ntb_ref {
+	uint32_t ntb;              /* index in the host's NTB list */
+	uint32_t pad;
+};
+
+struct smio_ntb_info {
+	uint32_t ntb;
+	uint16_t bdf;
+	uint8_t link_up;
+	uint8_t peer_kind;
+	uint64_t bar_addr;         /* BAR2 bus address */
+	uint64_t bar_size;
+	uint64_t win_size;
+	uint32_t lut_entries, lut_used;
+	uint32_t rid_entries, rid_used;
+	uint32_t doorbells, scratchpads;
+	uint32_t db_pending;
+	uint32_t dma_channels;
+	char name[SMIO_NAME_MAX];
+};
+
+struct smio_ntb_lut {
+	uint32_t ntb;
+	uint32_t entry;            /* UINT32_MAX with LUT_SET: allocate the first free */
+	uint32_t dest_host;
+	uint32_t pad;
+	uint64_t dest_addr;
+};
+
+struct smio_ntb_rid {
+	uint32_t ntb;
+	uint16_t rid;
+	uint16_t pad;
+};
+
+struct smio_ntb_link {
+	uint32_t ntb;
+	uint32_t up;               /* 0/1 */
+};
+
+struct smio_ntb_db {
+	uint32_t ntb;
+	uint32_t bits;
+};
+
+struct smio_ntb_spad {
+	uint32_t ntb;
+	uint32_t idx;
+	uint32_t write;            /* 0: read, 1: write value */
+	uint32_t value;
+};
+
+enum smio_iommu_op {
+	SMIO_IOMMU_ALLOC = 1, SMIO_IOMMU_FREE, SMIO_IOMMU_ATTACH, SMIO_IOMMU_DETACH,
+};
+
+struct smio_iommu {
+	uint32_t op;               /* enum smio_iommu_op */
+	uint32_t domain;
+	uint16_t rid;
+	uint16_t pad[3];
+};
+
+struct smio_iommu_map {
+	uint32_t domain;
+	uint32_t prot;             /* 1 read, 2 write */
+	uint64_t iova;
+	uint64_t paddr;
+	uint64_t size;
+};
+
+struct smio_iommu_fault {
+	uint16_t rid;
+	uint8_t write;
+	uint8_t reason;
+	uint32_t domain;
+	uint64_t iova;
+	uint64_t seq;
+};
+
+struct smio_iommu_faults {
+	uint64_t total;
+	uint32_t n;                /* <= 64 */
+	uint32_t pad;
+	struct smio_iommu_fault f[];
+};
+
+/* ---- codec (src/proto) ---- */
+
+/* Validate a header as received; -EPROTO on bad magic/version/type/length. */
+int smio_hdr_check(const struct smio_hdr *h);
+/*
+ * Validate a payload for its type and direction (request or reply). Checks the
+ * exact or bounded length and every field's range. Returns 0 or -EINVAL/-EPROTO.
+ */
+int smio_payload_check(uint16_t type, bool reply, const void *payload, uint32_t len);
+const char *smio_type_name(uint16_t type);
+
+/* ---- framing over a connected SOCK_STREAM Unix socket ---- */
+
+/*
+ * Send one message (optionally with an fd). fd >= 0 sets SMIO_F_FD and passes
+ * the fd with SCM_RIGHTS (the caller keeps its own copy); SMIO_F_FD without
+ * an fd is -EINVAL. The header is checked before sending (-EINVAL for an
+ * unknown type, len > SMIO_MAX_PAYLOAD, bad flags/status); the payload is
+ * not: the receiver is the authority. Never raises SIGPIPE, never blocks in
+ * the kernel: short writes and EINTR/EAGAIN are retried with poll() for at
+ * most 5 s (-ETIMEDOUT). Returns 0, -ECONNRESET if the peer is gone, or -errno.
+ */
+int smio_send(int sock, uint16_t type, uint32_t seq, int32_t status, uint32_t flags,
+	      const void *payload, uint32_t len, int fd);
+/*
+ * Receive one message into buf (capacity cap >= SMIO_MAX_PAYLOAD). Blocks up to
+ * timeout_ms (-1: forever). Validates the header and the payload for its type.
+ * A passed fd (if any) is returned in *fd (else -1). Returns 0, -ETIMEDOUT,
+ * -ECONNRESET on EOF, -EPROTO/-EINVAL on a malformed message (the payload has
+ * been consumed when framing allowed it, so the stream stays in sync).
+ *
+ * timeout_ms is one deadline for the whole message. What each error leaves:
+ *  -ETIMEDOUT   nothing was read; the connection is intact.
+ *  -EINVAL      valid header in *h, payload consumed but invalid: the stream
+ *               is in sync, answer with an error reply to h->seq.
+ *  -EMSGSIZE    valid header, h->len > cap: payload drained and discarded,
+ *               the stream is in sync.
+ *  -EPROTO      framing lost or peer broken (bad header, deadline expired
+ *               mid-message, SMIO_F_FD without exactly one fd or an fd without
+ *               it, a reply to a one-way type): close the connection.
+ *  -ECONNRESET  EOF or reset: close the connection.
+ * A reply with status < 0 may have an empty payload; it is then not checked
+ * against the type's reply layout. On any error no fd is returned (a received
+ * one is closed); with fd == NULL a received fd is closed too.
+ */
+int smio_recv(int sock, struct smio_hdr *h, void *buf, uint32_t cap, int *fd, int timeout_ms);
+
+/*
+ * Connect to host N's daemon socket in cluster dir; returns fd or -errno.
+ * ENOENT/ECONNREFUSED (a daemon still starting) are retried with short,
+ * growing waits (1..50 ms) until timeout_ms; timeout_ms <= 0: one attempt.
+ * Sends nothing: the caller sends HELLO.
+ */
+int smio_connect(const char *cluster_dir, uint32_t host, int timeout_ms);
+/*
+ * One request/reply round trip; reply payload into rbuf (rcap), its length in
+ * *rlen, a passed fd in *fd (-1 if none; closed if fd is NULL). Uses a fresh
+ * sequence number from a process-wide atomic counter; late replies to earlier
+ * (timed-out) calls are consumed and skipped. One call in flight per socket.
+ * Returns:
+ *   0                 success;
+ *   the reply's status (negative errno) if the daemon answered with an error;
+ *   -ETIMEDOUT, -ECONNRESET, -EPROTO for transport failures (-EPROTO also for
+ *                     a malformed reply, a reply of another type, or a request
+ *                     arriving on this client connection);
+ *   -EMSGSIZE         the reply did not fit rcap (it was drained);
+ *   -EINVAL           bad arguments (nothing sent).
+ */
+int smio_call(int sock, uint16_t type, const void *req, uint32_t reqlen,
+	      void *rbuf, uint32_t rcap, uint32_t *rlen, int *fd, int timeout_ms);
+
+/* Cluster directory convention: $SMARTIO_CLUSTER, else $XDG_RUNTIME_DIR/smartio,
+ * else /tmp/smartio-UID. Writes into buf; returns 0 or -ENAMETOOLONG. */
+int smio_cluster_dir(char *buf, size_t len);
+/* Socket path of host N. */
+int smio_sock_path(const char *cluster_dir, uint32_t host, char *buf, size_t len);
+/* $SMARTIO_HOST as a host id; -ENOENT if unset, -EINVAL if malformed. */
+int smio_env_host(uint32_t *host);
+
+/* ---- additions (smartio proto library) ---- */
+
+#define SMIO_CFG_SPACE    4096           /* SMIO_CFG_DUMP reply length, cfg offsets below */
+#define SMIO_MAX_FAULTS   64             /* smio_iommu_faults.n bound */
+#define SMIO_MAX_LEN      (1ull << 40)   /* route/map/step access length bound */
+
+#endif

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+/* An in-process world: every host of a topology in one process (tests, tools). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "route.h"
+
+static int local_step(struct fab_world *w, const struct fab_step *in, struct fab_route *r,
+		      struct fab_forward *fwd)
+{
+	struct fab_cluster *c = w->priv;
+	struct fab_host *h = fab_cluster_host(c, in->host);
+
+	if (!h)
+		return -EHOSTUNREACH;
+	return fab_route_step_local(h, in, r, fwd);
+}
+
+static void local_invalidate(struct fab_world *w, uint32_t origin)
+{
+	/* One epoch covers all hosts in the process: already advanced. */
+}
+
+static int local_mem_fd(struct fab_world *w, uint32_t host, uint32_t mem, uint64_t *size)
+{
+	struct fab_host *h = fab_cluster_host(w->priv, host);
+
+	if (!h || mem >= h->nmems)
+		return -ENOENT;
+	*size = h->mems[mem].size;
+	return h->mems[mem].fd;
+}
+
+static const struct fab_world_ops local_ops = {
+	.step = local_step,
+	.invalidate = local_invalidate,
+	.mem_fd = local_mem_fd,
+};
+
+int fab_cluster_create(const struct topo *t, fab_endpoint_init_fn ep_init,
+		       struct fab_cluster **out, char *err, size_t errlen)
+{
+	struct fab_cluster *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	c->w.topo = t;
+	c->w.ops = &local_ops;
+	c->w.priv = c;
+	c->hosts = calloc(t->nhosts, sizeof(*c->hosts));
+	if (!c->hosts) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->nhosts = t->nhosts;
+	for (uint32_t i = 0; i < t->nhosts; i++) {
+		rc = fab_host_create(&c->w, t, i, ep_init, &c->hosts[i], err, errlen);
+		if (rc) {
+			fab_cluster_destroy(c);
+			return rc;
+		}
+	}
+	*out = c;
+	return 0;
+}
+
+void fab_cluster_destroy(struct fab_cluster *c)
+{
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < c->nhosts; i++)
+		fab_host_destroy(c->hosts[i]);
+	free(c->hosts);
+	free(c);
+}
+
+struct fab_host *fab_cluster_host(struct fab_cluster *c, uint32_t host_id)
+{
+	for (uint32_t i = 0; i < c->nhosts; i++)
+		if (c->hosts[i] && c->hosts[i]->id == host_id)
+			return c->hosts[i];
+	return NULL;
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The hardware model of one emulated host: its RAM, its PCIe tree of
+ * functions (host bridge, root ports, switch ports, endpoints, NTB adapters)
+ * with their config spaces, its NTB adapters' translation tables and its
+ * IOMMU. Mechanism only: software (src/host) enumerates and programs it
+ * through config accesses and table operations, exactly as on hardware.
+ */
+#ifndef SMARTIO_FABRIC_H
+#define SMARTIO_FABRIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "smartio/topology.h"
+#include "cfg.h"
+
+struct fab_host;
+struct fab_ntb;
+struct fab_iommu;
+struct fab_world;
+
+#define FAB_BDF(bus, dev, fn) ((uint16_t)(((bus) << 8) | ((dev) << 3) | (fn)))
+#define FAB_BDF_BUS(b)  ((unsigned)((b) >> 8) & 0xff)
+#define FAB_BDF_DEV(b)  ((unsigned)((b) >> 3) & 0x1f)
+#define FAB_BDF_FN(b)   ((unsigned)(b) & 0x7)
+#define FAB_RID_CPU     0x0000u   /* the host bridge 00:00.0 issues CPU requests */
+
+#define FAB_PAGE_SIZE   4096ull
+#define FAB_MAX_FUNCS   256       /* per host */
+#define FAB_MAX_MEMS    512       /* memory objects per host */
+
+enum fab_func_kind {
+	FAB_FN_HOSTBRIDGE,
+	FAB_FN_ROOTPORT,
+	FAB_FN_SW_UP,
+	FAB_FN_SW_DOWN,
+	FAB_FN_ENDPOINT,
+	FAB_FN_NTB,
+};
+
+struct fab_bar {
+	bool present;
+	bool is64;
+	bool prefetch;
+	uint64_t size;
+	int mem;                 /* backing memory object, or -1 (e.g. NTB LUT windows) */
+};
+
+struct fab_func {
+	struct fab_host *host;
+	enum fab_func_kind kind;
+	uint8_t dev, fn;         /* device/function number on the parent's secondary bus */
+	char name[TOPO_NAME_MAX];
+	char model[TOPO_MODEL_MAX];
+	struct fab_cfg cfg;
+	struct fab_bar bars[6];
+	struct topo_link link;   /* link to the parent port (endpoints, upstream ports) */
+	uint32_t latency_ns;     /* switch chip latency (switch ports) */
+	bool lendable;
+	struct fab_func *parent; /* the bridge whose secondary bus holds this function */
+	struct fab_func **children;
+	uint32_t nchildren;
+	struct fab_ntb *ntb;     /* FAB_FN_NTB */
+	const struct topo_device *tdev; /* FAB_FN_ENDPOINT */
+	uint32_t index;          /* position in host->funcs */
+};
+
+/* A memory object: a memfd that backs host RAM or a BAR. */
+struct fab_mem {
+	int fd;
+	uint64_t size;
+	char name[48];
+	uint16_t owner_bdf_index; /* index of the owning function (BARs), 0 for RAM */
+	uint8_t bar;
+	bool is_ram;
+};
+
+struct fab_host {
+	struct fab_world *world;
+	const struct topo *topo;
+	const struct topo_host *t;
+	uint32_t id;             /* topology host id */
+	uint32_t index;          /* index in topo->hosts */
+	struct fab_func *funcs[FAB_MAX_FUNCS];
+	uint32_t nfuncs;
+	struct fab_func *rc;     /* host bridge 00:00.0 */
+	struct fab_mem mems[FAB_MAX_MEMS];
+	uint32_t nmems;
+	struct fab_ntb **ntbs;   /* in topo_for_each_ntb order */
+	uint32_t nntbs;
+	struct fab_iommu *iommu;
+	struct fab_route_cache *cache;
+	uint64_t low_ram, high_ram; /* RAM below 4 GiB and above (starting at 4 GiB) */
+};
+
+/* Fills in an endpoint's identity, BARs and capabilities (the device layer). */
+typedef int (*fab_endpoint_init_fn)(struct fab_func *fn, const struct topo_device *td,
+				    char *err, size_t errlen);
+
+/*
+ * Build a host's hardware from its topology: RAM memfd, functions, config
+ * spaces, BAR backing memory, NTB adapters and IOMMU. Nothing is enumerated:
+ * bus numbers, BARs and windows are zero until software programs them.
+ */
+int fab_host_create(struct fab_world *w, const struct topo *t, uint32_t host_index,
+		    fab_endpoint_init_fn ep_init, struct fab_host **out,
+		    char *err, size_t errlen);
+void fab_host_destroy(struct fab_host *h);
+
+/* Configuration cycles, routed by the bus numbers software has programmed. */
+int fab_cfg_access_read(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size,
+			uint32_t *val);
+int fab_cfg_access_write(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size,
+			 uint32_t val);
+/* The function answering config cycles at bdf, or NULL (master abort). */
+struct fab_func *fab_func_by_bdf(struct fab_host *h, uint16_t bdf);
+/* Current BDF of a function (from its parent's programmed secondary bus). */
+uint16_t fab_func_bdf(const struct fab_func *fn);
+struct fab_func *fab_func_by_name(struct fab_host *h, const char *name);
+
+/* Bridges: decoded windows from the programmed config registers. */
+struct fab_window { uint64_t base, limit; }; /* empty when base > limit */
+void fab_bridge_windows(const struct fab_func *br, struct fab_window *mem,
+			struct fab_window *pref);
+bool fab_bridge_bus_range(const struct fab_func *br, uint8_t *sec, uint8_t *sub);
+/* A function's BAR address as programmed (0 if unassigned or decoding disabled). */
+uint64_t fab_func_bar_addr(const struct fab_func *fn, unsigned bar);
+bool fab_func_mem_enabled(const struct fab_func *fn);
+bool fab_func_bus_master(const struct fab_func *fn);
+
+/* Memory objects. */
+int fab_mem_create(struct fab_host *h, const char *name, uint64_t size, bool is_ram);
+/* Physical address → RAM object offset; false if not RAM. */
+bool fab_ram_offset(const struct fab_host *h, uint64_t paddr, uint64_t *off, uint64_t *contig);
+
+/* Called after any change that can alter a resolved route on this host. */
+void fab_host_tables_changed(struct fab_host *h);
+
+#endif

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/* NTB adapter state: look-up table, requester-ID table, link, doorbells, scratchpads. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntb.h"
+#include "route.h"
+
+int ntb_create(struct fab_host *h, struct fab_func *fn, const struct topo_ntb *t,
+	       uint32_t index, struct fab_ntb **out)
+{
+	struct fab_ntb *ntb;
+
+	if (!t->lut_entries || !t->rid_entries || t->bar_size % t->lut_entries)
+		return -EINVAL;
+	ntb = calloc(1, sizeof(*ntb));
+	if (!ntb)
+		return -ENOMEM;
+	ntb->fn = fn;
+	ntb->t = t;
+	ntb->index = index;
+	ntb->win_size = t->bar_size / t->lut_entries;
+	ntb->nlut = t->lut_entries;
+	ntb->nrid = t->rid_entries;
+	ntb->lut = calloc(ntb->nlut, sizeof(*ntb->lut));
+	ntb->rid = calloc(ntb->nrid, sizeof(*ntb->rid));
+	ntb->rid_valid = calloc(ntb->nrid, sizeof(*ntb->rid_valid));
+	if (!ntb->lut || !ntb->rid || !ntb->rid_valid) {
+		ntb_destroy(ntb);
+		return -ENOMEM;
+	}
+	/* A cabled adapter trains its link at power-on. */
+	ntb->link_up = t->peer_kind != TOPO_PEER_NONE;
+	ntb->db_mask = 0;
+	*out = ntb;
+	return 0;
+}
+
+void ntb_destroy(struct fab_ntb *ntb)
+{
+	if (!ntb)
+		return;
+	free(ntb->lut);
+	free(ntb->rid);
+	free(ntb->rid_valid);
+	free(ntb);
+}
+
+static void changed(struct fab_ntb *ntb)
+{
+	fab_host_tables_changed(ntb->fn->host);
+}
+
+bool ntb_can_reach(const struct fab_ntb *ntb, uint32_t dest_host_id)
+{
+	const struct topo *t = ntb->fn->host->topo;
+	int di = topo_host_index(t, dest_host_id);
+	uint32_t n;
+
+	if (di < 0 || (uint32_t)di == ntb->fn->host->index)
+		return false;
+	switch (ntb->t->peer_kind) {
+	case TOPO_PEER_NTB:
+		return ntb->t->peer_host == (uint32_t)di;
+	case TOPO_PEER_CSWITCH: {
+		struct fab_route scratch;
+
+		/* Reachable if some NTB of that host hangs off the same switch fabric. */
+		return fab_cable_hops(t, ntb->fn->host->index, ntb->index, (uint32_t)di, &n,
+				      &scratch) == 0;
+	}
+	default:
+		return false;
+	}
+}
+
+int ntb_lut_set(struct fab_ntb *ntb, uint32_t idx, uint32_t dest_host, uint64_t dest_addr)
+{
+	if (idx >= ntb->nlut)
+		return -ERANGE;
+	if (dest_addr & (ntb->win_size - 1))
+		return -EINVAL;
+	if (!ntb_can_reach(ntb, dest_host))
+		return -EHOSTUNREACH;
+	if (ntb->lut[idx].valid)
+		return -EBUSY;
+	ntb->lut[idx] = (struct ntb_lut_entry){ true, dest_host, dest_addr };
+	changed(ntb);
+	return 0;
+}
+
+int ntb_lut_clear(struct fab_ntb *ntb, uint32_t idx)
+{
+	if (idx >= ntb->nlut)
+		return -ERANGE;
+	if (!ntb->lut[idx].valid)
+		return -ENOENT;
+	ntb->lut[idx].valid = false;
+	changed(ntb);
+	return 0;
+}
+
+int ntb_lut_alloc(struct fab_ntb *ntb, uint32_t count, uint32_t dest_host,
+		  uint64_t dest_addr, uint32_t *first)
+{
+	uint32_t run = 0;
+
+	if (!count || count > ntb->nlut)
+		return count ? -ENOSPC : -EINVAL;
+	if (dest_addr & (ntb->win_size - 1))
+		return -EINVAL;
+	if (dest_addr + (uint64_t)count * ntb->win_size < dest_addr)
+		return -ERANGE;
+	if (!ntb_can_reach(ntb, dest_host))
+		return -EHOSTUNREACH;
+	for (uint32_t i = 0; i < ntb->nlut; i++) {
+		run = ntb->lut[i].valid ? 0 : run + 1;
+		if (run == count) {
+			uint32_t s = i + 1 - count;
+
+			/* Checked everything first: programming cannot fail half-way. */
+			for (uint32_t k = 0; k < count; k++)
+				ntb->lut[s + k] = (struct ntb_lut_entry){
+					true, dest_host, dest_addr + (uint64_t)k * ntb->win_size };
+			*first = s;
+			changed(ntb);
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+uint32_t ntb_lut_used(const struct fab_ntb *ntb)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ntb->nlut; i++)
+		n += ntb->lut[i].valid;
+	return n;
+}
+
+int ntb_rid_add(struct fab_ntb *ntb, uint16_t rid)
+{
+	int free_slot = -1;
+
+	for (uint32_t i = 0; i < ntb->nrid; i++) {
+		if (ntb->rid_valid[i] && ntb->rid[i] == rid)
+			return -EEXIST;
+		if (!ntb->rid_valid[i] && free_slot < 0)
+			free_slot = (int)i;
+	}
+	if (free_slot < 0)
+		return -ENOSPC;
+	ntb->rid[free_slot] = rid;
+	ntb->rid_valid[free_slot] = true;
+	changed(ntb);
+	return 0;
+}
+
+int ntb_rid_del(struct fab_ntb *ntb, uint16_t rid)
+{
+	for (uint32_t i = 0; i < ntb->nrid; i++) {
+		if (ntb->rid_valid[i] && ntb->rid[i] == rid) {
+			ntb->rid_valid[i] = false;
+			changed(ntb);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+bool ntb_rid_allowed(const struct fab_ntb *ntb, uint16_t rid)
+{
+	for (uint32_t i = 0; i < ntb->nrid; i++)
+		if (ntb->rid_valid[i] && ntb->rid[i] == rid)
+			return true;
+	return false;
+}
+
+uint32_t ntb_rid_used(const struct fab_ntb *ntb)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ntb->nrid; i++)
+		n += ntb->rid_valid[i];
+	return n;
+}
+
+void ntb_set_link(struct fab_ntb *ntb, bool up)
+{
+	if (ntb->link_up == up)
+		return;
+	ntb->link_up = up;
+	changed(ntb);
+}
+
+int ntb_db_ring(struct fab_ntb *ntb, uint32_t bits)
+{
+	uint32_t n = ntb->t->doorbells;
+	uint32_t valid = n >= 32 ? 0xffffffffu : (1u << n) - 1;
+
+	if (!bits || (bits & ~valid))
+		return -EINVAL;
+	ntb->db_pending |= bits;
+	ntb->db_rung++;
+	return 0;
+}
+
+int ntb_spad_write(struct fab_ntb *ntb, uint32_t idx, uint32_t val)
+{
+	if (idx >= ntb->t->scratchpads || idx >= NTB_MAX_SPADS)
+		return -ERANGE;
+	ntb->spad[idx] = val;
+	return 0;
+}
+
+int ntb_spad_read(const struct fab_ntb *ntb, uint32_t idx, uint32_t *val)
+{
+	if (idx >= ntb->t->scratchpads || idx >= NTB_MAX_SPADS)
+		return -ERANGE;
+	*val = ntb->spad[idx];
+	return 0;
+}

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Route resolution on one host: the upstream walk from the requester
+ * (shortest-path peer-to-peer turns inside switches unless ACS redirects),
+ * the root complex (IOMMU, host address map), the downstream walk to the
+ * completer, and the NTB look-up-table translation that hands the request to
+ * another host. Plus the per-host route cache.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/pci_regs.h>
+
+#include "iommu.h"
+#include "ntb.h"
+#include "route.h"
+
+struct walk {
+	struct fab_host *h;
+	struct fab_route *r;
+	struct fab_forward *fwd;
+	const struct fab_step *in;
+	struct fab_func *req;      /* requester function on this host */
+	uint16_t rid;
+	uint64_t limit;            /* contiguous bytes still valid from the address */
+};
+
+static void hop(struct walk *w, uint8_t kind, const struct fab_func *fn, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void hop(struct walk *w, uint8_t kind, const struct fab_func *fn, const char *fmt, ...)
+{
+	struct fab_hop hp = { .kind = kind, .host = (uint16_t)w->h->id };
+	va_list ap;
+
+	if (fn) {
+		hp.bdf = fab_func_bdf(fn);
+		hp.latency_ns = fn->latency_ns;
+		if (kind == FAB_HOP_LINK) {
+			hp.gen = fn->link.gen;
+			hp.width = fn->link.width;
+			hp.latency_ns = 0;
+		}
+	}
+	va_start(ap, fmt);
+	vsnprintf(hp.name, sizeof(hp.name), fmt, ap);
+	va_end(ap);
+	fab_route_push(w->r, &hp);
+}
+
+static int fail(struct walk *w, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct walk *w, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	w->r->status = status;
+	va_start(ap, fmt);
+	vsnprintf(w->r->reason, sizeof(w->r->reason), fmt, ap);
+	va_end(ap);
+	w->r->tgt.kind = FAB_TGT_NONE;
+	return 0;
+}
+
+static inline uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static bool in_window(const struct fab_window *win, uint64_t a)
+{
+	return win->base <= win->limit && a >= win->base && a <= win->limit;
+}
+
+/* Does a bridge forward this address downstream? Also returns bytes to window end. */
+static bool bridge_claims(const struct fab_func *br, uint64_t a, uint64_t *left)
+{
+	struct fab_window mem, pref;
+
+	fab_bridge_windows(br, &mem, &pref);
+	if (in_window(&mem, a)) {
+		*left = mem.limit - a + 1;
+		return true;
+	}
+	if (in_window(&pref, a)) {
+		*left = pref.limit - a + 1;
+		return true;
+	}
+	return false;
+}
+
+static bool acs_redirects(const struct fab_func *port)
+{
+	uint16_t off = fab_cfg_find_ecap(&port->cfg, PCI_EXT_CAP_ID_ACS);
+
+	return off && (fab_cfg_get16(&port->cfg, off + PCI_ACS_CTRL) & PCI_ACS_RR);
+}
+
+static int hit_bar(struct walk *w, struct fab_func *fn, unsigned bar, uint64_t a);
+
+static bool is_bridge(const struct fab_func *fn)
+{
+	return fn->kind == FAB_FN_ROOTPORT || fn->kind == FAB_FN_SW_UP ||
+	       fn->kind == FAB_FN_SW_DOWN;
+}
+
+/* The completer below a port: endpoints decode BARs, switches decode their ports. */
+static int decode_down(struct walk *w, struct fab_func *port, uint64_t a, unsigned depth)
+{
+	if (depth > 2 * TOPO_MAX_DEPTH + 2)
+		return fail(w, FAB_UR, "decode loop below %s", port->name);
+	for (uint32_t i = 0; i < port->nchildren; i++) {
+		struct fab_func *c = port->children[i];
+		uint64_t left;
+
+		if (is_bridge(c)) {
+			if (c->kind == FAB_FN_SW_UP && !bridge_claims(c, a, &left))
+				continue;
+			if (c->kind == FAB_FN_SW_UP) {
+				hop(w, FAB_HOP_LINK, c, "link to %s", c->name);
+				hop(w, FAB_HOP_SWITCH, c, "%s (%s)", c->name, c->model);
+				return decode_down(w, c, a, depth + 1);
+			}
+			/* A downstream port of the switch we are in. */
+			if (!bridge_claims(c, a, &left))
+				continue;
+			w->limit = min64(w->limit, left);
+			return decode_down(w, c, a, depth + 1);
+		}
+		if (!fab_func_mem_enabled(c))
+			continue;
+		for (unsigned b = 0; b < 6; b++) {
+			uint64_t base = fab_func_bar_addr(c, b);
+
+			if (!c->bars[b].present || !base || a < base ||
+			    a - base >= c->bars[b].size)
+				continue;
+			hop(w, FAB_HOP_LINK, c, "link to %s", c->name);
+			return hit_bar(w, c, b, a);
+		}
+	}
+	return fail(w, FAB_UR, "unsupported request: no function below %s decodes 0x%" PRIx64,
+		    port->name, a);
+}
+
+static int hit_ntb_window(struct walk *w, struct fab_func *fn, uint64_t a, uint64_t base)
+{
+	struct fab_ntb *ntb = fn->ntb;
+	uint32_t idx = ntb_window_of(ntb, a - base);
+	const struct ntb_lut_entry *e = &ntb->lut[idx];
+	uint64_t off_in_win = (a - base) - (uint64_t)idx * ntb->win_size;
+	struct fab_hop note = { .kind = FAB_HOP_NTB, .host = (uint16_t)w->h->id,
+				.bdf = fab_func_bdf(fn), .latency_ns = fn->latency_ns };
+	uint32_t dst_ntb;
+	int di, rc;
+
+	if (!e->valid)
+		return fail(w, FAB_UR, "%s: look-up-table entry %u is not programmed", fn->name, idx);
+	if (!ntb_rid_allowed(ntb, w->rid))
+		return fail(w, FAB_NTB_REJECT, "%s: requester %02x:%02x.%x is not in its requester-ID table",
+			    fn->name, FAB_BDF_BUS(w->rid), FAB_BDF_DEV(w->rid), FAB_BDF_FN(w->rid));
+	snprintf(note.name, sizeof(note.name), "%.12s LUT[%u]->host %u", fn->name, idx,
+		 e->dest_host);
+	fab_route_push(w->r, &note);
+	if (!ntb->link_up)
+		return fail(w, FAB_LINK_DOWN, "%s: link down (writes dropped, reads return all-ones)",
+			    fn->name);
+	if (w->r->ntb_hops >= FAB_MAX_NTB_HOPS)
+		return fail(w, FAB_HOP_LIMIT, "more than %d NTB hops (loop in the look-up tables?)",
+			    FAB_MAX_NTB_HOPS);
+	di = topo_host_index(w->h->topo, e->dest_host);
+	if (di < 0)
+		return fail(w, FAB_UR, "%s: LUT names unknown host %u", fn->name, e->dest_host);
+	rc = fab_cable_hops(w->h->topo, w->h->index, ntb->index, (uint32_t)di, &dst_ntb, w->r);
+	if (rc)
+		return fail(w, FAB_UR, "%s: host %u not reachable over this adapter",
+			    fn->name, e->dest_host);
+	w->r->ntb_hops++;
+	w->fwd->forward = true;
+	w->fwd->next = (struct fab_step){
+		.host = e->dest_host, .from_ntb = true, .ntb_index = dst_ntb,
+		.write = w->in->write, .addr = e->dest_addr + off_in_win,
+		.len = min64(w->limit, ntb->win_size - off_in_win),
+	};
+	return 0;
+}
+
+static int hit_bar(struct walk *w, struct fab_func *fn, unsigned bar, uint64_t a)
+{
+	uint64_t base = fab_func_bar_addr(fn, bar);
+	struct fab_target *t = &w->r->tgt;
+
+	if (fn->kind == FAB_FN_NTB && bar == NTB_BAR_LUT)
+		return hit_ntb_window(w, fn, a, base);
+	hop(w, FAB_HOP_DEVICE, fn, "%s BAR%u", fn->name, bar);
+	if (fn->bars[bar].mem < 0)
+		return fail(w, FAB_UR, "%s BAR%u has no backing memory", fn->name, bar);
+	t->kind = FAB_TGT_BAR;
+	t->bar = (uint8_t)bar;
+	t->bdf = fab_func_bdf(fn);
+	t->host = w->h->id;
+	t->mem = (uint32_t)fn->bars[bar].mem;
+	t->addr = a;
+	t->offset = a - base;
+	t->len = min64(w->limit, fn->bars[bar].size - (a - base));
+	w->r->status = FAB_OK;
+	return 0;
+}
+
+/* At the root complex: translate (IOMMU), then memory or a root port. */
+static int at_root(struct walk *w, uint64_t a, bool from_device)
+{
+	struct fab_host *h = w->h;
+	uint64_t pa = a, off, contig;
+
+	hop(w, FAB_HOP_ROOT, h->rc, "root complex");
+	if (from_device && iommu_enabled(h->iommu)) {
+		enum iommu_fault_reason why = 0;
+
+		if (iommu_translate(h->iommu, w->rid, a, w->in->write, &pa, &contig, &why))
+			return fail(w, FAB_IOMMU_FAULT, "IOMMU fault: %s (requester %02x:%02x.%x, "
+				    "address 0x%" PRIx64 ")", iommu_fault_reason_str(why),
+				    FAB_BDF_BUS(w->rid), FAB_BDF_DEV(w->rid), FAB_BDF_FN(w->rid), a);
+		w->limit = min64(w->limit, contig);
+		hop(w, FAB_HOP_IOMMU, NULL, "IOMMU 0x%" PRIx64 "->0x%" PRIx64, a, pa);
+	}
+	if (fab_ram_offset(h, pa, &off, &contig)) {
+		struct fab_target *t = &w->r->tgt;
+
+		hop(w, FAB_HOP_MEMORY, NULL, "host %u RAM", h->id);
+		t->kind = FAB_TGT_RAM;
+		t->host = h->id;
+		t->mem = 0;
+		t->addr = pa;
+		t->offset = off;
+		t->len = min64(w->limit, contig);
+		w->r->status = FAB_OK;
+		return 0;
+	}
+	for (uint32_t i = 0; i < h->nfuncs; i++) {
+		struct fab_func *rp = h->funcs[i];
+		uint64_t left;
+
+		if (rp->kind != FAB_FN_ROOTPORT || !bridge_claims(rp, pa, &left))
+			continue;
+		if (from_device && !h->t->rc_p2p)
+			return fail(w, FAB_UR, "root complex does not forward peer-to-peer "
+				    "between root ports");
+		w->limit = min64(w->limit, left);
+		hop(w, FAB_HOP_SWITCH, rp, "%s", rp->name);
+		return decode_down(w, rp, pa, 0);
+	}
+	return fail(w, FAB_UR, "unsupported request: nothing decodes 0x%" PRIx64 " on host %u",
+		    pa, h->id);
+}
+
+/* Walk up from the requester, turning peer-to-peer inside a switch when allowed. */
+static int walk_up(struct walk *w, uint64_t a)
+{
+	struct fab_func *cur = w->req;
+
+	for (unsigned depth = 0; depth <= 2 * TOPO_MAX_DEPTH + 2; depth++) {
+		struct fab_func *port = cur->parent;
+		uint64_t left;
+
+		if (!port)
+			return at_root(w, a, true);
+		hop(w, FAB_HOP_LINK, cur, "link from %s", cur->name);
+		if (port->kind == FAB_FN_ROOTPORT) {
+			hop(w, FAB_HOP_SWITCH, port, "%s", port->name);
+			return at_root(w, a, true);
+		}
+		if (port->kind != FAB_FN_SW_DOWN || !port->parent)
+			return fail(w, FAB_UR, "broken tree above %s", cur->name);
+		/* Entered a switch through downstream port `port`. */
+		if (!acs_redirects(port)) {
+			struct fab_func *up = port->parent;
+
+			for (uint32_t i = 0; i < up->nchildren; i++) {
+				struct fab_func *dp = up->children[i];
+
+				if (dp == port || !bridge_claims(dp, a, &left))
+					continue;
+				hop(w, FAB_HOP_SWITCH, up, "%s (%s) peer-to-peer", up->name, up->model);
+				w->limit = min64(w->limit, left);
+				return decode_down(w, dp, a, 0);
+			}
+		}
+		hop(w, FAB_HOP_SWITCH, port->parent, "%s (%s)%s", port->parent->name,
+		    port->parent->model, acs_redirects(port) ? " ACS redirect" : "");
+		cur = port->parent;
+	}
+	return fail(w, FAB_UR, "tree too deep");
+}
+
+int fab_route_step_local(struct fab_host *h, const struct fab_step *in, struct fab_route *r,
+			 struct fab_forward *fwd)
+{
+	struct walk w = { .h = h, .r = r, .fwd = fwd, .in = in, .limit = in->len };
+
+	fwd->forward = false;
+	r->status = FAB_OK;
+	if (!in->len || in->addr + in->len < in->addr)
+		return fail(&w, FAB_BAD_REQUEST, "empty or wrapping address range");
+	if (in->from_ntb) {
+		struct fab_ntb *ntb;
+
+		if (in->ntb_index >= h->nntbs)
+			return fail(&w, FAB_BAD_REQUEST, "host %u has no NTB %u", h->id, in->ntb_index);
+		ntb = h->ntbs[in->ntb_index];
+		w.req = ntb->fn;
+		w.rid = fab_func_bdf(ntb->fn);
+		hop(&w, FAB_HOP_NTB, ntb->fn, "%s", ntb->fn->name);
+		if (!ntb->link_up)
+			return fail(&w, FAB_LINK_DOWN, "%s: link down (writes dropped, reads return "
+				    "all-ones)", ntb->fn->name);
+		return walk_up(&w, in->addr);
+	}
+	w.rid = in->rid;
+	w.req = fab_func_by_bdf(h, in->rid);
+	if (!w.req)
+		return fail(&w, FAB_BAD_REQUEST, "no function at %02x:%02x.%x on host %u",
+			    FAB_BDF_BUS(in->rid), FAB_BDF_DEV(in->rid), FAB_BDF_FN(in->rid), h->id);
+	if (w.req == h->rc) {
+		hop(&w, FAB_HOP_DEVICE, h->rc, "CPU");
+		return at_root(&w, in->addr, false);
+	}
+	if (w.req->kind != FAB_FN_ENDPOINT && w.req->kind != FAB_FN_NTB)
+		return fail(&w, FAB_BAD_REQUEST, "%s is a bridge, not a requester", w.req->name);
+	hop(&w, FAB_HOP_DEVICE, w.req, "%s", w.req->name);
+	return walk_up(&w, in->addr);
+}
+
+int fab_route_resolve_uncached(struct fab_host *h, uint16_t rid, uint64_t addr,
+			       uint64_t len, bool write, struct fab_route *r)
+{
+	struct fab_step step = { .host = h->id, .rid = rid, .write = write,
+				 .addr = addr, .len = len };
+	struct fab_world *w = h->world;
+
+	r->status = FAB_OK;
+	r->reason[0] = '\0';
+	r->nhops = 0;
+	r->ntb_hops = 0;
+	r->cached = false;
+	memset(&r->tgt, 0, sizeof(r->tgt));
+	for (int i = 0; i <= FAB_MAX_NTB_HOPS + 1; i++) {
+		struct fab_forward fwd = { 0 };
+		int rc;
+
+		if (step.host == h->id && !step.from_ntb)
+			rc = fab_route_step_local(h, &step, r, &fwd);
+		else if (w && w->ops && w->ops->step)
+			rc = w->ops->step(w, &step, r, &fwd);
+		else
+			rc = -EHOSTUNREACH;
+		if (rc < 0) {
+			r->status = FAB_HOST_DOWN;
+			snprintf(r->reason, sizeof(r->reason), "host %u does not answer: %s",
+				 step.host, strerror(-rc));
+			return 0;
+		}
+		if (!fwd.forward || r->status != FAB_OK)
+			return 0;
+		step = fwd.next;
+	}
+	r->status = FAB_HOP_LIMIT;
+	snprintf(r->reason, sizeof(r->reason), "more than %d NTB hops", FAB_MAX_NTB_HOPS);
+	return 0;
+}
+
+/* ---------- cache ---------- */
+
+struct cache_entry {
+	bool valid;
+	bool write;
+	uint16_t rid;
+	uint64_t page;
+	uint64_t lo, hi;       /* addresses of the page this translation covers */
+	uint64_t epoch;
+	struct fab_route route; /* resolved at address lo */
+};
+
+struct fab_route_cache {
+	unsigned n;            /* power of two */
+	uint64_t hits, misses;
+	struct cache_entry *e;
+};
+
+struct fab_route_cache *fab_route_cache_create(unsigned entries)
+{
+	struct fab_route_cache *c = calloc(1, sizeof(*c));
+	unsigned n = 1;
+
+	if (!c)
+		return NULL;
+	while (n < entries && n < (1u << 20))
+		n <<= 1;
+	c->n = n;
+	c->e = calloc(n, sizeof(*c->e));
+	if (!c->e) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void fab_route_cache_destroy(struct fab_route_cache *c)
+{
+	if (!c)
+		return;
+	free(c->e);
+	free(c);
+}
+
+void fab_route_cache_stats(const struct fab_route_cache *c, uint64_t *hits, uint64_t *misses)
+{
+	*hits = c->hits;
+	*misses = c->misses;
+}
+
+static unsigned cache_slot(const struct fab_route_cache *c, uint16_t rid, uint64_t page,
+			   bool write)
+{
+	uint64_t k = (page * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)rid << 1) ^ write;
+
+	return (unsigned)((k ^ (k >> 29)) & (c->n - 1));
+}
+
+int fab_route_resolve(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len,
+		      bool write, struct fab_route *r)
+{
+	struct fab_route_cache *c = h->cache;
+	uint64_t page = addr & ~(FAB_PAGE_SIZE - 1);
+	uint64_t epoch = h->world ? h->world->epoch : 0;
+	struct cache_entry *e;
+	int rc;
+
+	if (!len || addr + len < addr)
+		return fab_route_resolve_uncached(h, rid, addr, len, write, r);
+	e = &c->e[cache_slot(c, rid, page, write)];
+	if (e->valid && e->epoch == epoch && e->rid == rid && e->page == page &&
+	    e->write == write && addr >= e->lo && addr < e->hi) {
+		uint64_t delta = addr - e->lo;
+
+		c->hits++;
+		*r = e->route;
+		r->cached = true;
+		r->tgt.addr += delta;
+		r->tgt.offset += delta;
+		r->tgt.len = min64(len, r->tgt.len - delta);
+		return 0;
+	}
+	c->misses++;
+	/* Resolve once, as far as the translation stays contiguous, so that the
+	 * rest of the page can be answered from this entry. */
+	rc = fab_route_resolve_uncached(h, rid, addr, UINT64_MAX - addr, write, r);
+	if (rc)
+		return rc;
+	if (r->status == FAB_OK) {
+		/* Failures are not cached: IOMMU faults are counted per access. */
+		e->valid = true;
+		e->write = write;
+		e->rid = rid;
+		e->page = page;
+		e->lo = addr;
+		e->hi = min64(page + FAB_PAGE_SIZE, addr + r->tgt.len);
+		e->epoch = epoch;
+		e->route = *r;
+	}
+	r->tgt.len = min64(len, r->tgt.len);
+	return 0;
+}
+
+const char *fab_status_str(int status)
+{
+	static const char *const s[] = {
+		[FAB_OK] = "ok", [FAB_UR] = "unsupported request",
+		[FAB_IOMMU_FAULT] = "IOMMU fault", [FAB_LINK_DOWN] = "link down",
+		[FAB_NTB_REJECT] = "NTB requester rejected", [FAB_HOP_LIMIT] = "hop limit",
+		[FAB_HOST_DOWN] = "host down", [FAB_BAD_REQUEST] = "bad request",
+	};
+
+	if (status < 0 || (size_t)status >= sizeof(s) / sizeof(s[0]) || !s[status])
+		return "unknown";
+	return s[status];
+}
+
+const char *fab_hop_kind_str(int kind)
+{
+	static const char *const s[] = {
+		[FAB_HOP_DEVICE] = "device", [FAB_HOP_LINK] = "link", [FAB_HOP_SWITCH] = "switch",
+		[FAB_HOP_ROOT] = "root", [FAB_HOP_IOMMU] = "iommu", [FAB_HOP_NTB] = "ntb",
+		[FAB_HOP_CABLE] = "cable", [FAB_HOP_CSWITCH] = "cluster-switch",
+		[FAB_HOP_MEMORY] = "memory",
+	};
+
+	if (kind < 0 || (size_t)kind >= sizeof(s) / sizeof(s[0]) || !s[kind])
+		return "unknown";
+	return s[kind];
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Routing: resolve (host, requester, bus address, length, read|write) to the
+ * memory object that backs it and the ordered list of hops the TLPs take.
+ *
+ * Resolution proceeds one host at a time. A step on one host either ends at a
+ * target (RAM, a BAR, or a failure) or leaves through an NTB window towards
+ * another host, with the translated address; the world's ops run the next step
+ * there (in-process for tests, by a message to the peer daemon in smartiod).
+ * Results are cached per origin host at 4 KiB granularity and invalidated by a
+ * cluster-wide epoch that every table change advances.
+ */
+#ifndef SMARTIO_FABRIC_ROUTE_H
+#define SMARTIO_FABRIC_ROUTE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fabric.h"
+
+#define FAB_MAX_HOPS     40
+#define FAB_MAX_NTB_HOPS 6
+
+enum fab_hop_kind {
+	FAB_HOP_DEVICE = 1,  /* requester or completer function */
+	FAB_HOP_LINK,        /* a PCIe link (gen, width) */
+	FAB_HOP_SWITCH,      /* a switch chip, peer-to-peer turn or pass-through */
+	FAB_HOP_ROOT,        /* root complex */
+	FAB_HOP_IOMMU,       /* IOMMU translation in the root complex */
+	FAB_HOP_NTB,         /* NTB adapter (address translation) */
+	FAB_HOP_CABLE,       /* external NTB cable */
+	FAB_HOP_CSWITCH,     /* cluster switch */
+	FAB_HOP_MEMORY,      /* host DRAM completer */
+};
+
+struct fab_hop {
+	uint8_t kind;        /* enum fab_hop_kind */
+	uint8_t gen, width;  /* links and cables */
+	uint8_t pad;
+	uint16_t host;       /* host id */
+	uint16_t bdf;        /* function, where one is involved */
+	uint32_t latency_ns; /* chip latency from the topology, 0 if none */
+	char name[36];
+};
+
+enum fab_status {
+	FAB_OK = 0,
+	FAB_UR,              /* unsupported request: no one decodes the address */
+	FAB_IOMMU_FAULT,
+	FAB_LINK_DOWN,       /* writes dropped, reads return all-ones */
+	FAB_NTB_REJECT,      /* requester not in the NTB's requester-ID table */
+	FAB_HOP_LIMIT,       /* too many NTB hops (a loop) */
+	FAB_HOST_DOWN,       /* the next host does not answer */
+	FAB_BAD_REQUEST,     /* invalid input (unknown requester, zero length, ...) */
+};
+
+enum fab_target_kind {
+	FAB_TGT_NONE = 0,
+	FAB_TGT_RAM,
+	FAB_TGT_BAR,
+};
+
+struct fab_target {
+	uint8_t kind;        /* enum fab_target_kind */
+	uint8_t bar;         /* FAB_TGT_BAR */
+	uint16_t bdf;        /* FAB_TGT_BAR: owning function */
+	uint32_t host;       /* host id owning the memory */
+	uint32_t mem;        /* memory object index on that host */
+	uint32_t pad;
+	uint64_t addr;       /* bus/physical address on the target host */
+	uint64_t offset;     /* offset in the memory object */
+	uint64_t len;        /* bytes from the request address resolved contiguously */
+};
+
+struct fab_route {
+	int status;          /* enum fab_status */
+	char reason[120];    /* human-readable, for failures */
+	struct fab_target tgt;
+	uint32_t nhops;
+	uint32_t ntb_hops;
+	bool cached;         /* answered from the cache */
+	struct fab_hop hops[FAB_MAX_HOPS];
+};
+
+/* Input of one step on one host. */
+struct fab_step {
+	uint32_t host;       /* host id */
+	bool from_ntb;       /* arrived through NTB ntb_index from another host */
+	uint32_t ntb_index;
+	uint16_t rid;        /* requester (ignored when from_ntb: the NTB's own RID is used) */
+	bool write;
+	uint64_t addr;
+	uint64_t len;
+};
+
+/* Step result: done, or forward to another host. */
+struct fab_forward {
+	bool forward;
+	struct fab_step next;
+};
+
+/* How a world runs steps and spreads invalidations. */
+struct fab_world_ops {
+	int (*step)(struct fab_world *w, const struct fab_step *in, struct fab_route *r,
+		    struct fab_forward *fwd);
+	void (*invalidate)(struct fab_world *w, uint32_t origin_host);
+	/* The memfd backing memory object `mem` of `host` (borrowed, do not close). */
+	int (*mem_fd)(struct fab_world *w, uint32_t host, uint32_t mem, uint64_t *size);
+};
+
+struct fab_world {
+	const struct topo *topo;
+	const struct fab_world_ops *ops;
+	uint64_t epoch;      /* advances on every table change anywhere that is known */
+	void *priv;
+};
+
+/* One step on a locally owned host (used by world ops implementations). */
+int fab_route_step_local(struct fab_host *h, const struct fab_step *in, struct fab_route *r,
+			 struct fab_forward *fwd);
+
+/* Full resolution from host h, with the route cache. Returns 0 (see r->status). */
+int fab_route_resolve(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len,
+		      bool write, struct fab_route *r);
+/* The same without consulting or filling the cache. */
+int fab_route_resolve_uncached(struct fab_host *h, uint16_t rid, uint64_t addr,
+			       uint64_t len, bool write, struct fab_route *r);
+
+/*
+ * Perform an access as the hardware does: resolve (cached), then move the
+ * bytes to or from the backing memory, segment by segment. When a segment
+ * fails (unsupported request, IOMMU fault, link down) writes to it are dropped
+ * and reads return all-ones, as on PCIe. Returns 0 when every byte reached its
+ * target, else the first enum fab_status met (> 0), or -errno.
+ */
+int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint64_t len,
+	       bool write);
+
+/* Hops on the cable between two hosts' NTBs (through cluster switches, if any). */
+int fab_cable_hops(const struct topo *t, uint32_t src_host_index, uint32_t src_ntb,
+		   uint32_t dst_host_index, uint32_t *dst_ntb, struct fab_route *r);
+
+struct fab_route_cache *fab_route_cache_create(unsigned entries);
+void fab_route_cache_destroy(struct fab_route_cache *c);
+void fab_route_cache_stats(const struct fab_route_cache *c, uint64_t *hits, uint64_t *misses);
+
+const char *fab_status_str(int status);
+const char *fab_hop_kind_str(int kind);
+/* Append a hop; false if the list is full (then r->status = FAB_HOP_LIMIT). */
+bool fab_route_push(struct fab_route *r, const struct fab_hop *hop);
+
+/* An in-process world holding every host of a topology (tests, benchmarks, tools). */
+struct fab_cluster {
+	struct fab_world w;
+	struct fab_host **hosts;   /* by topology index */
+	uint32_t nhosts;
+};
+int fab_cluster_create(const struct topo *t, fab_endpoint_init_fn ep_init,
+		       struct fab_cluster **out, char *err, size_t errlen);
+void fab_cluster_destroy(struct fab_cluster *c);
+struct fab_host *fab_cluster_host(struct fab_cluster *c, uint32_t host_id);
+
+#endif
