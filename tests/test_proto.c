@@ -1,0 +1,1534 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Wire protocol tests: header and payload validation for every type and
+ * direction, framing over socketpairs (fd passing, resync, drain, timeouts,
+ * EOF), smio_call against a scripted server thread, and the cluster
+ * directory / environment helpers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "smartio/proto.h"
+
+#define BUFSZ	(SMIO_MAX_PAYLOAD + 64)
+#define NO_DIR	((size_t)-1)
+
+/* ---- helpers ---- */
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void pair(int sv[2])
+{
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+}
+
+static void close_pair(int sv[2])
+{
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void write_all(int fd, const void *p, size_t n)
+{
+	assert_int_equal(write(fd, p, n), (ssize_t)n);
+}
+
+static struct smio_hdr mkhdr(uint16_t type, uint32_t len, uint32_t seq, uint32_t flags)
+{
+	struct smio_hdr h = {
+		.magic = SMIO_MAGIC, .version = SMIO_VERSION, .type = type,
+		.len = len, .seq = seq, .flags = flags,
+	};
+	return h;
+}
+
+/* ---- valid sample payloads, one per type and direction ---- */
+
+static size_t fill_route_reply(uint8_t *buf, uint32_t nhops, bool forward)
+{
+	struct smio_route_reply r = { 0 };
+	struct smio_hop h = { 0 };
+	uint32_t i;
+
+	r.status = 0;
+	r.forward = forward;
+	snprintf(r.reason, sizeof(r.reason), "ok");
+	r.tgt.kind = 1;
+	r.tgt.len = 64;
+	r.nhops = nhops;
+	memcpy(buf, &r, sizeof(r));
+	for (i = 0; i < nhops; i++) {
+		h.kind = 1 + i % 9;
+		h.gen = 3;
+		h.width = 8;
+		snprintf(h.name, sizeof(h.name), "hop%u", i);
+		memcpy(buf + sizeof(r) + i * sizeof(h), &h, sizeof(h));
+	}
+	return sizeof(r) + nhops * sizeof(h);
+}
+
+static size_t fill_func_list(uint8_t *buf, uint32_t n)
+{
+	struct smio_func_list l = { .n = n };
+	struct smio_func_info f = { 0 };
+	uint32_t i;
+
+	memcpy(buf, &l, sizeof(l));
+	for (i = 0; i < n; i++) {
+		f.bdf = (uint16_t)i;
+		f.kind = 4;
+		f.lendable = i & 1;
+		f.parent_bdf = 0xffff;
+		snprintf(f.name, sizeof(f.name), "fn%u", i);
+		snprintf(f.model, sizeof(f.model), "model");
+		memcpy(buf + sizeof(l) + i * sizeof(f), &f, sizeof(f));
+	}
+	return sizeof(l) + n * sizeof(f);
+}
+
+static size_t fill_faults(uint8_t *buf, uint32_t n, uint64_t total)
+{
+	struct smio_iommu_faults fs = { .total = total, .n = n };
+	struct smio_iommu_fault f = { .rid = 0x100, .write = 1, .domain = 2 };
+	uint32_t i;
+
+	memcpy(buf, &fs, sizeof(fs));
+	for (i = 0; i < n; i++) {
+		f.iova = 0x1000ull * i;
+		f.seq = i;
+		memcpy(buf + sizeof(fs) + i * sizeof(f), &f, sizeof(f));
+	}
+	return sizeof(fs) + n * sizeof(f);
+}
+
+#define PUT(v) (memcpy(buf, &(v), sizeof(v)), sizeof(v))
+
+/* Write a valid payload for (type, reply) into buf; NO_DIR if none exists. */
+static size_t sample(uint16_t type, bool reply, uint8_t *buf)
+{
+	struct smio_hello hello = { SMIO_ROLE_CLIENT, 0, 42, SMIO_VERSION };
+	struct smio_hello_reply hr = { .host = 0, .node_id = 1, .version = SMIO_VERSION };
+	struct smio_status st = { .host = 1, .nfuncs = 3, .iommu = 1, .name = "host1" };
+	struct smio_cfg cfg = { .bdf = 0x100, .off = 4, .size = 4, .value = 0x12345678 };
+	struct smio_bdf bdf = { .bdf = 0x100 };
+	struct smio_route_req rr = { .rid = 0x100, .write = 1, .addr = 0x1000, .len = 64 };
+	struct smio_map_reply mr = { .host = 1, .offset = 0x1000, .len = 64, .fd_size = 0x2000 };
+	struct smio_ntb_ref nref = { .ntb = 0 };
+	struct smio_ntb_info ni = { .ntb = 0, .bdf = 0x300, .link_up = 1, .lut_entries = 32,
+				    .lut_used = 2, .rid_entries = 8, .rid_used = 8, .name = "ntb0" };
+	struct smio_ntb_lut lut = { .ntb = 0, .entry = UINT32_MAX, .dest_host = 2 };
+	struct smio_ntb_lut lutc = { .ntb = 0, .entry = 3 };
+	struct smio_ntb_rid rid = { .ntb = 0, .rid = 0x100 };
+	struct smio_ntb_link link = { .ntb = 0, .up = 1 };
+	struct smio_ntb_db db = { .ntb = 0, .bits = 0x5 };
+	struct smio_ntb_spad sp = { .ntb = 0, .idx = 2, .write = 1, .value = 7 };
+	struct smio_iommu io = { .op = SMIO_IOMMU_ATTACH, .domain = 1, .rid = 0x100 };
+	struct smio_iommu_map im = { .domain = 1, .prot = 3, .iova = 0x10000,
+				     .paddr = 0x20000, .size = 0x1000 };
+	struct smio_step step = { .host = 2, .ntb_index = 0, .write = 0, .ntb_hops = 1,
+				  .addr = 0x4000, .len = 8 };
+	struct smio_invalidate inv = { .origin_host = 1, .epoch = 9 };
+
+	switch (type) {
+	case SMIO_HELLO:	return reply ? PUT(hr) : PUT(hello);
+	case SMIO_STATUS:	return reply ? PUT(st) : 0;
+	case SMIO_SHUTDOWN:	return 0;
+	case SMIO_FUNC_LIST:	return reply ? fill_func_list(buf, 3) : 0;
+	case SMIO_CFG_READ:	return PUT(cfg);
+	case SMIO_CFG_WRITE:	return reply ? 0 : PUT(cfg);
+	case SMIO_CFG_DUMP:
+		if (!reply)
+			return PUT(bdf);
+		memset(buf, 0xff, SMIO_CFG_SPACE);
+		return SMIO_CFG_SPACE;
+	case SMIO_ROUTE:	return reply ? fill_route_reply(buf, 3, false) : PUT(rr);
+	case SMIO_MAP:		return reply ? PUT(mr) : PUT(rr);
+	case SMIO_NTB_INFO:	return reply ? PUT(ni) : PUT(nref);
+	case SMIO_NTB_LUT_SET:	return reply ? 0 : PUT(lut);
+	case SMIO_NTB_LUT_CLEAR: return reply ? 0 : PUT(lutc);
+	case SMIO_NTB_RID_ADD:
+	case SMIO_NTB_RID_DEL:	return reply ? 0 : PUT(rid);
+	case SMIO_NTB_LINK:	return reply ? 0 : PUT(link);
+	case SMIO_NTB_DB_RING:	return reply ? 0 : PUT(db);
+	case SMIO_NTB_SPAD:	return PUT(sp);
+	case SMIO_IOMMU_DOMAIN:	return PUT(io);
+	case SMIO_IOMMU_MAP:
+	case SMIO_IOMMU_UNMAP:	return reply ? 0 : PUT(im);
+	case SMIO_IOMMU_FAULTS:	return reply ? fill_faults(buf, 2, 5) : 0;
+	case SMIO_PEER_STEP:	return reply ? fill_route_reply(buf, 2, true) : PUT(step);
+	case SMIO_PEER_INVALIDATE: return reply ? NO_DIR : PUT(inv);
+	case SMIO_PEER_DB:	return reply ? 0 : PUT(db);
+	case SMIO_PEER_SPAD:	return PUT(sp);
+	}
+	return NO_DIR;
+}
+
+static const uint16_t known_types[] = {
+	SMIO_HELLO, SMIO_STATUS, SMIO_SHUTDOWN, SMIO_FUNC_LIST, SMIO_CFG_READ,
+	SMIO_CFG_WRITE, SMIO_CFG_DUMP, SMIO_ROUTE, SMIO_MAP, SMIO_NTB_INFO,
+	SMIO_NTB_LUT_SET, SMIO_NTB_LUT_CLEAR, SMIO_NTB_RID_ADD, SMIO_NTB_RID_DEL,
+	SMIO_NTB_LINK, SMIO_NTB_DB_RING, SMIO_NTB_SPAD, SMIO_IOMMU_DOMAIN,
+	SMIO_IOMMU_MAP, SMIO_IOMMU_UNMAP, SMIO_IOMMU_FAULTS, SMIO_PEER_STEP,
+	SMIO_PEER_INVALIDATE, SMIO_PEER_DB, SMIO_PEER_SPAD,
+};
+#define NKNOWN (sizeof(known_types) / sizeof(known_types[0]))
+
+static const uint16_t unknown_types[] = {
+	0, 4, 9, 14, 19, 22, 29, 38, 39, 44, 59, 64, SMIO_TYPE_MAX, 100, 0xffff,
+};
+
+/* Check a request payload given as a struct lvalue. */
+#define REQ(type, v)	smio_payload_check(type, false, &(v), sizeof(v))
+#define REP(type, v)	smio_payload_check(type, true, &(v), sizeof(v))
+
+/* ---- header ---- */
+
+static void test_hdr_valid(void **state)
+{
+	struct smio_hdr h;
+	size_t i;
+
+	for (i = 0; i < NKNOWN; i++) {
+		h = mkhdr(known_types[i], 0, 1, 0);
+		assert_int_equal(smio_hdr_check(&h), 0);
+		h.flags = SMIO_F_REPLY | SMIO_F_FD;
+		h.status = -ENOENT;
+		assert_int_equal(smio_hdr_check(&h), 0);
+	}
+	h = mkhdr(SMIO_STATUS, SMIO_MAX_PAYLOAD, 7, 0);
+	assert_int_equal(smio_hdr_check(&h), 0);
+}
+
+static void test_hdr_invalid(void **state)
+{
+	struct smio_hdr h;
+	size_t i;
+
+	h = mkhdr(SMIO_STATUS, 0, 1, 0);
+	h.magic = 0x534d494f;			/* byte-swapped magic */
+	assert_int_equal(smio_hdr_check(&h), -EPROTO);
+	h = mkhdr(SMIO_STATUS, 0, 1, 0);
+	h.version = 0;
+	assert_int_equal(smio_hdr_check(&h), -EPROTO);
+	h.version = SMIO_VERSION + 1;
+	assert_int_equal(smio_hdr_check(&h), -EPROTO);
+	for (i = 0; i < sizeof(unknown_types) / sizeof(unknown_types[0]); i++) {
+		h = mkhdr(unknown_types[i], 0, 1, 0);
+		assert_int_equal(smio_hdr_check(&h), -EPROTO);
+	}
+	h = mkhdr(SMIO_STATUS, SMIO_MAX_PAYLOAD + 1, 1, 0);
+	assert_int_equal(smio_hdr_check(&h), -EPROTO);
+	h = mkhdr(SMIO_STATUS, UINT32_MAX, 1, 0);
+	assert_int_equal(smio_hdr_check(&h), -EPROTO);
+	h = mkhdr(SMIO_STATUS, 0, 1, 0x4);	/* unknown flag */
+	assert_int_equal(smio_hdr_check(&h), -EPROTO);
+	h = mkhdr(SMIO_STATUS, 0, 1, 0);
+	h.status = -EINVAL;			/* requests carry no status */
+	assert_int_equal(smio_hdr_check(&h), -EPROTO);
+	h.flags = SMIO_F_REPLY;
+	h.status = 1;				/* statuses are 0 or -errno */
+	assert_int_equal(smio_hdr_check(&h), -EPROTO);
+	h.status = -4096;
+	assert_int_equal(smio_hdr_check(&h), -EPROTO);
+	h.status = -4095;
+	assert_int_equal(smio_hdr_check(&h), 0);
+	assert_int_equal(smio_hdr_check(NULL), -EINVAL);
+}
+
+static void test_type_names(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < NKNOWN; i++)
+		assert_string_not_equal(smio_type_name(known_types[i]), "UNKNOWN");
+	for (i = 0; i < sizeof(unknown_types) / sizeof(unknown_types[0]); i++)
+		assert_string_equal(smio_type_name(unknown_types[i]), "UNKNOWN");
+	assert_string_equal(smio_type_name(SMIO_HELLO), "HELLO");
+	assert_string_equal(smio_type_name(SMIO_PEER_INVALIDATE), "PEER_INVALIDATE");
+}
+
+/* ---- payloads: every type, both directions ---- */
+
+static void test_all_valid(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	size_t i, n;
+	int r;
+
+	for (i = 0; i < NKNOWN; i++) {
+		for (r = 0; r < 2; r++) {
+			n = sample(known_types[i], r, buf);
+			if (n == NO_DIR)
+				continue;
+			assert_int_equal(smio_payload_check(known_types[i], r, buf, (uint32_t)n), 0);
+		}
+	}
+}
+
+/* Every sample is exact: one byte more or less is rejected. */
+static void test_all_wrong_length(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	size_t i, n;
+	int r;
+
+	for (i = 0; i < NKNOWN; i++) {
+		for (r = 0; r < 2; r++) {
+			uint16_t t = known_types[i];
+
+			n = sample(t, r, buf);
+			if (n == NO_DIR)
+				continue;
+			buf[n] = 0;
+			assert_int_equal(smio_payload_check(t, r, buf, (uint32_t)n + 1), -EINVAL);
+			if (n)
+				assert_int_equal(smio_payload_check(t, r, buf, (uint32_t)n - 1),
+						 -EINVAL);
+			assert_int_equal(smio_payload_check(t, r, buf, SMIO_MAX_PAYLOAD + 1),
+					 -EINVAL);
+		}
+	}
+}
+
+/* A truncated variable payload: shorter than even its fixed head. */
+static void test_truncated_variable(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	uint32_t k;
+
+	fill_func_list(buf, 1);
+	for (k = 0; k < sizeof(struct smio_func_list); k++)
+		assert_int_equal(smio_payload_check(SMIO_FUNC_LIST, true, buf, k), -EINVAL);
+	fill_route_reply(buf, 1, false);
+	for (k = 0; k < sizeof(struct smio_route_reply); k += 7)
+		assert_int_equal(smio_payload_check(SMIO_ROUTE, true, buf, k), -EINVAL);
+	fill_faults(buf, 1, 1);
+	for (k = 0; k < sizeof(struct smio_iommu_faults); k++)
+		assert_int_equal(smio_payload_check(SMIO_IOMMU_FAULTS, true, buf, k), -EINVAL);
+}
+
+static void test_unknown_and_oneway(void **state)
+{
+	struct smio_invalidate inv = { .origin_host = 1 };
+	size_t i;
+
+	for (i = 0; i < sizeof(unknown_types) / sizeof(unknown_types[0]); i++) {
+		assert_int_equal(smio_payload_check(unknown_types[i], false, NULL, 0), -EPROTO);
+		assert_int_equal(smio_payload_check(unknown_types[i], true, NULL, 0), -EPROTO);
+	}
+	assert_int_equal(REQ(SMIO_PEER_INVALIDATE, inv), 0);
+	assert_int_equal(REP(SMIO_PEER_INVALIDATE, inv), -EPROTO);
+	assert_int_equal(smio_payload_check(SMIO_PEER_INVALIDATE, true, NULL, 0), -EPROTO);
+	/* A length with no buffer is a caller bug, not a crash. */
+	assert_int_equal(smio_payload_check(SMIO_CFG_READ, false, NULL, 12), -EINVAL);
+}
+
+/* Payloads need not be aligned: the checker copies before reading fields. */
+static void test_unaligned(void **state)
+{
+	static uint8_t buf[BUFSZ + 8];
+	size_t i, n;
+	int r;
+
+	for (i = 0; i < NKNOWN; i++) {
+		for (r = 0; r < 2; r++) {
+			n = sample(known_types[i], r, buf + 1);
+			if (n == NO_DIR)
+				continue;
+			assert_int_equal(smio_payload_check(known_types[i], r, buf + 1,
+							    (uint32_t)n), 0);
+		}
+	}
+}
+
+static void test_empty_payloads(void **state)
+{
+	uint8_t one = 0;
+
+	assert_int_equal(smio_payload_check(SMIO_STATUS, false, NULL, 0), 0);
+	assert_int_equal(smio_payload_check(SMIO_STATUS, false, &one, 1), -EINVAL);
+	assert_int_equal(smio_payload_check(SMIO_SHUTDOWN, true, &one, 1), -EINVAL);
+	assert_int_equal(smio_payload_check(SMIO_CFG_WRITE, true, &one, 1), -EINVAL);
+	assert_int_equal(smio_payload_check(SMIO_FUNC_LIST, false, &one, 1), -EINVAL);
+	assert_int_equal(smio_payload_check(SMIO_IOMMU_FAULTS, false, &one, 1), -EINVAL);
+	assert_int_equal(smio_payload_check(SMIO_IOMMU_MAP, true, &one, 1), -EINVAL);
+	assert_int_equal(smio_payload_check(SMIO_PEER_DB, true, &one, 1), -EINVAL);
+}
+
+/* ---- field ranges ---- */
+
+static void test_hello_fields(void **state)
+{
+	struct smio_hello h = { SMIO_ROLE_ADMIN, 0, 1, SMIO_VERSION };
+	struct smio_hello_reply r = { .version = SMIO_VERSION };
+
+	assert_int_equal(REQ(SMIO_HELLO, h), 0);
+	h.role = SMIO_ROLE_PEER;
+	assert_int_equal(REQ(SMIO_HELLO, h), 0);
+	h.role = 0;
+	assert_int_equal(REQ(SMIO_HELLO, h), -EINVAL);
+	h.role = SMIO_ROLE_ADMIN + 1;
+	assert_int_equal(REQ(SMIO_HELLO, h), -EINVAL);
+	h.role = SMIO_ROLE_CLIENT;
+	h.version = SMIO_VERSION + 1;
+	assert_int_equal(REQ(SMIO_HELLO, h), -EINVAL);
+	h.version = 0;
+	assert_int_equal(REQ(SMIO_HELLO, h), -EINVAL);
+
+	assert_int_equal(REP(SMIO_HELLO, r), 0);
+	r.pad = 1;
+	assert_int_equal(REP(SMIO_HELLO, r), -EINVAL);
+	r.pad = 0;
+	r.version = 2;
+	assert_int_equal(REP(SMIO_HELLO, r), -EINVAL);
+}
+
+static void test_status_fields(void **state)
+{
+	struct smio_status s = { .iommu = 0, .name = "x" };
+
+	assert_int_equal(REP(SMIO_STATUS, s), 0);
+	s.iommu = 2;
+	assert_int_equal(REP(SMIO_STATUS, s), -EINVAL);
+	s.iommu = 1;
+	memset(s.name, 'a', sizeof(s.name));	/* not NUL-terminated */
+	assert_int_equal(REP(SMIO_STATUS, s), -EINVAL);
+}
+
+static void test_cfg_fields(void **state)
+{
+	static const uint16_t types[] = { SMIO_CFG_READ, SMIO_CFG_WRITE };
+	struct smio_cfg c;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		uint16_t t = types[i];
+
+		c = (struct smio_cfg){ .off = 4095, .size = 1, .value = 0xff };
+		assert_int_equal(REQ(t, c), 0);
+		c = (struct smio_cfg){ .off = 4094, .size = 2, .value = 0xffff };
+		assert_int_equal(REQ(t, c), 0);
+		c = (struct smio_cfg){ .off = 4092, .size = 4, .value = UINT32_MAX };
+		assert_int_equal(REQ(t, c), 0);
+
+		c = (struct smio_cfg){ .off = 0, .size = 0 };
+		assert_int_equal(REQ(t, c), -EINVAL);
+		c.size = 3;
+		assert_int_equal(REQ(t, c), -EINVAL);
+		c.size = 8;
+		assert_int_equal(REQ(t, c), -EINVAL);
+		c = (struct smio_cfg){ .off = 4096, .size = 1 };
+		assert_int_equal(REQ(t, c), -EINVAL);
+		c.off = 0xffff;
+		assert_int_equal(REQ(t, c), -EINVAL);
+		c = (struct smio_cfg){ .off = 1, .size = 2 };
+		assert_int_equal(REQ(t, c), -EINVAL);
+		c = (struct smio_cfg){ .off = 2, .size = 4 };
+		assert_int_equal(REQ(t, c), -EINVAL);
+		c = (struct smio_cfg){ .off = 0, .size = 4, .pad = { 0, 0, 1 } };
+		assert_int_equal(REQ(t, c), -EINVAL);
+		c = (struct smio_cfg){ .off = 0, .size = 1, .value = 0x100 };
+		assert_int_equal(REQ(t, c), -EINVAL);
+		c = (struct smio_cfg){ .off = 0, .size = 2, .value = 0x10000 };
+		assert_int_equal(REQ(t, c), -EINVAL);
+	}
+	/* The read reply is checked the same way. */
+	c = (struct smio_cfg){ .off = 2, .size = 4 };
+	assert_int_equal(REP(SMIO_CFG_READ, c), -EINVAL);
+}
+
+static void test_cfg_dump_fields(void **state)
+{
+	static uint8_t buf[SMIO_CFG_SPACE + 1];
+	struct smio_bdf b = { .bdf = 0xffff };
+
+	assert_int_equal(REQ(SMIO_CFG_DUMP, b), 0);
+	b.pad = 1;
+	assert_int_equal(REQ(SMIO_CFG_DUMP, b), -EINVAL);
+	assert_int_equal(smio_payload_check(SMIO_CFG_DUMP, true, buf, 4096), 0);
+	assert_int_equal(smio_payload_check(SMIO_CFG_DUMP, true, buf, 4095), -EINVAL);
+	assert_int_equal(smio_payload_check(SMIO_CFG_DUMP, true, buf, 4097), -EINVAL);
+	assert_int_equal(smio_payload_check(SMIO_CFG_DUMP, true, NULL, 0), -EINVAL);
+}
+
+static void test_route_req_fields(void **state)
+{
+	static const uint16_t types[] = { SMIO_ROUTE, SMIO_MAP };
+	struct smio_route_req r;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		uint16_t t = types[i];
+
+		r = (struct smio_route_req){ .write = 1, .nocache = 1, .len = 1 };
+		assert_int_equal(REQ(t, r), 0);
+		r.len = 1ull << 40;
+		assert_int_equal(REQ(t, r), 0);
+		r.addr = UINT64_MAX - r.len + 1;	/* ends exactly at 2^64: ok */
+		assert_int_equal(REQ(t, r), 0);
+
+		r = (struct smio_route_req){ .write = 2, .len = 1 };
+		assert_int_equal(REQ(t, r), -EINVAL);
+		r = (struct smio_route_req){ .nocache = 2, .len = 1 };
+		assert_int_equal(REQ(t, r), -EINVAL);
+		r = (struct smio_route_req){ .pad = 1, .len = 1 };
+		assert_int_equal(REQ(t, r), -EINVAL);
+		r = (struct smio_route_req){ .len = 0 };
+		assert_int_equal(REQ(t, r), -EINVAL);
+		r = (struct smio_route_req){ .len = (1ull << 40) + 1 };
+		assert_int_equal(REQ(t, r), -EINVAL);
+		r = (struct smio_route_req){ .addr = UINT64_MAX - 1, .len = 3 };
+		assert_int_equal(REQ(t, r), -EINVAL);
+	}
+}
+
+static void test_route_reply_fields(void **state)
+{
+	static const uint16_t types[] = { SMIO_ROUTE, SMIO_PEER_STEP };
+	static uint8_t buf[BUFSZ];
+	const size_t hop0 = sizeof(struct smio_route_reply);
+	struct smio_route_reply *r = (struct smio_route_reply *)buf;
+	struct smio_hop *h0 = (struct smio_hop *)(buf + hop0);
+	size_t i, n;
+
+	for (i = 0; i < 2; i++) {
+		uint16_t t = types[i];
+
+		n = fill_route_reply(buf, 0, false);
+		assert_int_equal(smio_payload_check(t, true, buf, n), 0);
+		n = fill_route_reply(buf, SMIO_MAX_HOPS, true);
+		assert_int_equal(smio_payload_check(t, true, buf, n), 0);
+
+		/* nhops over the bound, with a length that matches it */
+		n = fill_route_reply(buf, SMIO_MAX_HOPS + 1, false);
+		assert_int_equal(smio_payload_check(t, true, buf, n), -EINVAL);
+		/* nhops that disagrees with the length */
+		n = fill_route_reply(buf, 3, false);
+		r->nhops = 2;
+		assert_int_equal(smio_payload_check(t, true, buf, n), -EINVAL);
+		r->nhops = 4;
+		assert_int_equal(smio_payload_check(t, true, buf, n), -EINVAL);
+
+#define BAD(stmt) do { \
+		n = fill_route_reply(buf, 3, false); \
+		stmt; \
+		assert_int_equal(smio_payload_check(t, true, buf, n), -EINVAL); \
+	} while (0)
+		BAD(h0->kind = 0);
+		BAD(h0[2].kind = 10);
+		BAD(h0[1].pad = 1);
+		BAD(memset(h0[1].name, 'x', sizeof(h0->name)));
+		BAD(memset(r->reason, 'x', sizeof(r->reason)));
+		BAD(r->pad = 1);
+		BAD(r->tgt.pad = 1);
+		BAD(r->cached = 2);
+		BAD(r->forward = 2);
+		BAD(r->status = -1);
+#undef BAD
+	}
+}
+
+static void test_map_reply_fields(void **state)
+{
+	struct smio_map_reply m = { .offset = 0, .len = 4096, .fd_size = 4096 };
+
+	assert_int_equal(REP(SMIO_MAP, m), 0);
+	m.pad = 1;
+	assert_int_equal(REP(SMIO_MAP, m), -EINVAL);
+	m = (struct smio_map_reply){ .offset = 1, .len = 4096, .fd_size = 4096 };
+	assert_int_equal(REP(SMIO_MAP, m), -EINVAL);
+	m = (struct smio_map_reply){ .offset = 8192, .len = 0, .fd_size = 4096 };
+	assert_int_equal(REP(SMIO_MAP, m), -EINVAL);
+	m = (struct smio_map_reply){ .offset = UINT64_MAX, .len = 2, .fd_size = UINT64_MAX };
+	assert_int_equal(REP(SMIO_MAP, m), -EINVAL);
+	m = (struct smio_map_reply){ .status = -1 };
+	assert_int_equal(REP(SMIO_MAP, m), -EINVAL);
+}
+
+static void test_func_list_fields(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	const size_t f0 = sizeof(struct smio_func_list);
+	struct smio_func_list *l = (struct smio_func_list *)buf;
+	struct smio_func_info *f = (struct smio_func_info *)(buf + f0);
+	size_t n;
+
+	n = fill_func_list(buf, 0);
+	assert_int_equal(smio_payload_check(SMIO_FUNC_LIST, true, buf, n), 0);
+	n = fill_func_list(buf, SMIO_MAX_FUNCS);
+	assert_int_equal(smio_payload_check(SMIO_FUNC_LIST, true, buf, n), 0);
+	n = fill_func_list(buf, SMIO_MAX_FUNCS + 1);
+	assert_int_equal(smio_payload_check(SMIO_FUNC_LIST, true, buf, n), -EINVAL);
+
+	n = fill_func_list(buf, 2);
+	l->n = 3;
+	assert_int_equal(smio_payload_check(SMIO_FUNC_LIST, true, buf, n), -EINVAL);
+	l->n = UINT32_MAX;	/* n * size must not wrap into a match */
+	assert_int_equal(smio_payload_check(SMIO_FUNC_LIST, true, buf, n), -EINVAL);
+	n = fill_func_list(buf, 2);
+	l->pad = 1;
+	assert_int_equal(smio_payload_check(SMIO_FUNC_LIST, true, buf, n), -EINVAL);
+	n = fill_func_list(buf, 2);
+	memset(f[1].name, 'n', sizeof(f->name));
+	assert_int_equal(smio_payload_check(SMIO_FUNC_LIST, true, buf, n), -EINVAL);
+	n = fill_func_list(buf, 2);
+	memset(f[0].model, 'm', sizeof(f->model));
+	assert_int_equal(smio_payload_check(SMIO_FUNC_LIST, true, buf, n), -EINVAL);
+	n = fill_func_list(buf, 2);
+	f[0].pad = 1;
+	assert_int_equal(smio_payload_check(SMIO_FUNC_LIST, true, buf, n), -EINVAL);
+	n = fill_func_list(buf, 2);
+	f[1].lendable = 2;
+	assert_int_equal(smio_payload_check(SMIO_FUNC_LIST, true, buf, n), -EINVAL);
+}
+
+static void test_ntb_fields(void **state)
+{
+	struct smio_ntb_ref ref = { .pad = 1 };
+	struct smio_ntb_info ni = { .lut_entries = 4, .lut_used = 4, .name = "n" };
+	struct smio_ntb_lut lut = { .entry = 1 };
+	struct smio_ntb_rid rid = { .rid = 0x100 };
+	struct smio_ntb_link link = { .up = 0 };
+	struct smio_ntb_spad sp = { .write = 0 };
+
+	assert_int_equal(REQ(SMIO_NTB_INFO, ref), -EINVAL);
+	assert_int_equal(REP(SMIO_NTB_INFO, ni), 0);
+	ni.lut_used = 5;
+	assert_int_equal(REP(SMIO_NTB_INFO, ni), -EINVAL);
+	ni.lut_used = 0;
+	ni.rid_used = 1;
+	assert_int_equal(REP(SMIO_NTB_INFO, ni), -EINVAL);
+	ni.rid_used = 0;
+	ni.link_up = 2;
+	assert_int_equal(REP(SMIO_NTB_INFO, ni), -EINVAL);
+	ni.link_up = 0;
+	memset(ni.name, 'q', sizeof(ni.name));
+	assert_int_equal(REP(SMIO_NTB_INFO, ni), -EINVAL);
+
+	assert_int_equal(REQ(SMIO_NTB_LUT_SET, lut), 0);
+	assert_int_equal(REQ(SMIO_NTB_LUT_CLEAR, lut), 0);
+	lut.pad = 1;
+	assert_int_equal(REQ(SMIO_NTB_LUT_SET, lut), -EINVAL);
+	assert_int_equal(REQ(SMIO_NTB_LUT_CLEAR, lut), -EINVAL);
+	lut.pad = 0;
+	lut.entry = UINT32_MAX;		/* allocate-first-free is LUT_SET only */
+	assert_int_equal(REQ(SMIO_NTB_LUT_SET, lut), 0);
+	assert_int_equal(REQ(SMIO_NTB_LUT_CLEAR, lut), -EINVAL);
+
+	assert_int_equal(REQ(SMIO_NTB_RID_ADD, rid), 0);
+	rid.pad = 1;
+	assert_int_equal(REQ(SMIO_NTB_RID_ADD, rid), -EINVAL);
+	assert_int_equal(REQ(SMIO_NTB_RID_DEL, rid), -EINVAL);
+
+	assert_int_equal(REQ(SMIO_NTB_LINK, link), 0);
+	link.up = 2;
+	assert_int_equal(REQ(SMIO_NTB_LINK, link), -EINVAL);
+
+	assert_int_equal(REQ(SMIO_NTB_SPAD, sp), 0);
+	sp.write = 2;
+	assert_int_equal(REQ(SMIO_NTB_SPAD, sp), -EINVAL);
+	assert_int_equal(REP(SMIO_NTB_SPAD, sp), -EINVAL);
+	assert_int_equal(REQ(SMIO_PEER_SPAD, sp), -EINVAL);
+	assert_int_equal(REP(SMIO_PEER_SPAD, sp), -EINVAL);
+}
+
+static void test_iommu_fields(void **state)
+{
+	struct smio_iommu io = { .op = SMIO_IOMMU_FREE };
+	struct smio_iommu_map m;
+	static const uint16_t maps[] = { SMIO_IOMMU_MAP, SMIO_IOMMU_UNMAP };
+	size_t i;
+
+	assert_int_equal(REQ(SMIO_IOMMU_DOMAIN, io), 0);
+	io.op = SMIO_IOMMU_DETACH;
+	assert_int_equal(REP(SMIO_IOMMU_DOMAIN, io), 0);
+	io.op = 0;
+	assert_int_equal(REQ(SMIO_IOMMU_DOMAIN, io), -EINVAL);
+	io.op = SMIO_IOMMU_DETACH + 1;
+	assert_int_equal(REQ(SMIO_IOMMU_DOMAIN, io), -EINVAL);
+	io.op = SMIO_IOMMU_ALLOC;
+	io.pad[2] = 1;
+	assert_int_equal(REQ(SMIO_IOMMU_DOMAIN, io), -EINVAL);
+
+	for (i = 0; i < 2; i++) {
+		uint16_t t = maps[i];
+
+#define MAP(...) (m = (struct smio_iommu_map){ __VA_ARGS__ }, REQ(t, m))
+		assert_int_equal(MAP(.prot = 1, .size = 4096), 0);
+		assert_int_equal(MAP(.prot = 2, .size = 4096), 0);
+		/* The last page of the address space is fine; one past it is not. */
+		assert_int_equal(MAP(.prot = 3, .iova = UINT64_MAX - 4095, .size = 4096), 0);
+		assert_int_equal(MAP(.prot = 3, .iova = UINT64_MAX - 4095, .size = 8192),
+				 -EINVAL);
+		assert_int_equal(MAP(.prot = 0, .size = 4096), -EINVAL);
+		assert_int_equal(MAP(.prot = 4, .size = 4096), -EINVAL);
+		assert_int_equal(MAP(.prot = 1, .size = 0), -EINVAL);
+		assert_int_equal(MAP(.prot = 1, .size = 4095), -EINVAL);
+		assert_int_equal(MAP(.prot = 1, .size = 4096, .iova = 0x800), -EINVAL);
+		assert_int_equal(MAP(.prot = 1, .size = 4096, .paddr = 1), -EINVAL);
+		assert_int_equal(MAP(.prot = 1, .size = 1ull << 63, .iova = 1ull << 63), 0);
+		assert_int_equal(MAP(.prot = 1, .size = 1ull << 63, .iova = (1ull << 63) + 4096),
+				 -EINVAL);
+		assert_int_equal(MAP(.prot = 1, .size = 1ull << 63,
+				     .paddr = (1ull << 63) + 4096), -EINVAL);
+#undef MAP
+	}
+}
+
+static void test_faults_fields(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	struct smio_iommu_faults *fs = (struct smio_iommu_faults *)buf;
+	struct smio_iommu_fault *f = (struct smio_iommu_fault *)(buf + sizeof(*fs));
+	size_t n;
+
+	n = fill_faults(buf, 0, 0);
+	assert_int_equal(smio_payload_check(SMIO_IOMMU_FAULTS, true, buf, n), 0);
+	n = fill_faults(buf, SMIO_MAX_FAULTS, 1000);
+	assert_int_equal(smio_payload_check(SMIO_IOMMU_FAULTS, true, buf, n), 0);
+	n = fill_faults(buf, SMIO_MAX_FAULTS + 1, 1000);
+	assert_int_equal(smio_payload_check(SMIO_IOMMU_FAULTS, true, buf, n), -EINVAL);
+	n = fill_faults(buf, 2, 5);
+	fs->n = 1;
+	assert_int_equal(smio_payload_check(SMIO_IOMMU_FAULTS, true, buf, n), -EINVAL);
+	n = fill_faults(buf, 2, 5);
+	fs->pad = 1;
+	assert_int_equal(smio_payload_check(SMIO_IOMMU_FAULTS, true, buf, n), -EINVAL);
+	n = fill_faults(buf, 2, 1);	/* fewer faults in total than listed */
+	assert_int_equal(smio_payload_check(SMIO_IOMMU_FAULTS, true, buf, n), -EINVAL);
+	n = fill_faults(buf, 2, 5);
+	f[1].write = 2;
+	assert_int_equal(smio_payload_check(SMIO_IOMMU_FAULTS, true, buf, n), -EINVAL);
+}
+
+static void test_peer_fields(void **state)
+{
+	struct smio_step s;
+	struct smio_invalidate inv = { .origin_host = 3, .epoch = 1 };
+
+	s = (struct smio_step){ .write = 1, .len = 1ull << 40 };
+	assert_int_equal(REQ(SMIO_PEER_STEP, s), 0);
+	s = (struct smio_step){ .write = 2, .len = 1 };
+	assert_int_equal(REQ(SMIO_PEER_STEP, s), -EINVAL);
+	s = (struct smio_step){ .pad = { 1 }, .len = 1 };
+	assert_int_equal(REQ(SMIO_PEER_STEP, s), -EINVAL);
+	s = (struct smio_step){ .len = 0 };
+	assert_int_equal(REQ(SMIO_PEER_STEP, s), -EINVAL);
+	s = (struct smio_step){ .len = (1ull << 40) + 1 };
+	assert_int_equal(REQ(SMIO_PEER_STEP, s), -EINVAL);
+	s = (struct smio_step){ .addr = UINT64_MAX, .len = 2 };
+	assert_int_equal(REQ(SMIO_PEER_STEP, s), -EINVAL);
+
+	assert_int_equal(REQ(SMIO_PEER_INVALIDATE, inv), 0);
+	inv.pad = 1;
+	assert_int_equal(REQ(SMIO_PEER_INVALIDATE, inv), -EINVAL);
+}
+
+/* ---- framing over a socketpair ---- */
+
+static void test_send_recv_roundtrip(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	struct smio_cfg c = { .bdf = 0x100, .off = 0x10, .size = 4, .value = 0xfeedf00d };
+	struct smio_hdr h;
+	int sv[2], fd;
+
+	pair(sv);
+	assert_int_equal(smio_send(sv[0], SMIO_CFG_READ, 5, 0, 0, &c, sizeof(c), -1), 0);
+	assert_int_equal(smio_send(sv[0], SMIO_STATUS, 6, 0, 0, NULL, 0, -1), 0);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, &fd, 1000), 0);
+	assert_int_equal(h.type, SMIO_CFG_READ);
+	assert_int_equal(h.seq, 5);
+	assert_int_equal(h.len, sizeof(c));
+	assert_int_equal(h.flags, 0);
+	assert_int_equal(fd, -1);
+	assert_memory_equal(buf, &c, sizeof(c));
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 1000), 0);
+	assert_int_equal(h.type, SMIO_STATUS);
+	assert_int_equal(h.seq, 6);
+	assert_int_equal(h.len, 0);
+
+	/* An error reply may come without payload, even for a type with one. */
+	assert_int_equal(smio_send(sv[1], SMIO_STATUS, 6, -ENODEV, SMIO_F_REPLY, NULL, 0, -1),
+			 0);
+	assert_int_equal(smio_recv(sv[0], &h, buf, BUFSZ, NULL, 1000), 0);
+	assert_int_equal(h.status, -ENODEV);
+	assert_true(h.flags & SMIO_F_REPLY);
+	close_pair(sv);
+}
+
+static void test_send_args(void **state)
+{
+	uint8_t big = 0;
+	int sv[2];
+
+	pair(sv);
+	assert_int_equal(smio_send(sv[0], SMIO_STATUS, 1, 0, SMIO_F_FD, NULL, 0, -1), -EINVAL);
+	assert_int_equal(smio_send(sv[0], 0, 1, 0, 0, NULL, 0, -1), -EINVAL);
+	assert_int_equal(smio_send(sv[0], SMIO_TYPE_MAX, 1, 0, 0, NULL, 0, -1), -EINVAL);
+	assert_int_equal(smio_send(sv[0], SMIO_STATUS, 1, 0, 0, NULL, 4, -1), -EINVAL);
+	assert_int_equal(smio_send(sv[0], SMIO_STATUS, 1, 0, 0, &big,
+				   SMIO_MAX_PAYLOAD + 1, -1), -EINVAL);
+	assert_int_equal(smio_send(sv[0], SMIO_STATUS, 1, 0, 0x80, NULL, 0, -1), -EINVAL);
+	assert_int_equal(smio_send(-1, SMIO_STATUS, 1, 0, 0, NULL, 0, -1), -EINVAL);
+	close_pair(sv);
+}
+
+static void test_fd_passing(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	struct smio_map_reply m = { .host = 1, .offset = 0, .len = 4096, .fd_size = 4096 };
+	struct smio_hdr h;
+	char text[16] = { 0 };
+	int sv[2], mfd, rfd, before;
+	void *p;
+
+	before = count_fds();
+	pair(sv);
+	mfd = memfd_create("smio-test", MFD_CLOEXEC);
+	assert_true(mfd >= 0);
+	assert_int_equal(ftruncate(mfd, 4096), 0);
+	assert_int_equal(pwrite(mfd, "hello", 5, 0), 5);
+
+	assert_int_equal(smio_send(sv[0], SMIO_MAP, 9, 0, SMIO_F_REPLY, &m, sizeof(m), mfd), 0);
+	close(mfd);	/* the receiver's copy must keep the memory alive */
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, &rfd, 1000), 0);
+	assert_true(h.flags & SMIO_F_FD);
+	assert_true(rfd >= 0);
+	assert_true(fcntl(rfd, F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(pread(rfd, text, 5, 0), 5);
+	assert_string_equal(text, "hello");
+	/* It is the same object: a shared mapping sees and makes changes. */
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, rfd, 0);
+	assert_true(p != MAP_FAILED);
+	assert_memory_equal(p, "hello", 5);
+	memcpy(p, "HELLO", 5);
+	munmap(p, 4096);
+	assert_int_equal(pread(rfd, text, 5, 0), 5);
+	assert_string_equal(text, "HELLO");
+	close(rfd);
+
+	/* Sent again but received with fd == NULL: it must be closed, not leaked. */
+	mfd = memfd_create("smio-test", MFD_CLOEXEC);
+	assert_int_equal(ftruncate(mfd, 4096), 0);
+	assert_int_equal(smio_send(sv[0], SMIO_MAP, 10, 0, SMIO_F_REPLY, &m, sizeof(m), mfd), 0);
+	close(mfd);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 1000), 0);
+	close_pair(sv);
+	assert_int_equal(count_fds(), before);
+}
+
+/* Send raw header+payload bytes with nfds copies of an fd attached. */
+static void raw_send_fds(int sock, const void *p, size_t n, int fd, int nfds)
+{
+	union {
+		char b[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	int fds[4] = { fd, fd, fd, fd };
+	struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+
+	memset(&cbuf, 0, sizeof(cbuf));
+	mh.msg_control = cbuf.b;
+	mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	assert_int_equal(sendmsg(sock, &mh, 0), (ssize_t)n);
+}
+
+static void test_fd_mismatch(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	struct smio_hdr h;
+	int sv[2], rfd, before, nfd;
+
+	before = count_fds();
+	pair(sv);
+	nfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(nfd >= 0);
+
+	/* SMIO_F_FD but no fd: the message is consumed, then refused. */
+	h = mkhdr(SMIO_STATUS, 0, 1, SMIO_F_FD);
+	write_all(sv[0], &h, sizeof(h));
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, &rfd, 1000), -EPROTO);
+	assert_int_equal(rfd, -1);
+
+	/* An fd without SMIO_F_FD: refused, and the fd closed. */
+	h = mkhdr(SMIO_STATUS, 0, 2, 0);
+	raw_send_fds(sv[0], &h, sizeof(h), nfd, 1);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, &rfd, 1000), -EPROTO);
+	assert_int_equal(rfd, -1);
+
+	/* Several fds on one message: refused, all closed. */
+	h = mkhdr(SMIO_STATUS, 0, 3, SMIO_F_FD);
+	raw_send_fds(sv[0], &h, sizeof(h), nfd, 3);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, &rfd, 1000), -EPROTO);
+	assert_int_equal(rfd, -1);
+
+	/* An fd on a message with a bad payload: closed too. */
+	{
+		struct smio_cfg c = { .size = 3 };
+		uint8_t raw[sizeof(h) + sizeof(c)];
+
+		h = mkhdr(SMIO_CFG_READ, sizeof(c), 4, SMIO_F_FD);
+		memcpy(raw, &h, sizeof(h));
+		memcpy(raw + sizeof(h), &c, sizeof(c));
+		raw_send_fds(sv[0], raw, sizeof(raw), nfd, 1);
+		assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, &rfd, 1000), -EINVAL);
+		assert_int_equal(rfd, -1);
+	}
+
+	close(nfd);
+	close_pair(sv);
+	assert_int_equal(count_fds(), before);
+}
+
+/*
+ * Garbage on the stream: the header check fails and smio_recv returns -EPROTO
+ * without reading further. A message boundary cannot be found again in a
+ * byte stream, so the daemon closes such a connection; the valid message sent
+ * after the garbage is never seen as one.
+ */
+static void test_garbage_then_valid(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	uint8_t junk[40];
+	struct smio_hdr h;
+	int sv[2];
+
+	pair(sv);
+	memset(junk, 0xa5, sizeof(junk));
+	write_all(sv[0], junk, sizeof(junk));
+	assert_int_equal(smio_send(sv[0], SMIO_STATUS, 1, 0, 0, NULL, 0, -1), 0);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 1000), -EPROTO);
+	close_pair(sv);
+
+	/* A valid header whose version is foreign: same, -EPROTO. */
+	pair(sv);
+	h = mkhdr(SMIO_STATUS, 0, 1, 0);
+	h.version = 2;
+	write_all(sv[0], &h, sizeof(h));
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 1000), -EPROTO);
+	close_pair(sv);
+}
+
+/* A bad payload behind a good header is consumed: the next message is fine. */
+static void test_bad_payload_keeps_sync(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	struct smio_cfg bad = { .off = 3, .size = 4 };
+	struct smio_route_req rr = { .len = 8 };
+	struct smio_hdr h;
+	int sv[2];
+
+	pair(sv);
+	assert_int_equal(smio_send(sv[0], SMIO_CFG_READ, 11, 0, 0, &bad, sizeof(bad), -1), 0);
+	assert_int_equal(smio_send(sv[0], SMIO_CFG_READ, 12, 0, 0, &rr, sizeof(rr), -1), 0);
+	assert_int_equal(smio_send(sv[0], SMIO_ROUTE, 13, 0, 0, &rr, sizeof(rr), -1), 0);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 1000), -EINVAL);
+	assert_int_equal(h.seq, 11);	/* the daemon can answer it */
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 1000), -EINVAL);
+	assert_int_equal(h.seq, 12);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 1000), 0);
+	assert_int_equal(h.seq, 13);
+	assert_memory_equal(buf, &rr, sizeof(rr));
+
+	/* A reply to a one-way message cannot exist. */
+	{
+		struct smio_invalidate inv = { 0 };
+
+		assert_int_equal(smio_send(sv[0], SMIO_PEER_INVALIDATE, 14, 0, SMIO_F_REPLY,
+					   &inv, sizeof(inv), -1), 0);
+		assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 1000), -EPROTO);
+	}
+	close_pair(sv);
+}
+
+static void test_oversize_drained(void **state)
+{
+	static uint8_t big[BUFSZ];
+	uint8_t small[16];
+	struct smio_hdr h;
+	size_t n;
+	int sv[2];
+
+	pair(sv);
+	n = fill_func_list(big, SMIO_MAX_FUNCS);
+	assert_int_equal(smio_send(sv[0], SMIO_FUNC_LIST, 1, 0, SMIO_F_REPLY, big, n, -1), 0);
+	assert_int_equal(smio_send(sv[0], SMIO_FUNC_LIST, 2, 0, SMIO_F_REPLY, big, n, -1), 0);
+	assert_int_equal(smio_send(sv[0], SMIO_STATUS, 3, 0, 0, NULL, 0, -1), 0);
+	assert_int_equal(smio_recv(sv[1], &h, small, sizeof(small), NULL, 1000), -EMSGSIZE);
+	assert_int_equal(h.seq, 1);
+	assert_int_equal(h.len, n);
+	/* No buffer at all: drained through a scratch buffer. */
+	assert_int_equal(smio_recv(sv[1], &h, NULL, 0, NULL, 1000), -EMSGSIZE);
+	assert_int_equal(h.seq, 2);
+	assert_int_equal(smio_recv(sv[1], &h, small, sizeof(small), NULL, 1000), 0);
+	assert_int_equal(h.seq, 3);
+	close_pair(sv);
+}
+
+static void test_recv_timeout(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	struct smio_hdr h;
+	int64_t t0, dt;
+	int sv[2];
+
+	pair(sv);
+	t0 = mono_ms();
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 60), -ETIMEDOUT);
+	dt = mono_ms() - t0;
+	assert_true(dt >= 55 && dt < 1000);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 0), -ETIMEDOUT);
+	/* Still intact after a clean timeout. */
+	assert_int_equal(smio_send(sv[0], SMIO_STATUS, 4, 0, 0, NULL, 0, -1), 0);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 0), 0);
+	assert_int_equal(h.seq, 4);
+
+	/*
+	 * Half a header, then silence: the deadline covers the whole message
+	 * and, with part of it consumed, framing is lost: -EPROTO.
+	 */
+	h = mkhdr(SMIO_STATUS, 0, 5, 0);
+	write_all(sv[0], &h, 10);
+	t0 = mono_ms();
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 60), -EPROTO);
+	dt = mono_ms() - t0;
+	assert_true(dt >= 55 && dt < 1000);
+	close_pair(sv);
+}
+
+/* A message that trickles in: the deadline is for the message, not per read. */
+struct trickle {
+	int sock;
+	int chunks;
+	int gap_ms;
+	uint8_t raw[sizeof(struct smio_hdr) + sizeof(struct smio_route_req)];
+};
+
+static size_t trickle_step(const struct trickle *t)
+{
+	return sizeof(t->raw) / t->chunks;
+}
+
+/* Chunks 1..n-1; the test writes chunk 0 itself so the clock starts fairly. */
+static void *trickle_thread(void *arg)
+{
+	struct trickle *t = arg;
+	size_t step = trickle_step(t), off = step;
+	int i;
+
+	for (i = 1; i < t->chunks; i++) {
+		size_t n = i == t->chunks - 1 ? sizeof(t->raw) - off : step;
+
+		poll(NULL, 0, t->gap_ms);
+		if (write(t->sock, t->raw + off, n) != (ssize_t)n)
+			break;
+		off += n;
+	}
+	return NULL;
+}
+
+static void trickle_start(struct trickle *t, int sock, pthread_t *th)
+{
+	struct smio_route_req rr = { .len = 8 };
+	struct smio_hdr h = mkhdr(SMIO_ROUTE, sizeof(rr), 1, 0);
+
+	t->sock = sock;
+	memcpy(t->raw, &h, sizeof(h));
+	memcpy(t->raw + sizeof(h), &rr, sizeof(rr));
+	write_all(sock, t->raw, trickle_step(t));
+	assert_int_equal(pthread_create(th, NULL, trickle_thread, t), 0);
+}
+
+static void test_recv_overall_deadline(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	struct trickle t = { .chunks = 8, .gap_ms = 30 };
+	struct smio_hdr h;
+	pthread_t th;
+	int sv[2];
+
+	/* 8 chunks 30 ms apart: each read would be in time, the message is not. */
+	pair(sv);
+	trickle_start(&t, sv[0], &th);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 100), -EPROTO);
+	pthread_join(th, NULL);
+	close_pair(sv);
+
+	/* With enough time, the same trickle is received whole. */
+	pair(sv);
+	t.gap_ms = 5;
+	trickle_start(&t, sv[0], &th);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 5000), 0);
+	assert_int_equal(h.type, SMIO_ROUTE);
+	pthread_join(th, NULL);
+	close_pair(sv);
+}
+
+static void test_peer_close(void **state)
+{
+	static uint8_t buf[BUFSZ];
+	struct smio_cfg c = { .size = 4 };
+	struct smio_hdr h;
+	int sv[2];
+
+	pair(sv);
+	close(sv[0]);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 1000), -ECONNRESET);
+	/* Sending into a closed peer: an error, not SIGPIPE. */
+	assert_int_equal(smio_send(sv[1], SMIO_STATUS, 1, 0, 0, NULL, 0, -1), -ECONNRESET);
+	close(sv[1]);
+
+	/* Closed in the middle of a payload. */
+	pair(sv);
+	h = mkhdr(SMIO_CFG_READ, sizeof(c), 1, 0);
+	write_all(sv[0], &h, sizeof(h));
+	write_all(sv[0], &c, 5);
+	close(sv[0]);
+	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 1000), -ECONNRESET);
+	close(sv[1]);
+}
+
+/* A big message through a tiny socket buffer: short writes on both sides. */
+struct bulk {
+	int sock;
+	uint8_t *p;
+	size_t n;
+	int fd;
+	int ret;
+};
+
+static void *bulk_sender(void *arg)
+{
+	struct bulk *b = arg;
+
+	b->ret = smio_send(b->sock, SMIO_FUNC_LIST, 77, 0, SMIO_F_REPLY, b->p, b->n, b->fd);
+	return NULL;
+}
+
+static void test_short_writes(void **state)
+{
+	static uint8_t out[BUFSZ], in[BUFSZ];
+	struct bulk b = { .p = out };
+	struct smio_hdr h;
+	int sv[2], sz = 4096, rfd, before;
+	pthread_t th;
+
+	before = count_fds();
+	pair(sv);
+	assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)), 0);
+	assert_int_equal(setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)), 0);
+	b.sock = sv[0];
+	b.n = fill_func_list(out, SMIO_MAX_FUNCS);
+	b.fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(b.fd >= 0);
+	assert_int_equal(pthread_create(&th, NULL, bulk_sender, &b), 0);
+	assert_int_equal(smio_recv(sv[1], &h, in, BUFSZ, &rfd, 5000), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(b.ret, 0);
+	assert_int_equal(h.len, b.n);
+	assert_memory_equal(in, out, b.n);
+	assert_true(rfd >= 0);
+	close(rfd);
+	close(b.fd);
+	close_pair(sv);
+	assert_int_equal(count_fds(), before);
+}
+
+/* ---- smio_call against a scripted server thread ---- */
+
+enum script {
+	SRV_OK,		/* a valid STATUS reply */
+	SRV_ERROR,	/* reply status -ENODEV */
+	SRV_STALE,	/* an old reply (with an fd), then the right one */
+	SRV_REQUEST,	/* a request instead of a reply */
+	SRV_WRONG_TYPE,	/* the right seq, another type */
+	SRV_BAD_PAYLOAD,/* the right seq and type, invalid payload */
+	SRV_SILENT,	/* never answers */
+	SRV_FD,		/* MAP reply with a memfd */
+	SRV_CLOSE,	/* closes the connection */
+};
+
+struct server {
+	int sock;
+	enum script script;
+	int ret;
+};
+
+static void *server_thread(void *arg)
+{
+	static uint8_t req[BUFSZ];
+	struct server *s = arg;
+	struct smio_status st = { .host = 3, .iommu = 1, .name = "h3" };
+	struct smio_map_reply mr = { .len = 4096, .fd_size = 4096 };
+	struct smio_hdr h;
+	int ret, mfd;
+
+	ret = smio_recv(s->sock, &h, req, BUFSZ, NULL, 5000);
+	if (ret) {
+		s->ret = ret;
+		return NULL;
+	}
+	switch (s->script) {
+	case SRV_OK:
+		ret = smio_send(s->sock, h.type, h.seq, 0, SMIO_F_REPLY, &st, sizeof(st), -1);
+		break;
+	case SRV_ERROR:
+		ret = smio_send(s->sock, h.type, h.seq, -ENODEV, SMIO_F_REPLY, NULL, 0, -1);
+		break;
+	case SRV_STALE:
+		mfd = memfd_create("stale", MFD_CLOEXEC);
+		ret = smio_send(s->sock, h.type, h.seq - 1, 0, SMIO_F_REPLY, &st, sizeof(st),
+				mfd);
+		close(mfd);
+		if (!ret)
+			ret = smio_send(s->sock, h.type, h.seq, 0, SMIO_F_REPLY, &st,
+					sizeof(st), -1);
+		break;
+	case SRV_REQUEST:
+		ret = smio_send(s->sock, SMIO_STATUS, h.seq, 0, 0, NULL, 0, -1);
+		break;
+	case SRV_WRONG_TYPE:
+		ret = smio_send(s->sock, SMIO_SHUTDOWN, h.seq, 0, SMIO_F_REPLY, NULL, 0, -1);
+		break;
+	case SRV_BAD_PAYLOAD:
+		st.iommu = 7;
+		ret = smio_send(s->sock, h.type, h.seq, 0, SMIO_F_REPLY, &st, sizeof(st), -1);
+		break;
+	case SRV_SILENT:
+		break;
+	case SRV_FD:
+		mfd = memfd_create("map", MFD_CLOEXEC);
+		if (ftruncate(mfd, 4096) || pwrite(mfd, "mapped", 6, 0) != 6)
+			ret = -EIO;
+		else
+			ret = smio_send(s->sock, h.type, h.seq, 0, SMIO_F_REPLY, &mr,
+					sizeof(mr), mfd);
+		close(mfd);
+		break;
+	case SRV_CLOSE:
+		shutdown(s->sock, SHUT_RDWR);
+		break;
+	}
+	s->ret = ret;
+	return NULL;
+}
+
+/* Run one smio_call of type against a server following script. */
+static int call_with(enum script script, uint16_t type, const void *req, uint32_t reqlen,
+		     void *rbuf, uint32_t rcap, uint32_t *rlen, int *fd, int timeout_ms)
+{
+	struct server s = { .script = script };
+	pthread_t th;
+	int sv[2], ret;
+
+	pair(sv);
+	s.sock = sv[1];
+	assert_int_equal(pthread_create(&th, NULL, server_thread, &s), 0);
+	ret = smio_call(sv[0], type, req, reqlen, rbuf, rcap, rlen, fd, timeout_ms);
+	pthread_join(th, NULL);
+	assert_int_equal(s.ret, 0);
+	close_pair(sv);
+	return ret;
+}
+
+static void test_call(void **state)
+{
+	static uint8_t rbuf[BUFSZ];
+	struct smio_status *st = (struct smio_status *)rbuf;
+	struct smio_route_req rr = { .len = 4096 };
+	uint32_t rlen = 0;
+	int fd, before = count_fds();
+	char text[8] = { 0 };
+
+	assert_int_equal(call_with(SRV_OK, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen, &fd, 2000),
+			 0);
+	assert_int_equal(rlen, sizeof(*st));
+	assert_int_equal(st->host, 3);
+	assert_string_equal(st->name, "h3");
+	assert_int_equal(fd, -1);
+
+	assert_int_equal(call_with(SRV_ERROR, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen, NULL,
+				   2000), -ENODEV);
+	assert_int_equal(call_with(SRV_STALE, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen, &fd,
+				   2000), 0);
+	assert_int_equal(fd, -1);	/* the stale reply's fd was closed */
+	assert_int_equal(st->host, 3);
+	assert_int_equal(call_with(SRV_REQUEST, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen, NULL,
+				   2000), -EPROTO);
+	assert_int_equal(call_with(SRV_WRONG_TYPE, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen,
+				   NULL, 2000), -EPROTO);
+	assert_int_equal(call_with(SRV_BAD_PAYLOAD, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen,
+				   NULL, 2000), -EPROTO);
+	assert_int_equal(call_with(SRV_SILENT, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen, NULL,
+				   50), -ETIMEDOUT);
+	assert_int_equal(call_with(SRV_CLOSE, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen, NULL,
+				   2000), -ECONNRESET);
+	/* Reply larger than the caller's buffer. */
+	assert_int_equal(call_with(SRV_OK, SMIO_STATUS, NULL, 0, rbuf, 8, &rlen, NULL, 2000),
+			 -EMSGSIZE);
+
+	assert_int_equal(call_with(SRV_FD, SMIO_MAP, &rr, sizeof(rr), rbuf, BUFSZ, &rlen, &fd,
+				   2000), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, text, 6, 0), 6);
+	assert_string_equal(text, "mapped");
+	close(fd);
+	/* fd not wanted: closed by smio_call. */
+	assert_int_equal(call_with(SRV_FD, SMIO_MAP, &rr, sizeof(rr), rbuf, BUFSZ, &rlen, NULL,
+				   2000), 0);
+	assert_int_equal(count_fds(), before);
+
+	/* Bad arguments: nothing is sent. */
+	assert_int_equal(smio_call(-1, SMIO_STATUS, NULL, 0, NULL, 0, NULL, NULL, 10), -EINVAL);
+}
+
+/* Sequence numbers differ between calls. */
+static void test_call_seq(void **state)
+{
+	static uint8_t req[BUFSZ];
+	struct smio_hdr h1, h2;
+	int sv[2];
+
+	pair(sv);
+	/* Nobody answers: both calls time out, but their requests are visible. */
+	assert_int_equal(smio_call(sv[0], SMIO_STATUS, NULL, 0, NULL, 0, NULL, NULL, 0),
+			 -ETIMEDOUT);
+	assert_int_equal(smio_call(sv[0], SMIO_STATUS, NULL, 0, NULL, 0, NULL, NULL, 0),
+			 -ETIMEDOUT);
+	assert_int_equal(smio_recv(sv[1], &h1, req, BUFSZ, NULL, 100), 0);
+	assert_int_equal(smio_recv(sv[1], &h2, req, BUFSZ, NULL, 100), 0);
+	assert_int_not_equal(h1.seq, h2.seq);
+	assert_false(h1.flags & SMIO_F_REPLY);
+	close_pair(sv);
+}
+
+/* ---- connect ---- */
+
+struct late_listener {
+	char path[108];
+	int delay_ms;
+	int lfd;
+};
+
+static void *listen_later(void *arg)
+{
+	struct late_listener *l = arg;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	poll(NULL, 0, l->delay_ms);
+	l->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", l->path);
+	if (bind(l->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(l->lfd, 4)) {
+		close(l->lfd);
+		l->lfd = -1;
+	}
+	return NULL;
+}
+
+static void test_connect(void **state)
+{
+	char dir[] = "/tmp/smio-test-XXXXXX";
+	struct late_listener l = { .delay_ms = 40, .lfd = -1 };
+	char longdir[200];
+	pthread_t th;
+	int64_t t0;
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	/* No daemon: a single attempt, then a bounded retry. */
+	assert_int_equal(smio_connect(dir, 7, 0), -ENOENT);
+	t0 = mono_ms();
+	assert_int_equal(smio_connect(dir, 7, 80), -ENOENT);
+	assert_true(mono_ms() - t0 >= 75);
+
+	/* A daemon that starts while we retry. */
+	assert_int_equal(smio_sock_path(dir, 7, l.path, sizeof(l.path)), 0);
+	assert_int_equal(pthread_create(&th, NULL, listen_later, &l), 0);
+	fd = smio_connect(dir, 7, 3000);
+	pthread_join(th, NULL);
+	assert_true(l.lfd >= 0);
+	assert_true(fd >= 0);
+	close(fd);
+	/* Already there: immediate. */
+	fd = smio_connect(dir, 7, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	close(l.lfd);
+	unlink(l.path);
+	rmdir(dir);
+
+	memset(longdir, 'd', sizeof(longdir) - 1);
+	longdir[0] = '/';
+	longdir[sizeof(longdir) - 1] = 0;
+	assert_int_equal(smio_connect(longdir, 0, 0), -ENAMETOOLONG);
+	assert_int_equal(smio_connect(NULL, 0, 0), -EINVAL);
+}
+
+/* ---- cluster dir and environment ---- */
+
+static void test_cluster_dir(void **state)
+{
+	char buf[256], want[64];
+	char xdg[] = "/tmp/smio-xdg-XXXXXX";
+
+	assert_int_equal(setenv("SMARTIO_CLUSTER", "/some/where", 1), 0);
+	assert_int_equal(smio_cluster_dir(buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/some/where");
+	assert_int_equal(smio_cluster_dir(buf, 5), -ENAMETOOLONG);
+	assert_int_equal(smio_cluster_dir(buf, 12), 0);
+
+	unsetenv("SMARTIO_CLUSTER");
+	assert_non_null(mkdtemp(xdg));
+	assert_int_equal(setenv("XDG_RUNTIME_DIR", xdg, 1), 0);
+	assert_int_equal(smio_cluster_dir(buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "%s/smartio", xdg);
+	assert_string_equal(buf, want);
+	rmdir(xdg);
+
+	/* XDG_RUNTIME_DIR that is not a directory: fall back to /tmp. */
+	snprintf(want, sizeof(want), "/tmp/smartio-%u", (unsigned)getuid());
+	assert_int_equal(smio_cluster_dir(buf, sizeof(buf)), 0);
+	assert_string_equal(buf, want);
+	unsetenv("XDG_RUNTIME_DIR");
+	assert_int_equal(smio_cluster_dir(buf, sizeof(buf)), 0);
+	assert_string_equal(buf, want);
+	assert_int_equal(smio_cluster_dir(buf, 0), -ENAMETOOLONG);
+}
+
+static void test_sock_path(void **state)
+{
+	char buf[256], longdir[120];
+
+	assert_int_equal(smio_sock_path("/run/x", 12, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/run/x/host-12.sock");
+	assert_int_equal(smio_sock_path("/run/x", 12, buf, 19), -ENAMETOOLONG);
+	assert_int_equal(smio_sock_path("/run/x", 12, buf, 20), 0);
+	/* Fits the caller's buffer but not a sockaddr_un. */
+	memset(longdir, 'a', sizeof(longdir) - 1);
+	longdir[sizeof(longdir) - 1] = 0;
+	assert_int_equal(smio_sock_path(longdir, 0, buf, sizeof(buf)), -ENAMETOOLONG);
+	assert_int_equal(smio_sock_path(NULL, 0, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(smio_sock_path("", 0, buf, sizeof(buf)), -EINVAL);
+}
+
+static void test_env_host(void **state)
+{
+	static const char *bad[] = {
+		"", "-1", "+1", " 1", "1 ", "0x10", "1.0", "65536", "99999999999999999999",
+		"4294967297", "12a",
+	};
+	uint32_t host = 99;
+	size_t i;
+
+	unsetenv("SMARTIO_HOST");
+	assert_int_equal(smio_env_host(&host), -ENOENT);
+	setenv("SMARTIO_HOST", "0", 1);
+	assert_int_equal(smio_env_host(&host), 0);
+	assert_int_equal(host, 0);
+	setenv("SMARTIO_HOST", "12", 1);
+	assert_int_equal(smio_env_host(&host), 0);
+	assert_int_equal(host, 12);
+	setenv("SMARTIO_HOST", "65535", 1);
+	assert_int_equal(smio_env_host(&host), 0);
+	assert_int_equal(host, 65535);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		host = 99;
+		setenv("SMARTIO_HOST", bad[i], 1);
+		assert_int_equal(smio_env_host(&host), -EINVAL);
+		assert_int_equal(host, 99);	/* untouched on error */
+	}
+	unsetenv("SMARTIO_HOST");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hdr_valid),
+		cmocka_unit_test(test_hdr_invalid),
+		cmocka_unit_test(test_type_names),
+		cmocka_unit_test(test_all_valid),
+		cmocka_unit_test(test_all_wrong_length),
+		cmocka_unit_test(test_truncated_variable),
+		cmocka_unit_test(test_unknown_and_oneway),
+		cmocka_unit_test(test_unaligned),
+		cmocka_unit_test(test_empty_payloads),
+		cmocka_unit_test(test_hello_fields),
+		cmocka_unit_test(test_status_fields),
+		cmocka_unit_test(test_cfg_fields),
+		cmocka_unit_test(test_cfg_dump_fields),
+		cmocka_unit_test(test_route_req_fields),
+		cmocka_unit_test(test_route_reply_fields),
+		cmocka_unit_test(test_map_reply_fields),
+		cmocka_unit_test(test_func_list_fields),
+		cmocka_unit_test(test_ntb_fields),
+		cmocka_unit_test(test_iommu_fields),
+		cmocka_unit_test(test_faults_fields),
+		cmocka_unit_test(test_peer_fields),
+		cmocka_unit_test(test_send_recv_roundtrip),
+		cmocka_unit_test(test_send_args),
+		cmocka_unit_test(test_fd_passing),
+		cmocka_unit_test(test_fd_mismatch),
+		cmocka_unit_test(test_garbage_then_valid),
+		cmocka_unit_test(test_bad_payload_keeps_sync),
+		cmocka_unit_test(test_oversize_drained),
+		cmocka_unit_test(test_recv_timeout),
+		cmocka_unit_test(test_recv_overall_deadline),
+		cmocka_unit_test(test_peer_close),
+		cmocka_unit_test(test_short_writes),
+		cmocka_unit_test(test_call),
+		cmocka_unit_test(test_call_seq),
+		cmocka_unit_test(test_connect),
+		cmocka_unit_test(test_cluster_dir),
+		cmocka_unit_test(test_sock_path),
+		cmocka_unit_test(test_env_host),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
