@@ -183,7 +183,7 @@ static size_t sample(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_ROUTE:	return reply ? fill_route_reply(buf, 3, false) : PUT(rr);
 	case SMIO_MAP:		return reply ? PUT(mr) : PUT(rr);
 	case SMIO_NTB_INFO:	return reply ? PUT(ni) : PUT(nref);
-	case SMIO_NTB_LUT_SET:	return reply ? 0 : PUT(lut);
+	case SMIO_NTB_LUT_SET:	return PUT(lut);
 	case SMIO_NTB_LUT_CLEAR: return reply ? 0 : PUT(lutc);
 	case SMIO_NTB_RID_ADD:
 	case SMIO_NTB_RID_DEL:	return reply ? 0 : PUT(rid);

@@ -52,7 +52,7 @@ enum smio_type {
 	SMIO_MAP            = 21,  /* smio_route_req -> smio_map_reply + fd */
 
 	SMIO_NTB_INFO       = 30,  /* smio_ntb_ref -> smio_ntb_info */
-	SMIO_NTB_LUT_SET    = 31,  /* smio_ntb_lut -> empty */
+	SMIO_NTB_LUT_SET    = 31,  /* smio_ntb_lut -> smio_ntb_lut (entry filled in) */
 	SMIO_NTB_LUT_CLEAR  = 32,  /* smio_ntb_lut (entry only) -> empty */
 	SMIO_NTB_RID_ADD    = 33,  /* smio_ntb_rid -> empty */
 	SMIO_NTB_RID_DEL    = 34,  /* smio_ntb_rid -> empty */

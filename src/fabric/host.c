@@ -480,7 +480,7 @@ static int build_host(struct build_ctx *b)
 		return -ENOMEM;
 	rc->latency_ns = t->rc_latency_ns;
 	snprintf(rc->model, sizeof(rc->model), "root-complex");
-	fab_func_type0(rc, RC_VENDOR, RC_DEVICE, 0x060000, 0x04, RC_VENDOR, 0);
+	fab_func_type0(rc, RC_VENDOR, RC_DEVICE, 0x060000, 0x04, RC_VENDOR, RC_DEVICE);
 	fab_cfg_set8(&rc->cfg, PCI_INTERRUPT_PIN, 0);
 	fab_cap_pcie(rc, FAB_PCIE_RC_INTEGRATED, (struct topo_link){ 3, 16 }, 0);
 	h->rc = rc;
@@ -495,7 +495,8 @@ static int build_host(struct build_ctx *b)
 		if (!rp)
 			return -ENOMEM;
 		rp->link = t->ports[i].link;
-		rp->latency_ns = t->rc_latency_ns;
+		/* The root complex's latency is counted once, at its own hop. */
+		rp->latency_ns = 0;
 		snprintf(rp->model, sizeof(rp->model), "root-port");
 		fab_func_type1(rp, RC_VENDOR, RP_DEVICE, 0x04);
 		fab_cap_pm(rp);

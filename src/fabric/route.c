@@ -326,7 +326,8 @@ int fab_route_step_local(struct fab_host *h, const struct fab_step *in, struct f
 		return fail(&w, FAB_BAD_REQUEST, "no function at %02x:%02x.%x on host %u",
 			    FAB_BDF_BUS(in->rid), FAB_BDF_DEV(in->rid), FAB_BDF_FN(in->rid), h->id);
 	if (w.req == h->rc) {
-		hop(&w, FAB_HOP_DEVICE, h->rc, "CPU");
+		/* The CPU issues through the root complex: its latency is the root hop's. */
+		hop(&w, FAB_HOP_DEVICE, NULL, "CPU");
 		return at_root(&w, in->addr, false);
 	}
 	if (w.req->kind != FAB_FN_ENDPOINT && w.req->kind != FAB_FN_NTB)

@@ -311,7 +311,7 @@ static void program_windows(struct enum_ctx *c, struct pdev *br)
 	} else {
 		wr(c, br->bdf, PCI_PREF_MEMORY_BASE, 2, 0xfff0);
 		wr(c, br->bdf, PCI_PREF_MEMORY_LIMIT, 2, 0);
-		wr(c, br->bdf, PCI_PREF_BASE_UPPER32, 4, 0xffffffffu);
+		wr(c, br->bdf, PCI_PREF_BASE_UPPER32, 4, 0);
 		wr(c, br->bdf, PCI_PREF_LIMIT_UPPER32, 4, 0);
 	}
 }

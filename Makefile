@@ -1,0 +1,67 @@
+# smartio — top-level convenience targets.
+#   make demo   install missing Debian packages, build, start the default cluster,
+#               show it, stop it
+#   make test   install missing Debian packages, build, run every test suite
+#               (plain build, then AddressSanitizer + UndefinedBehaviorSanitizer)
+
+BUILD     ?= build
+BUILD_SAN ?= build-san
+MESON     ?= meson
+CC        ?= cc
+
+DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev \
+               libpci-dev pciutils pci.ids graphviz gnuplot-nox libclang-rt-14-dev bc
+
+.PHONY: all deps build demo test test-plain test-san fuzz bench clean install
+
+all: build
+
+# Install only what is missing; apt-get needs root (or sudo).
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD)/build.ninja:
+	$(MESON) setup $(BUILD) --werror
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+demo: build
+	./demo/run.sh $(BUILD)
+
+test-plain: build
+	$(MESON) test -C $(BUILD) --print-errorlogs
+
+$(BUILD_SAN)/build.ninja:
+	CC=clang $(MESON) setup $(BUILD_SAN) --werror -Db_sanitize=address,undefined -Db_lundef=false
+
+test-san: deps $(BUILD_SAN)/build.ninja
+	ninja -C $(BUILD_SAN)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  $(MESON) test -C $(BUILD_SAN) --print-errorlogs
+
+test: build
+	./.ci/run-tests
+
+fuzz: deps
+	CC=clang $(MESON) setup build-fuzz -Dfuzz=true -Dtests=false --werror 2>/dev/null || true
+	ninja -C build-fuzz
+	./fuzz/run.sh build-fuzz
+
+bench: build
+	./bench/run-all.sh $(BUILD)
+
+install: build
+	@test -n "$(PREFIX)" || { echo "usage: make install PREFIX=DIR"; exit 2; }
+	$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX))
+	$(MESON) install -C $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN) build-fuzz

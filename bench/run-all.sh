@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Run every benchmark; results (text and JSON) go to bench/out/.
+set -euo pipefail
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+out="$here/out"
+mkdir -p "$out"
+echo "== route resolution =="
+"$build/bench/bench_route" | tee "$out/route.txt"
+"$build/bench/bench_route" --json > "$out/route.json"
+echo "== cluster start-up, idle CPU, RSS =="
+"$here/cluster.sh" "$build" --json "$out/cluster.json" | tee "$out/cluster.txt"
+echo "results in $out"

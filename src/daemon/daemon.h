@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smartiod: one emulated host's hardware and kernel. A single-threaded poll()
+ * loop serves the host's applications and the other hosts' daemons; it
+ * blocks in poll() when nothing happens, so an idle cluster costs no CPU.
+ */
+#ifndef SMARTIO_DAEMON_H
+#define SMARTIO_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "fabric/route.h"
+#include "smartio/proto.h"
+#include "smartio/topology.h"
+
+#define SMD_MAX_CONNS      512
+#define SMD_PEER_TIMEOUT   3000   /* ms for a peer to answer one step */
+#define SMD_CLIENT_TIMEOUT 2000   /* ms for the rest of a started message */
+
+struct smd_conn {
+	int fd;
+	uint32_t role;            /* enum smio_role; 0 until HELLO */
+	uint32_t host;            /* peers: their host id */
+	uint32_t pid;
+	bool outgoing;            /* we connected to a peer (for PEER_STEP) */
+};
+
+struct smd {
+	const char *dir;
+	struct topo *topo;
+	struct fab_world world;
+	struct fab_host *host;
+	uint32_t host_id;
+	int listen_fd;
+	int signal_fd;
+	bool stop;
+	struct smd_conn conns[SMD_MAX_CONNS];
+	unsigned nconns;
+	struct timespec started;
+	uint8_t *buf;             /* one message buffer (SMIO_MAX_PAYLOAD) */
+	uint8_t *reply;           /* reply buffer */
+	uint64_t rejected;        /* malformed messages seen */
+};
+
+/* server.c */
+int smd_serve(struct smd *d);
+void smd_close_conn(struct smd *d, unsigned idx);
+int smd_add_conn(struct smd *d, int fd, bool outgoing, uint32_t role, uint32_t host);
+/* Handle one request that arrived on conns[idx] (already validated). */
+int smd_dispatch(struct smd *d, unsigned idx, const struct smio_hdr *h, const void *payload,
+		 int fd);
+
+/* peer.c: the world ops of a daemon (remote steps, invalidation fan-out). */
+extern const struct fab_world_ops smd_world_ops;
+void smd_route_to_wire(const struct fab_route *r, const struct fab_forward *fwd,
+		       struct smio_route_reply *out, uint32_t *len);
+
+#endif

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+/*
+ * How one daemon's routes continue on other hosts: a PEER_STEP request to
+ * the next host's daemon (the model of the NTB control channel), and the
+ * fan-out of invalidations so that cached routes through a changed table are
+ * dropped everywhere.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+void smd_route_to_wire(const struct fab_route *r, const struct fab_forward *fwd,
+		       struct smio_route_reply *out, uint32_t *len)
+{
+	memset(out, 0, sizeof(*out));
+	out->status = r->status;
+	out->cached = r->cached;
+	snprintf(out->reason, sizeof(out->reason), "%s", r->reason);
+	out->tgt = (struct smio_target){ .kind = r->tgt.kind, .bar = r->tgt.bar,
+		.bdf = r->tgt.bdf, .host = r->tgt.host, .mem = r->tgt.mem,
+		.addr = r->tgt.addr, .offset = r->tgt.offset, .len = r->tgt.len };
+	if (fwd && fwd->forward) {
+		out->forward = 1;
+		out->next_host = fwd->next.host;
+		out->next_ntb = fwd->next.ntb_index;
+		out->next_addr = fwd->next.addr;
+		out->next_len = fwd->next.len;
+	}
+	out->ntb_hops = r->ntb_hops;
+	out->nhops = r->nhops > SMIO_MAX_HOPS ? SMIO_MAX_HOPS : r->nhops;
+	for (uint32_t i = 0; i < out->nhops; i++) {
+		const struct fab_hop *s = &r->hops[i];
+		struct smio_hop *t = &out->hops[i];
+
+		memset(t, 0, sizeof(*t));   /* pads must be zero on the wire */
+		t->kind = s->kind;
+		t->gen = s->gen;
+		t->width = s->width;
+		t->host = s->host;
+		t->bdf = s->bdf;
+		t->latency_ns = s->latency_ns;
+		memcpy(t->name, s->name, sizeof(t->name));
+		t->name[sizeof(t->name) - 1] = '\0';
+	}
+	*len = (uint32_t)(sizeof(*out) + out->nhops * sizeof(struct smio_hop));
+}
+
+/* Our connection to a peer's daemon, opened on first use. */
+static int peer_conn(struct smd *d, uint32_t host)
+{
+	struct smio_hello hello = { .role = SMIO_ROLE_PEER, .host = d->host_id,
+				    .pid = (uint32_t)getpid(), .version = SMIO_VERSION };
+	struct smio_hello_reply hr;
+	uint32_t rlen;
+	int fd, rc;
+
+	for (unsigned i = 0; i < d->nconns; i++)
+		if (d->conns[i].fd >= 0 && d->conns[i].outgoing && d->conns[i].host == host)
+			return (int)i;
+	fd = smio_connect(d->dir, host, SMD_PEER_TIMEOUT);
+	if (fd < 0)
+		return fd;
+	rc = smio_call(fd, SMIO_HELLO, &hello, sizeof(hello), &hr, sizeof(hr), &rlen, NULL,
+		       SMD_PEER_TIMEOUT);
+	if (rc < 0 || rlen != sizeof(hr) || hr.host != host) {
+		close(fd);
+		return rc < 0 ? rc : -EPROTO;
+	}
+	rc = smd_add_conn(d, fd, true, SMIO_ROLE_PEER, host);
+	if (rc < 0)
+		close(fd);
+	return rc;
+}
+
+/*
+ * Wait for the reply to `seq` on conns[idx] while still answering the steps
+ * other daemons ask of us: two daemons resolving through each other at the
+ * same moment must not deadlock.
+ */
+static int wait_reply(struct smd *d, unsigned idx, uint32_t seq, struct smio_hdr *h,
+		      void *buf, uint32_t cap)
+{
+	struct timespec t0;
+	int64_t left = SMD_PEER_TIMEOUT;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (left > 0) {
+		struct pollfd pfd[SMD_MAX_CONNS];
+		unsigned map[SMD_MAX_CONNS], n = 0;
+		struct timespec now;
+		int rc;
+
+		pfd[n] = (struct pollfd){ .fd = d->conns[idx].fd, .events = POLLIN };
+		map[n++] = idx;
+		for (unsigned i = 0; i < d->nconns; i++) {
+			if (i == idx || d->conns[i].fd < 0 || d->conns[i].role != SMIO_ROLE_PEER ||
+			    d->conns[i].outgoing)
+				continue;
+			pfd[n] = (struct pollfd){ .fd = d->conns[i].fd, .events = POLLIN };
+			map[n++] = i;
+		}
+		rc = poll(pfd, n, (int)left);
+		if (rc < 0 && errno != EINTR)
+			return -errno;
+		for (unsigned k = 1; rc > 0 && k < n; k++) {
+			struct smio_hdr ih;
+			int fd = -1;
+
+			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (smio_recv(pfd[k].fd, &ih, d->buf, SMIO_MAX_PAYLOAD, &fd,
+				      SMD_CLIENT_TIMEOUT) < 0) {
+				smd_close_conn(d, map[k]);   /* slots stay put */
+				continue;
+			}
+			smd_dispatch(d, map[k], &ih, d->buf, fd);
+		}
+		if (rc > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+			int fd = -1;
+
+			rc = smio_recv(pfd[0].fd, h, buf, cap, &fd, SMD_CLIENT_TIMEOUT);
+			if (fd >= 0)
+				close(fd);
+			if (rc < 0)
+				return rc;
+			if (h->type == SMIO_PEER_INVALIDATE && !(h->flags & SMIO_F_REPLY)) {
+				d->world.epoch++;
+			} else if ((h->flags & SMIO_F_REPLY) && h->seq == seq) {
+				return 0;
+			} else {
+				return -EPROTO;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = SMD_PEER_TIMEOUT - ((now.tv_sec - t0.tv_sec) * 1000 +
+					   (now.tv_nsec - t0.tv_nsec) / 1000000);
+	}
+	return -ETIMEDOUT;
+}
+
+static uint32_t next_seq(void)
+{
+	static uint32_t seq = 0x40000000;
+
+	return ++seq;
+}
+
+static void append_hops(struct fab_route *r, const struct smio_route_reply *rep)
+{
+	for (uint32_t i = 0; i < rep->nhops; i++) {
+		struct fab_hop hp = { .kind = rep->hops[i].kind, .gen = rep->hops[i].gen,
+			.width = rep->hops[i].width, .host = rep->hops[i].host,
+			.bdf = rep->hops[i].bdf, .latency_ns = rep->hops[i].latency_ns };
+
+		memcpy(hp.name, rep->hops[i].name, sizeof(hp.name));
+		if (!fab_route_push(r, &hp))
+			return;
+	}
+}
+
+static int remote_step(struct fab_world *w, const struct fab_step *in, struct fab_route *r,
+		       struct fab_forward *fwd)
+{
+	struct smd *d = w->priv;
+	struct smio_step st = { .host = in->host, .ntb_index = in->ntb_index,
+				.write = in->write, .ntb_hops = r->ntb_hops,
+				.addr = in->addr, .len = in->len };
+	const struct smio_route_reply *rep = (const void *)d->reply;
+	struct smio_hdr h;
+	uint32_t seq = next_seq();
+	int idx, rc;
+
+	if (in->host == d->host_id)
+		return fab_route_step_local(d->host, in, r, fwd);
+	idx = peer_conn(d, in->host);
+	if (idx < 0)
+		return idx;
+	rc = smio_send(d->conns[idx].fd, SMIO_PEER_STEP, seq, 0, 0, &st, sizeof(st), -1);
+	if (rc < 0) {
+		smd_close_conn(d, (unsigned)idx);
+		return rc;
+	}
+	rc = wait_reply(d, (unsigned)idx, seq, &h, d->reply, SMIO_MAX_PAYLOAD);
+	if (rc < 0 || h.status < 0 || h.type != SMIO_PEER_STEP) {
+		if (rc < 0)
+			smd_close_conn(d, (unsigned)idx);
+		return rc < 0 ? rc : (h.status < 0 ? h.status : -EPROTO);
+	}
+	append_hops(r, rep);
+	r->status = rep->status;
+	memcpy(r->reason, rep->reason, sizeof(r->reason));
+	r->reason[sizeof(r->reason) - 1] = '\0';
+	r->tgt = (struct fab_target){ .kind = rep->tgt.kind, .bar = rep->tgt.bar,
+		.bdf = rep->tgt.bdf, .host = rep->tgt.host, .mem = rep->tgt.mem,
+		.addr = rep->tgt.addr, .offset = rep->tgt.offset, .len = rep->tgt.len };
+	if (rep->forward) {
+		r->ntb_hops++;
+		fwd->forward = true;
+		fwd->next = (struct fab_step){ .host = rep->next_host, .from_ntb = true,
+			.ntb_index = rep->next_ntb, .write = in->write,
+			.addr = rep->next_addr, .len = rep->next_len };
+	}
+	return 0;
+}
+
+static void fan_out_invalidate(struct fab_world *w, uint32_t origin)
+{
+	struct smd *d = w->priv;
+	struct smio_invalidate inv = { .origin_host = origin, .epoch = w->epoch };
+
+	/* Every daemon that stepped through us may cache a route through us. */
+	for (unsigned i = 0; i < d->nconns; i++) {
+		if (d->conns[i].fd < 0 || d->conns[i].role != SMIO_ROLE_PEER ||
+		    d->conns[i].outgoing)
+			continue;
+		/* A peer that cannot take it is dropped; it reconnects on its next
+		 * step, and our closing the connection tells it to distrust its cache. */
+		if (smio_send(d->conns[i].fd, SMIO_PEER_INVALIDATE, 0, 0, 0, &inv, sizeof(inv),
+			      -1) < 0)
+			smd_close_conn(d, i);
+	}
+}
+
+const struct fab_world_ops smd_world_ops = {
+	.step = remote_step,
+	.invalidate = fan_out_invalidate,
+};

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/* smartiod --cluster DIR --host N: bring up one emulated host and serve it. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "devices/models.h"
+#include "host/enum.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: smartiod [--cluster DIR] [--host N] [--topology FILE]\n"
+		"\n"
+		"Runs one host of an emulated smartio cluster: its RAM, PCIe tree, NTB\n"
+		"adapters and IOMMU, and the kernel side that serves its processes.\n"
+		"Normally started by 'smartio cluster up', not by hand.\n"
+		"\n"
+		"  --cluster DIR     cluster directory (default: $SMARTIO_CLUSTER, else\n"
+		"                    $XDG_RUNTIME_DIR/smartio, else /tmp/smartio-UID)\n"
+		"  --host N          host id from the topology (default: $SMARTIO_HOST)\n"
+		"  --topology FILE   topology (default: DIR/topology.yaml)\n"
+		"  --ready-fd FD     write one line to FD once serving, then close it\n"
+		"  -h, --help        this text\n");
+}
+
+static int make_listener(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, probe;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "socket path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	/* A live daemon answers; a stale socket file from a crash does not. */
+	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(probe);
+		snprintf(err, errlen, "a daemon is already serving %s", path);
+		return -EADDRINUSE;
+	}
+	if (probe >= 0)
+		close(probe);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static int signals(void)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "topology", required_argument, NULL, 't' },
+		{ "ready-fd", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	static struct smd d;
+	char dir[PATH_MAX], topo_path[PATH_MAX + 32] = "", sock[PATH_MAX + 32];
+	char pidfile[PATH_MAX + 32], err[512] = "";
+	const char *host_arg = NULL;
+	int ready_fd = -1;
+	int c, idx, rc, status = 1;
+	FILE *pf;
+
+	if (smio_cluster_dir(dir, sizeof(dir)) < 0) {
+		fprintf(stderr, "smartiod: cluster directory path too long\n");
+		return 2;
+	}
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': snprintf(dir, sizeof(dir), "%s", optarg); break;
+		case 'H': host_arg = optarg; break;
+		case 't': snprintf(topo_path, sizeof(topo_path), "%s", optarg); break;
+		case 'r': ready_fd = atoi(optarg); break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "smartiod: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (host_arg) {
+		char *end;
+		unsigned long v = strtoul(host_arg, &end, 10);
+
+		if (!*host_arg || *end || v > 65535) {
+			fprintf(stderr, "smartiod: --host wants a host id (0..65535), not '%s'\n",
+				host_arg);
+			return 2;
+		}
+		d.host_id = (uint32_t)v;
+	} else if (smio_env_host(&d.host_id) < 0) {
+		fprintf(stderr, "smartiod: which host? give --host N or set SMARTIO_HOST\n");
+		return 2;
+	}
+	if (!topo_path[0])
+		snprintf(topo_path, sizeof(topo_path), "%s/topology.yaml", dir);
+	rc = topo_load_file(topo_path, &d.topo, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "smartiod: %s\n", err);
+		return 1;
+	}
+	idx = topo_host_index(d.topo, d.host_id);
+	if (idx < 0) {
+		fprintf(stderr, "smartiod: %s has no host %u\n", topo_path, d.host_id);
+		goto out_topo;
+	}
+	d.dir = dir;
+	d.world = (struct fab_world){ .topo = d.topo, .ops = &smd_world_ops, .priv = &d };
+	d.listen_fd = d.signal_fd = -1;
+	clock_gettime(CLOCK_MONOTONIC, &d.started);
+	d.buf = malloc(SMIO_MAX_PAYLOAD);
+	d.reply = malloc(SMIO_MAX_PAYLOAD);
+	if (!d.buf || !d.reply)
+		goto out_topo;
+	rc = fab_host_create(&d.world, d.topo, (uint32_t)idx, dev_endpoint_init, &d.host,
+			     err, sizeof(err));
+	if (!rc)
+		rc = host_enumerate(d.host, err, sizeof(err));
+	if (!rc)
+		rc = host_ntb_init(d.host, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "smartiod: host %u: %s\n", d.host_id, err[0] ? err : strerror(-rc));
+		goto out_host;
+	}
+	d.signal_fd = signals();
+	if (d.signal_fd < 0) {
+		perror("smartiod: signalfd");
+		goto out_host;
+	}
+	smio_sock_path(dir, d.host_id, sock, sizeof(sock));
+	snprintf(pidfile, sizeof(pidfile), "%s/host-%u.pid", dir, d.host_id);
+	pf = fopen(pidfile, "w");
+	if (!pf || fprintf(pf, "%d\n", (int)getpid()) < 0 || fclose(pf)) {
+		fprintf(stderr, "smartiod: cannot write %s: %s\n", pidfile, strerror(errno));
+		goto out_host;
+	}
+	/* The socket appears last: once it answers, the host is fully up. */
+	d.listen_fd = make_listener(sock, err, sizeof(err));
+	if (d.listen_fd < 0) {
+		fprintf(stderr, "smartiod: %s\n", err);
+		unlink(pidfile);
+		goto out_host;
+	}
+	fprintf(stderr, "smartiod: host %u (%s) up: %u functions, %u NTBs, IOMMU %s\n",
+		d.host_id, d.host->t->name, d.host->nfuncs, d.host->nntbs,
+		d.host->t->iommu ? "on" : "off");
+	if (ready_fd >= 0) {
+		/* Tell whoever started us that the socket answers now. */
+		if (write(ready_fd, "ready\n", 6) != 6)
+			fprintf(stderr, "smartiod: ready notification failed: %s\n",
+				strerror(errno));
+		close(ready_fd);
+	}
+	rc = smd_serve(&d);
+	status = rc ? 1 : 0;
+	for (unsigned i = 0; i < d.nconns; i++)
+		smd_close_conn(&d, i);
+	close(d.listen_fd);
+	unlink(sock);
+	unlink(pidfile);
+out_host:
+	if (d.signal_fd >= 0)
+		close(d.signal_fd);
+	fab_host_destroy(d.host);
+out_topo:
+	free(d.buf);
+	free(d.reply);
+	topo_free(d.topo);
+	return status;
+}

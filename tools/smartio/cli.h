@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* The smartio command-line tool: shared helpers for its subcommands. */
+#ifndef SMARTIO_CLI_H
+#define SMARTIO_CLI_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "smartio/proto.h"
+#include "smartio/topology.h"
+
+#define CLI_TIMEOUT_MS 5000
+
+struct cli_cmd {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv);   /* argv[0] is the subcommand name */
+};
+
+/* The cluster directory: --dir value if given, else the convention. */
+int cli_cluster_dir(const char *opt, char *buf, size_t len);
+/* Load DIR/topology.yaml of a running cluster (prints an actionable error). */
+int cli_cluster_topo(const char *dir, struct topo **t);
+/* Connect to host N of the cluster in dir and say HELLO with a role. Returns fd or -errno. */
+int cli_connect(const char *dir, uint32_t host, uint32_t role);
+/* --host N or $SMARTIO_HOST. Prints an error and returns -EINVAL if neither. */
+int cli_host_arg(const char *opt, uint32_t *host);
+int cli_parse_u64(const char *s, uint64_t *v);       /* decimal, 0x hex, or K/M/G sizes */
+int cli_parse_bdf(const char *s, uint16_t *bdf);     /* "BB:DD.F" or "DDDD:BB:DD.F" */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Error text of a daemon reply or transport status, with a hint. */
+const char *cli_strerror(int rc);
+
+/* names.c: "cpu" | BDF | function name; ADDR | NAME:barN[+OFF] (queried on fd). */
+int cli_parse_func(int fd, const char *s, uint16_t *bdf);
+int cli_parse_addr(int fd, const char *s, uint64_t *addr);
+
+int cmd_cluster(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_lspci(int argc, char **argv);
+int cmd_topo(int argc, char **argv);
+int cmd_route(int argc, char **argv);
+int cmd_ntb(int argc, char **argv);
+int cmd_iommu(int argc, char **argv);
+
+#endif

@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: MIT
+/* smartio cluster up|down|status, and smartio exec. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define UP_TIMEOUT_MS(n)  (20000 + 200 * (int)(n))
+#define DOWN_TIMEOUT_MS   5000
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* smartiod lives beside us when installed, in ../../src/daemon in a build tree. */
+static int find_daemon(char *buf, size_t len)
+{
+	const char *env = getenv("SMARTIOD");
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return access(buf, X_OK) ? -errno : 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(buf, len, "%s/smartiod", self);
+			if (!access(buf, X_OK))
+				return 0;
+			snprintf(buf, len, "%s/../../src/daemon/smartiod", self);
+			if (!access(buf, X_OK))
+				return 0;
+		}
+	}
+	snprintf(buf, len, "smartiod");
+	return 0;   /* execvp searches PATH */
+}
+
+static int write_file(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	int rc = 0;
+
+	if (!f)
+		return -errno;
+	if (fwrite(data, 1, len, f) != len)
+		rc = -EIO;
+	if (fclose(f) && !rc)
+		rc = -errno;
+	return rc;
+}
+
+static int read_whole(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return -errno;
+	for (;;) {
+		if (n + 4096 > cap) {
+			char *nb;
+
+			if (cap > (64u << 20)) {
+				free(buf);
+				fclose(f);
+				return -EFBIG;
+			}
+			cap = cap ? cap * 2 : 65536;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		size_t r = fread(buf + n, 1, cap - n, f);
+
+		n += r;
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* Is pid a smartiod? Guards against signalling a recycled pid. */
+static bool is_smartiod(pid_t pid)
+{
+	char path[64], cmd[256] = "";
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	n = fread(cmd, 1, sizeof(cmd) - 1, f);
+	fclose(f);
+	cmd[n] = '\0';
+	return strstr(cmd, "smartiod") != NULL;
+}
+
+static pid_t read_pid(const char *dir, uint32_t host)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "%s/host-%u.pid", dir, host);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return pid > 0 ? pid : 0;
+}
+
+/* Wait for a process to exit: pidfd becomes readable. No sleeping. */
+static bool wait_exit(pid_t pid, int timeout_ms)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p;
+	bool gone;
+
+	if (pfd < 0)
+		return errno == ESRCH;
+	p = (struct pollfd){ .fd = pfd, .events = POLLIN };
+	gone = poll(&p, 1, timeout_ms) == 1;
+	close(pfd);
+	return gone;
+}
+
+static void remove_host_files(const char *dir, uint32_t host)
+{
+	const char *sfx[] = { "sock", "pid", "log" };
+	char path[PATH_MAX + 32];
+
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/host-%u.%s", dir, host, sfx[i]);
+		unlink(path);
+	}
+}
+
+/* Stop one host's daemon: ask, then insist. Returns true if it is gone. */
+static bool stop_host(const char *dir, uint32_t host)
+{
+	pid_t pid = read_pid(dir, host);
+	int fd;
+
+	if (!pid || !is_smartiod(pid))
+		return true;
+	fd = cli_connect(dir, host, SMIO_ROLE_ADMIN);
+	if (fd >= 0) {
+		uint32_t rlen;
+
+		smio_call(fd, SMIO_SHUTDOWN, NULL, 0, NULL, 0, &rlen, NULL, 2000);
+		close(fd);
+	} else {
+		kill(pid, SIGTERM);
+	}
+	if (wait_exit(pid, DOWN_TIMEOUT_MS))
+		return true;
+	kill(pid, SIGKILL);
+	return wait_exit(pid, DOWN_TIMEOUT_MS);
+}
+
+static void tail_log(const char *dir, uint32_t host)
+{
+	char path[PATH_MAX + 32], line[512], last[512] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/host-%u.log", dir, host);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '\n')
+			snprintf(last, sizeof(last), "%s", line);
+	fclose(f);
+	if (last[0])
+		fprintf(stderr, "  host %u: %s", host, last);
+}
+
+static pid_t spawn(const char *daemon, const char *dir, uint32_t host, int ready_w)
+{
+	char log[PATH_MAX + 32], hostbuf[16];
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	/* Child: detach from the terminal and the CLI's session. */
+	snprintf(log, sizeof(log), "%s/host-%u.log", dir, host);
+	snprintf(hostbuf, sizeof(hostbuf), "%u", host);
+	int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int nfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (lfd < 0 || nfd < 0)
+		_exit(126);
+	dup2(nfd, 0);
+	dup2(lfd, 1);
+	dup2(lfd, 2);
+	if (dup2(ready_w, 3) < 0)
+		_exit(126);
+	setsid();
+	execlp(daemon, "smartiod", "--cluster", dir, "--host", hostbuf, "--ready-fd", "3",
+	       (char *)NULL);
+	fprintf(stderr, "smartiod: cannot run %s: %s\n", daemon, strerror(errno));
+	_exit(127);
+}
+
+static bool any_alive(const char *dir, const struct topo *t)
+{
+	for (uint32_t i = 0; i < t->nhosts; i++) {
+		pid_t pid = read_pid(dir, t->hosts[i].id);
+
+		if (pid && kill(pid, 0) == 0 && is_smartiod(pid))
+			return true;
+	}
+	return false;
+}
+
+static void up_usage(FILE *f)
+{
+	fprintf(f, "usage: smartio cluster up [TOPOLOGY.yaml] [--dir DIR]\n\n"
+		   "Starts one smartiod per host of TOPOLOGY (default: the built-in 3-host\n"
+		   "cluster) and returns when every host is up. Errors in the topology are\n"
+		   "reported with file:line and nothing is started.\n");
+}
+
+static int cluster_up(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' }, { 0 } };
+	const char *dir_opt = NULL, *file = NULL;
+	char dir[PATH_MAX], daemon[PATH_MAX + 32], path[PATH_MAX + 32], err[512];
+	struct topo *t = NULL, *old = NULL;
+	char *yaml = NULL;
+	size_t ylen = 0;
+	pid_t *pids = NULL;
+	int *rfd = NULL, rc, c, status = 1;
+	uint32_t ready = 0;
+	bool tty = isatty(2);
+	double t0 = now_s();
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'd')
+			dir_opt = optarg;
+		else if (c == 'h')
+			return up_usage(stdout), 0;
+		else
+			return up_usage(stderr), 2;
+	}
+	if (optind < argc)
+		file = argv[optind++];
+	if (optind < argc) {
+		cli_err("cluster up takes one topology file, not '%s'", argv[optind]);
+		return 2;
+	}
+	if (cli_cluster_dir(dir_opt, dir, sizeof(dir)))
+		return cli_err("cluster directory path too long"), 2;
+	if (file) {
+		rc = read_whole(file, &yaml, &ylen);
+		if (rc)
+			return cli_err("cannot read %s: %s", file, strerror(-rc)), 1;
+		rc = topo_load_string(yaml, ylen, file, &t, err, sizeof(err));
+	} else {
+		yaml = strdup(topo_default_yaml());
+		ylen = yaml ? strlen(yaml) : 0;
+		rc = yaml ? topo_load_default(&t, err, sizeof(err)) : -ENOMEM;
+	}
+	if (rc) {
+		cli_err("%s", err[0] ? err : strerror(-rc));
+		cli_err("nothing was started");
+		free(yaml);
+		return 1;
+	}
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		cli_err("cannot create %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/topology.yaml", dir);
+	if (!access(path, F_OK) &&
+	    !topo_load_file(path, &old, err, sizeof(err)) && any_alive(dir, old)) {
+		cli_err("a cluster is already running in %s; stop it with 'smartio cluster down'"
+			" or use --dir", dir);
+		goto out;
+	}
+	rc = write_file(path, yaml, ylen);
+	if (rc) {
+		cli_err("cannot write %s: %s", path, strerror(-rc));
+		goto out;
+	}
+	find_daemon(daemon, sizeof(daemon));
+	pids = calloc(t->nhosts, sizeof(*pids));
+	rfd = calloc(t->nhosts, sizeof(*rfd));
+	if (!pids || !rfd)
+		goto out;
+	for (uint32_t i = 0; i < t->nhosts; i++) {
+		int p[2];
+
+		rfd[i] = -1;
+		remove_host_files(dir, t->hosts[i].id);
+		if (pipe2(p, O_CLOEXEC)) {
+			cli_err("pipe: %s", strerror(errno));
+			goto fail;
+		}
+		pids[i] = spawn(daemon, dir, t->hosts[i].id, p[1]);
+		close(p[1]);
+		rfd[i] = p[0];
+		if (pids[i] < 0) {
+			cli_err("fork: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	/* Each daemon writes one line to its ready pipe once its socket
+	 * answers; EOF without it means the daemon died. */
+	while (ready < t->nhosts) {
+		struct pollfd pfd[TOPO_MAX_HOSTS];
+		uint32_t map[TOPO_MAX_HOSTS], n = 0;
+		int left = UP_TIMEOUT_MS(t->nhosts) - (int)((now_s() - t0) * 1000);
+
+		for (uint32_t i = 0; i < t->nhosts; i++)
+			if (rfd[i] >= 0) {
+				map[n] = i;
+				pfd[n++] = (struct pollfd){ .fd = rfd[i], .events = POLLIN };
+			}
+		if (left <= 0 || poll(pfd, n, left) <= 0) {
+			cli_err("hosts did not come up within %d s", UP_TIMEOUT_MS(t->nhosts) / 1000);
+			goto fail;
+		}
+		for (uint32_t k = 0; k < n; k++) {
+			char buf[16];
+			uint32_t i = map[k];
+
+			if (!pfd[k].revents)
+				continue;
+			if (read(rfd[i], buf, sizeof(buf)) <= 0) {
+				cli_err("host %u (%s) failed to start:", t->hosts[i].id,
+					t->hosts[i].name);
+				tail_log(dir, t->hosts[i].id);
+				goto fail;
+			}
+			close(rfd[i]);
+			rfd[i] = -1;
+			ready++;
+			if (tty)
+				fprintf(stderr, "\rstarting hosts: %u/%u", ready, t->nhosts);
+		}
+	}
+	if (tty)
+		fputc('\n', stderr);
+	printf("cluster '%s' up in %s: %u hosts in %.2f s\n", t->name, dir, t->nhosts,
+	       now_s() - t0);
+	status = 0;
+	goto out;
+fail:
+	for (uint32_t i = 0; i < t->nhosts; i++) {
+		if (pids[i] > 0) {
+			kill(pids[i], SIGTERM);
+			waitpid(pids[i], NULL, 0);
+		}
+		remove_host_files(dir, t->hosts[i].id);
+	}
+	unlink(path);
+	rmdir(dir);
+	cli_err("nothing is left running");
+out:
+	if (rfd)
+		for (uint32_t i = 0; i < t->nhosts; i++)
+			if (rfd[i] >= 0)
+				close(rfd[i]);
+	free(rfd);
+	free(pids);
+	free(yaml);
+	topo_free(old);
+	topo_free(t);
+	return status;
+}
+
+static int cluster_down(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	struct topo *t;
+	int status = 0;
+
+	if (cli_cluster_topo(dir, &t))
+		return 1;
+	for (uint32_t i = 0; i < t->nhosts; i++) {
+		if (!stop_host(dir, t->hosts[i].id)) {
+			cli_err("host %u does not stop; it is left running", t->hosts[i].id);
+			status = 1;
+			continue;
+		}
+		remove_host_files(dir, t->hosts[i].id);
+	}
+	if (!status) {
+		snprintf(path, sizeof(path), "%s/topology.yaml", dir);
+		unlink(path);
+		rmdir(dir);     /* fails harmlessly if the user keeps other files there */
+		printf("cluster '%s' down: %u hosts stopped\n", t->name, t->nhosts);
+	}
+	topo_free(t);
+	return status;
+}
+
+static int cluster_status(const char *dir, bool json)
+{
+	struct topo *t;
+	uint32_t up = 0;
+
+	if (cli_cluster_topo(dir, &t))
+		return 1;
+	if (json)
+		printf("{\"cluster\":\"%s\",\"dir\":\"%s\",\"hosts\":[", t->name, dir);
+	else
+		printf("%-5s %-16s %-5s %-8s %-6s %10s %6s %5s %6s\n", "HOST", "NAME", "NODE",
+		       "PID", "STATE", "UPTIME", "FUNCS", "NTBS", "IOMMU");
+	for (uint32_t i = 0; i < t->nhosts; i++) {
+		const struct topo_host *h = &t->hosts[i];
+		pid_t pid = read_pid(dir, h->id);
+		struct smio_status st = { 0 };
+		const char *state = "down";
+		uint32_t rlen = 0;
+		int fd = -1;
+
+		if (pid && kill(pid, 0) == 0 && is_smartiod(pid))
+			fd = cli_connect(dir, h->id, SMIO_ROLE_ADMIN);
+		if (fd >= 0 && smio_call(fd, SMIO_STATUS, NULL, 0, &st, sizeof(st), &rlen, NULL,
+					 CLI_TIMEOUT_MS) == 0 && rlen == sizeof(st)) {
+			state = "up";
+			up++;
+		} else if (pid) {
+			state = "dead";
+		}
+		if (fd >= 0)
+			close(fd);
+		if (json)
+			printf("%s{\"host\":%u,\"name\":\"%s\",\"node_id\":%u,\"pid\":%d,"
+			       "\"state\":\"%s\",\"uptime_s\":%.3f,\"functions\":%u,\"ntbs\":%u,"
+			       "\"iommu\":%s,\"route_hits\":%llu,\"route_misses\":%llu}",
+			       i ? "," : "", h->id, h->name, h->node_id, (int)pid, state,
+			       (double)st.uptime_ns / 1e9, st.nfuncs, st.nntbs,
+			       h->iommu ? "true" : "false", (unsigned long long)st.route_hits,
+			       (unsigned long long)st.route_misses);
+		else
+			printf("%-5u %-16s %-5u %-8d %-6s %9.1fs %6u %5u %6s\n", h->id, h->name,
+			       h->node_id, (int)pid, state, (double)st.uptime_ns / 1e9, st.nfuncs,
+			       st.nntbs, h->iommu ? "on" : "off");
+	}
+	if (json)
+		printf("],\"up\":%u,\"total\":%u}\n", up, t->nhosts);
+	else
+		printf("%u of %u hosts up\n", up, t->nhosts);
+	topo_free(t);
+	return up == t->nhosts ? 0 : 3;
+}
+
+static void cluster_usage(FILE *f)
+{
+	fprintf(f, "usage: smartio cluster up [TOPOLOGY.yaml] [--dir DIR]\n"
+		   "       smartio cluster down [--dir DIR]\n"
+		   "       smartio cluster status [--dir DIR] [--json]\n\n"
+		   "status exits 0 when every host is up, 3 when any is down or dead.\n");
+}
+
+int cmd_cluster(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dir", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	const char *dir_opt = NULL;
+	char dir[PATH_MAX];
+	bool json = false;
+	int c;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		cluster_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "up"))
+		return cluster_up(argc - 1, argv + 1);
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'd')
+			dir_opt = optarg;
+		else if (c == 'j')
+			json = true;
+		else if (c == 'h')
+			return cluster_usage(stdout), 0;
+		else
+			return cluster_usage(stderr), 2;
+	}
+	if (optind < argc) {
+		cli_err("unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	if (cli_cluster_dir(dir_opt, dir, sizeof(dir)))
+		return cli_err("cluster directory path too long"), 2;
+	if (!strcmp(argv[1], "down"))
+		return cluster_down(dir);
+	if (!strcmp(argv[1], "status"))
+		return cluster_status(dir, json);
+	cli_err("unknown cluster command '%s' (up, down, status)", argv[1]);
+	return 2;
+}
+
+int cmd_exec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "host", required_argument, NULL, 'H' }, { "dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	const char *host_opt = NULL, *dir_opt = NULL;
+	char dir[PATH_MAX], hostbuf[16];
+	struct topo *t;
+	uint32_t host;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		if (c == 'H')
+			host_opt = optarg;
+		else if (c == 'd')
+			dir_opt = optarg;
+		else if (c == 'h') {
+			printf("usage: smartio exec --host N [--dir DIR] -- COMMAND [ARGS...]\n\n"
+			       "Runs COMMAND as a process of host N: with SMARTIO_HOST=N and\n"
+			       "SMARTIO_CLUSTER=DIR in its environment.\n");
+			return 0;
+		} else
+			return 2;
+	}
+	if (optind >= argc) {
+		cli_err("exec needs a command: smartio exec --host N -- COMMAND [ARGS...]");
+		return 2;
+	}
+	if (!host_opt)
+		return cli_err("exec needs --host N"), 2;
+	if (cli_host_arg(host_opt, &host))
+		return 2;
+	if (cli_cluster_dir(dir_opt, dir, sizeof(dir)))
+		return cli_err("cluster directory path too long"), 2;
+	if (cli_cluster_topo(dir, &t))
+		return 1;
+	if (topo_host_index(t, host) < 0) {
+		cli_err("the cluster in %s has no host %u", dir, host);
+		topo_free(t);
+		return 1;
+	}
+	topo_free(t);
+	snprintf(hostbuf, sizeof(hostbuf), "%u", host);
+	setenv("SMARTIO_HOST", hostbuf, 1);
+	setenv("SMARTIO_CLUSTER", dir, 1);
+	execvp(argv[optind], argv + optind);
+	cli_err("cannot run %s: %s", argv[optind], strerror(errno));
+	return 127;
+}

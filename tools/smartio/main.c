@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+/* smartio: manage and inspect an emulated PCIe/NTB cluster. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct cli_cmd cmds[] = {
+	{ "cluster", "start, stop and check a cluster (up | down | status)", cmd_cluster },
+	{ "exec", "run a command as a process of host N", cmd_exec },
+	{ "lspci", "list a host's PCI functions in lspci's formats", cmd_lspci },
+	{ "topo", "show the cluster topology (text or Graphviz)", cmd_topo },
+	{ "route", "resolve an address from a requester and show the hop path", cmd_route },
+	{ "ntb", "inspect and program an NTB adapter (LUT, requester IDs, link)", cmd_ntb },
+	{ "iommu", "inspect and program a host's IOMMU", cmd_iommu },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: smartio COMMAND [ARGS]\n\nCommands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "\nRun 'smartio COMMAND --help' for a command's options. The cluster\n"
+		   "directory is $SMARTIO_CLUSTER, else $XDG_RUNTIME_DIR/smartio, else\n"
+		   "/tmp/smartio-UID; a process belongs to host $SMARTIO_HOST.\n"
+		   "Documentation: docs/cli.md\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "smartio: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,664 @@
+// SPDX-License-Identifier: MIT
+/* smartio route, smartio ntb and smartio iommu: the address-routing tools. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* The wire carries src/fabric/route.h's numbers (enum fab_status, fab_hop_kind). */
+static const char *const status_str[] = { "ok", "unsupported request", "IOMMU fault",
+	"link down", "NTB requester rejected", "hop limit", "host down", "bad request" };
+static const char *const hop_str[] = { "?", "device", "link", "switch", "root", "iommu",
+	"ntb", "cable", "cluster-switch", "memory" };
+enum { HOP_LINK = 2, HOP_CABLE = 7, HOP_CSWITCH = 8, HOP_MEMORY = 9 };
+#define NO_HOST 0xffff
+enum { TGT_RAM = 1, TGT_BAR = 2 };
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+struct conn {
+	const char *host_opt, *dir_opt;
+	char dir[PATH_MAX];
+	uint32_t host;
+	int fd;
+};
+
+static const char *str_of(const char *const *tab, size_t n, int v)
+{
+	return v >= 0 && (size_t)v < n ? tab[v] : "unknown";
+}
+
+static void bdf_str(char *buf, size_t len, uint16_t bdf)
+{
+	snprintf(buf, len, "%02x:%02x.%x", bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
+}
+
+/* --from / BDF arguments: "cpu" (or 00:00.0) is the root complex, RID 0. */
+static int parse_rid(const char *s, uint16_t *rid)
+{
+	if (!strcmp(s, "cpu") || !strcmp(s, "CPU")) {
+		*rid = 0;
+		return 0;
+	}
+	if (cli_parse_bdf(s, rid)) {
+		cli_err("'%s' is not a function address (BB:DD.F, as 'smartio lspci' shows) or 'cpu'",
+			s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_num(const char *what, const char *s, uint64_t max, uint64_t *v)
+{
+	if (cli_parse_u64(s, v) || *v > max) {
+		cli_err("%s: '%s' is not a number (decimal, 0x hex or a size like 4K)", what, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int conn_open(struct conn *c, uint32_t role)
+{
+	c->fd = -1;
+	if (cli_host_arg(c->host_opt, &c->host))
+		return -EINVAL;
+	if (cli_cluster_dir(c->dir_opt, c->dir, sizeof(c->dir))) {
+		cli_err("cluster directory path too long");
+		return -ENAMETOOLONG;
+	}
+	c->fd = cli_connect(c->dir, c->host, role);
+	if (c->fd < 0) {
+		cli_err("host %u in %s: %s", c->host, c->dir, cli_strerror(c->fd));
+		return c->fd;
+	}
+	return 0;
+}
+
+/* One round trip; rlen may be NULL when the reply's size is fixed. */
+static int call(struct conn *c, uint16_t type, const void *req, uint32_t len, void *out,
+		uint32_t cap, uint32_t *rlen)
+{
+	uint32_t n;
+
+	return smio_call(c->fd, type, req, len, out, cap, rlen ? rlen : &n, NULL, CLI_TIMEOUT_MS);
+}
+
+/* ---------- route ---------- */
+
+/* Cables, cluster switches and DRAM have no function; cluster switches no host. */
+static void hop_where(const struct smio_hop *h, char *hs, size_t hlen, char *b, size_t blen)
+{
+	if (h->host == NO_HOST)
+		snprintf(hs, hlen, "-");
+	else
+		snprintf(hs, hlen, "%u", h->host);
+	if (h->kind == HOP_CABLE || h->kind == HOP_CSWITCH || h->kind == HOP_MEMORY)
+		snprintf(b, blen, "-");
+	else
+		bdf_str(b, blen, h->bdf);
+}
+
+static void route_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: smartio route --host N [--from BDF|NAME|cpu] --addr ADDR|NAME:barN[+OFF] [--len L]\n"
+		"                     [--read|--write] [--nocache] [--json] [--dir DIR]\n\n"
+		"Resolves a bus address on host N as requester BDF sees it and shows the\n"
+		"target (RAM or a BAR, on whichever host) and every hop of the path.\n"
+		"  --from BDF   requester function (BDF or its name, e.g. gpu0); default 'cpu'\n"
+		"               (the root complex, 00:00.0)\n"
+		"  --addr ADDR  bus address, or NAME:barN[+OFFSET] for a function's BAR\n"
+		"  --len L      access length in bytes (default 4)\n"
+		"  --write      a write (the default); --read for a read\n"
+		"  --nocache    bypass the daemon's route cache\n"
+		"  --json       one JSON object instead of text\n"
+		"Exits 0 if the route resolves, 1 if it fails (the reason is printed).\n");
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < ' ')
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+/* ,"key":value, or null for a "-" placeholder */
+static void json_opt(const char *key, const char *v, bool quote)
+{
+	if (!strcmp(v, "-"))
+		printf(",\"%s\":null", key);
+	else
+		printf(quote ? ",\"%s\":\"%s\"" : ",\"%s\":%s", key, v);
+}
+
+static void route_json(const struct smio_route_req *q, uint32_t host,
+		       const struct smio_route_reply *r)
+{
+	const struct smio_target *t = &r->tgt;
+	char b[16], hs[16];
+
+	bdf_str(b, sizeof(b), q->rid);
+	printf("{\"host\":%u,\"from\":\"%s\",\"addr\":\"0x%" PRIx64 "\",\"len\":%" PRIu64
+	       ",\"write\":%s,\"status\":", host, q->rid ? b : "cpu", q->addr, q->len,
+	       q->write ? "true" : "false");
+	json_str(str_of(status_str, ARRAY_LEN(status_str), r->status));
+	printf(",\"status_code\":%d,\"ok\":%s,\"reason\":", r->status, r->status ? "false" : "true");
+	json_str(r->reason);
+	printf(",\"cached\":%s,\"ntb_hops\":%u", r->cached ? "true" : "false", r->ntb_hops);
+	if (!r->status) {
+		bdf_str(b, sizeof(b), t->bdf);
+		printf(",\"target\":{\"kind\":\"%s\",\"host\":%u", t->kind == TGT_BAR ? "bar" : "ram",
+		       t->host);
+		if (t->kind == TGT_BAR)
+			printf(",\"bar\":%u,\"bdf\":\"%s\"", t->bar, b);
+		printf(",\"addr\":\"0x%" PRIx64 "\",\"mem\":%u,\"offset\":\"0x%" PRIx64
+		       "\",\"len\":%" PRIu64 "}", t->addr, t->mem, t->offset, t->len);
+	}
+	printf(",\"hops\":[");
+	for (uint32_t i = 0; i < r->nhops; i++) {
+		const struct smio_hop *h = &r->hops[i];
+
+		hop_where(h, hs, sizeof(hs), b, sizeof(b));
+		printf("%s{\"kind\":\"%s\"", i ? "," : "",
+		       str_of(hop_str, ARRAY_LEN(hop_str), h->kind));
+		json_opt("host", hs, false);
+		json_opt("bdf", b, true);
+		printf(",\"name\":");
+		json_str(h->name);
+		printf(",\"gen\":%u,\"width\":%u,\"latency_ns\":%u}", h->gen, h->width,
+		       h->latency_ns);
+	}
+	printf("]}\n");
+}
+
+static void route_text(const struct smio_route_req *q, uint32_t host,
+		       const struct smio_route_reply *r)
+{
+	const struct smio_target *t = &r->tgt;
+	char b[16], hs[16];
+
+	bdf_str(b, sizeof(b), q->rid);
+	printf("route on host %u: %s %s 0x%" PRIx64 ", %" PRIu64 " bytes, from %s%s\n", host,
+	       q->write ? "write" : "read", q->write ? "to" : "from", q->addr, q->len,
+	       q->rid ? b : "cpu", r->cached ? " (cached)" : "");
+	printf("status: %s\n", str_of(status_str, ARRAY_LEN(status_str), r->status));
+	if (r->status) {
+		printf("reason: %s\n", r->reason[0] ? r->reason : "(none given)");
+	} else {
+		printf("target: host %u ", t->host);
+		if (t->kind == TGT_BAR) {
+			bdf_str(b, sizeof(b), t->bdf);
+			printf("BAR%u of %s", t->bar, b);
+		} else {
+			printf("RAM");
+		}
+		printf(" at 0x%" PRIx64 ", memory object %u offset 0x%" PRIx64 ", %" PRIu64
+		       " bytes contiguous\n", t->addr, t->mem, t->offset, t->len);
+	}
+	printf("hops: %u (%u NTB crossings)\n", r->nhops, r->ntb_hops);
+	for (uint32_t i = 0; i < r->nhops; i++) {
+		const struct smio_hop *h = &r->hops[i];
+
+		hop_where(h, hs, sizeof(hs), b, sizeof(b));
+		printf("  %2u  %-14s host %-3s %-7s  %s", i + 1,
+		       str_of(hop_str, ARRAY_LEN(hop_str), h->kind), hs, b, h->name);
+		if (h->kind == HOP_LINK || h->kind == HOP_CABLE || h->gen)
+			printf("  Gen%u x%u", h->gen, h->width);
+		if (h->latency_ns)
+			printf("  %u ns", h->latency_ns);
+		putchar('\n');
+	}
+}
+
+int cmd_route(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "host", required_argument, NULL, 'H' }, { "dir", required_argument, NULL, 'd' },
+		{ "from", required_argument, NULL, 'f' }, { "addr", required_argument, NULL, 'a' },
+		{ "len", required_argument, NULL, 'l' }, { "read", no_argument, NULL, 'r' },
+		{ "write", no_argument, NULL, 'w' }, { "nocache", no_argument, NULL, 'N' },
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
+	struct smio_route_req q = { .write = 1, .len = 4 };
+	struct smio_route_reply *r;
+	struct conn c = { 0 };
+	const char *from = "cpu", *addr = NULL;
+	bool json = false;
+	int ch, rc;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'H': c.host_opt = optarg; break;
+		case 'd': c.dir_opt = optarg; break;
+		case 'f': from = optarg; break;
+		case 'a': addr = optarg; break;
+		case 'l':
+			if (parse_num("--len", optarg, SMIO_MAX_LEN, &q.len) || !q.len)
+				return cli_err("--len must be 1 .. 2^40"), 2;
+			break;
+		case 'r': q.write = 0; break;
+		case 'w': q.write = 1; break;
+		case 'N': q.nocache = 1; break;
+		case 'j': json = true; break;
+		case 'h': return route_usage(stdout), 0;
+		default: return route_usage(stderr), 2;
+		}
+	}
+	if (optind < argc)
+		return cli_err("route: unexpected argument '%s'", argv[optind]), 2;
+	if (!addr)
+		return cli_err("route needs --addr ADDR (a bus address on the host)"), 2;
+	if (conn_open(&c, SMIO_ROLE_CLIENT))
+		return 1;
+	if (cli_parse_func(c.fd, from, &q.rid) || cli_parse_addr(c.fd, addr, &q.addr)) {
+		close(c.fd);
+		return 2;
+	}
+	r = malloc(SMIO_MAX_PAYLOAD);
+	rc = r ? call(&c, SMIO_ROUTE, &q, sizeof(q), r, SMIO_MAX_PAYLOAD, NULL) : -ENOMEM;
+	close(c.fd);
+	if (rc) {
+		cli_err("route on host %u: %s", c.host, cli_strerror(rc));
+		free(r);
+		return 1;
+	}
+	if (json)
+		route_json(&q, c.host, r);
+	else
+		route_text(&q, c.host, r);
+	rc = r->status ? 1 : 0;
+	free(r);
+	return rc;
+}
+
+/* ---------- ntb ---------- */
+
+static void ntb_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: smartio ntb --host N [--ntb I] [--dir DIR] COMMAND\n\n"
+		"Commands (default: info):\n"
+		"  info                          adapter, windows, tables, link\n"
+		"  lut set ENTRY|auto HOST ADDR  window ENTRY -> HOST's bus address ADDR;\n"
+		"                                'auto' takes the first free entry and prints\n"
+		"                                the local window address to use\n"
+		"  lut clear ENTRY               unprogram a window\n"
+		"  rid add|del BDF               requester-ID table (traffic from the far side)\n"
+		"  link up|down                  train or drop the external link\n"
+		"  db BITS                       ring doorbell bits on the far side\n"
+		"  spad IDX [VALUE]              read or write a scratchpad register\n"
+		"--ntb I selects the host's I-th adapter (default 0).\n");
+}
+
+static const char *ntb_strerror(int rc, const struct smio_ntb_info *ni, const char *cmd)
+{
+	static char buf[128];
+
+	switch (rc) {
+	case -ENOSPC: return "look-up table full (or requester-ID table full)";
+	case -EHOSTUNREACH: return "host not reachable over this adapter's cable";
+	case -EINVAL:
+		snprintf(buf, sizeof(buf), "address not aligned to the window size (0x%" PRIx64
+			 ") or invalid value", ni->win_size);
+		return buf;
+	case -EBUSY: return "entry in use; clear it first";
+	case -ERANGE: return "index out of range ('smartio ntb info' shows the table sizes)";
+	case -ENOENT:
+		return !strcmp(cmd, "rid") ? "requester not in the table" : "entry not programmed";
+	case -EEXIST: return "requester already in the table";
+	case -ENOTCONN: return "this adapter has no cable (connect: in the topology)";
+	case -ENOLINK: return "link is down ('smartio ntb link up')";
+	case -EDESTADDRREQ:
+		return "doorbells need a back-to-back cable; this one goes to a cluster switch";
+	default: return cli_strerror(rc);
+	}
+}
+
+static void ntb_print_info(uint32_t host, const struct smio_ntb_info *ni)
+{
+	static const char *const peer[] = { "not connected", "back-to-back NTB",
+					    "cluster switch" };
+	char b[16];
+
+	bdf_str(b, sizeof(b), ni->bdf);
+	printf("host %u ntb %u: %s at %s\n", host, ni->ntb, ni->name, b);
+	printf("  BAR2      0x%" PRIx64 ", size 0x%" PRIx64 " (%u windows of 0x%" PRIx64 ")\n",
+	       ni->bar_addr, ni->bar_size, ni->lut_entries, ni->win_size);
+	printf("  LUT       %u of %u entries used\n", ni->lut_used, ni->lut_entries);
+	printf("  RID table %u of %u entries used\n", ni->rid_used, ni->rid_entries);
+	printf("  link      %s (cable to %s)\n", ni->link_up ? "up" : "down",
+	       str_of(peer, ARRAY_LEN(peer), ni->peer_kind));
+	printf("  doorbells %u (pending 0x%x), scratchpads %u, DMA channels %u\n",
+	       ni->doorbells, ni->db_pending, ni->scratchpads, ni->dma_channels);
+}
+
+static int ntb_lut(struct conn *c, const struct smio_ntb_info *ni, int n, char **a)
+{
+	struct smio_ntb_lut q = { .ntb = ni->ntb }, o;
+	uint32_t rlen;
+	uint64_t v;
+	int rc;
+
+	if (n == 2 && !strcmp(a[0], "clear")) {
+		if (parse_num("ENTRY", a[1], UINT32_MAX - 1, &v))
+			return 2;
+		q.entry = (uint32_t)v;
+		rc = call(c, SMIO_NTB_LUT_CLEAR, &q, sizeof(q), NULL, 0, NULL);
+		if (!rc)
+			printf("host %u ntb %u: LUT[%u] cleared\n", c->host, ni->ntb, q.entry);
+		return rc;
+	}
+	if (n != 4 || strcmp(a[0], "set"))
+		return cli_err("usage: ntb lut set ENTRY|auto HOST ADDR | ntb lut clear ENTRY"), 2;
+	if (!strcmp(a[1], "auto"))
+		q.entry = UINT32_MAX;
+	else if (parse_num("ENTRY", a[1], UINT32_MAX - 1, &v))
+		return 2;
+	else
+		q.entry = (uint32_t)v;
+	if (parse_num("HOST", a[2], UINT32_MAX, &v))
+		return 2;
+	q.dest_host = (uint32_t)v;
+	if (parse_num("ADDR", a[3], UINT64_MAX, &q.dest_addr))
+		return 2;
+	rc = call(c, SMIO_NTB_LUT_SET, &q, sizeof(q), &o, sizeof(o), &rlen);
+	if (rc)
+		return rc;
+	if (rlen != sizeof(o)) {
+		/* A daemon that does not echo the entry: only an explicit one is known. */
+		if (q.entry == UINT32_MAX) {
+			printf("host %u ntb %u: a LUT entry -> host %u address 0x%" PRIx64
+			       " (the daemon did not say which)\n", c->host, ni->ntb,
+			       q.dest_host, q.dest_addr);
+			return 0;
+		}
+		o = q;
+	}
+	printf("host %u ntb %u: LUT[%u] -> host %u address 0x%" PRIx64 "\n", c->host, ni->ntb,
+	       o.entry, o.dest_host, o.dest_addr);
+	printf("window: local bus address 0x%" PRIx64 ", 0x%" PRIx64 " bytes\n",
+	       ni->bar_addr + (uint64_t)o.entry * ni->win_size, ni->win_size);
+	return 0;
+}
+
+static int ntb_run(struct conn *c, const struct smio_ntb_info *ni, int n, char **a)
+{
+	uint64_t v;
+	uint16_t rid;
+	int rc;
+
+	if (!strcmp(a[0], "lut"))
+		return ntb_lut(c, ni, n - 1, a + 1);
+	if (!strcmp(a[0], "rid") && n == 3 && (!strcmp(a[1], "add") || !strcmp(a[1], "del"))) {
+		struct smio_ntb_rid q = { .ntb = ni->ntb };
+		bool add = !strcmp(a[1], "add");
+
+		if (parse_rid(a[2], &rid))
+			return 2;
+		q.rid = rid;
+		rc = call(c, add ? SMIO_NTB_RID_ADD : SMIO_NTB_RID_DEL, &q, sizeof(q), NULL, 0, NULL);
+		if (!rc)
+			printf("host %u ntb %u: requester %s %s\n", c->host, ni->ntb, a[2],
+			       add ? "added" : "removed");
+		return rc;
+	}
+	if (!strcmp(a[0], "link") && n == 2 && (!strcmp(a[1], "up") || !strcmp(a[1], "down"))) {
+		struct smio_ntb_link q = { .ntb = ni->ntb, .up = !strcmp(a[1], "up") };
+
+		rc = call(c, SMIO_NTB_LINK, &q, sizeof(q), NULL, 0, NULL);
+		if (!rc)
+			printf("host %u ntb %u: link %s\n", c->host, ni->ntb, a[1]);
+		return rc;
+	}
+	if (!strcmp(a[0], "db") && n == 2) {
+		struct smio_ntb_db q = { .ntb = ni->ntb };
+
+		if (parse_num("BITS", a[1], UINT32_MAX, &v))
+			return 2;
+		q.bits = (uint32_t)v;
+		rc = call(c, SMIO_NTB_DB_RING, &q, sizeof(q), NULL, 0, NULL);
+		if (!rc)
+			printf("host %u ntb %u: rang doorbell bits 0x%x\n", c->host, ni->ntb, q.bits);
+		return rc;
+	}
+	if (!strcmp(a[0], "spad") && (n == 2 || n == 3)) {
+		struct smio_ntb_spad q = { .ntb = ni->ntb, .write = n == 3 }, o;
+
+		if (parse_num("IDX", a[1], UINT32_MAX, &v))
+			return 2;
+		q.idx = (uint32_t)v;
+		if (n == 3 && parse_num("VALUE", a[2], UINT32_MAX, &v))
+			return 2;
+		q.value = n == 3 ? (uint32_t)v : 0;
+		rc = call(c, SMIO_NTB_SPAD, &q, sizeof(q), &o, sizeof(o), NULL);
+		if (!rc)
+			printf("host %u ntb %u: spad[%u] = 0x%08x\n", c->host, ni->ntb, o.idx, o.value);
+		return rc;
+	}
+	cli_err("unknown or incomplete ntb command '%s' (see 'smartio ntb --help')", a[0]);
+	return 2;
+}
+
+int cmd_ntb(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "host", required_argument, NULL, 'H' }, { "dir", required_argument, NULL, 'd' },
+		{ "ntb", required_argument, NULL, 'n' }, { "help", no_argument, NULL, 'h' }, { 0 } };
+	struct smio_ntb_ref ref = { 0 };
+	struct smio_ntb_info ni;
+	struct conn c = { 0 };
+	bool info;
+	uint64_t v;
+	int ch, rc;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (ch == 'H')
+			c.host_opt = optarg;
+		else if (ch == 'd')
+			c.dir_opt = optarg;
+		else if (ch == 'n' && !parse_num("--ntb", optarg, UINT32_MAX, &v))
+			ref.ntb = (uint32_t)v;
+		else if (ch == 'h')
+			return ntb_usage(stdout), 0;
+		else
+			return ntb_usage(stderr), 2;
+	}
+	info = optind >= argc || !strcmp(argv[optind], "info");
+	if (info && optind + 1 < argc)
+		return cli_err("ntb info takes no arguments"), 2;
+	if (conn_open(&c, info ? SMIO_ROLE_CLIENT : SMIO_ROLE_ADMIN))
+		return 1;
+	rc = call(&c, SMIO_NTB_INFO, &ref, sizeof(ref), &ni, sizeof(ni), NULL);
+	if (rc == -ENOENT) {
+		cli_err("host %u has no NTB %u (adapters count from 0; 'smartio topo' lists them)",
+			c.host, ref.ntb);
+		close(c.fd);
+		return 1;
+	}
+	if (!rc && info)
+		ntb_print_info(c.host, &ni);
+	else if (!rc)
+		rc = ntb_run(&c, &ni, argc - optind, argv + optind);
+	close(c.fd);
+	if (rc < 0)
+		cli_err("host %u ntb %u: %s", c.host, ref.ntb, ntb_strerror(rc, &ni, optind < argc ? argv[optind] : "info"));
+	return rc < 0 ? 1 : rc;
+}
+
+/* ---------- iommu ---------- */
+
+static void iommu_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: smartio iommu --host N [--dir DIR] COMMAND\n\n"
+		"Commands:\n"
+		"  faults                          recent translation faults (default)\n"
+		"  domain alloc | domain free D    create / destroy a translation domain\n"
+		"  attach D BDF | detach BDF       put a requester in a domain / take it out\n"
+		"  map D IOVA PADDR SIZE [r|w|rw]  map (4 KiB aligned; default rw)\n"
+		"  unmap D IOVA SIZE\n");
+}
+
+static const char *iommu_strerror(int rc, uint32_t host)
+{
+	static char buf[96];
+
+	switch (rc) {
+	case -ENODEV:
+		snprintf(buf, sizeof(buf), "host %u has its IOMMU off (iommu: true in the topology)",
+			 host);
+		return buf;
+	case -ENOENT: return "no such domain, attachment or mapping";
+	case -EBUSY: return "domain still has requesters attached; detach them first";
+	case -EEXIST: return "part of the range is already mapped; unmap it first";
+	case -EINVAL: return "addresses and sizes must be 4 KiB aligned, permissions r, w or rw";
+	case -ERANGE: return "range beyond the IOMMU's address width";
+	case -ENOSPC: return "no free domain";
+	default: return cli_strerror(rc);
+	}
+}
+
+static void iommu_print_faults(const struct smio_iommu_faults *f)
+{
+	static const char *const why[] = { "?", "no domain", "not present", "read denied",
+					   "write denied", "address width" };
+	char b[16];
+
+	printf("%" PRIu64 " faults in total%s\n", f->total, f->n ? "; most recent:" : "");
+	for (uint32_t i = 0; i < f->n; i++) {
+		const struct smio_iommu_fault *x = &f->f[i];
+
+		bdf_str(b, sizeof(b), x->rid);
+		printf("  #%-4" PRIu64 " %s %-5s iova 0x%" PRIx64 " domain %u: %s\n", x->seq, b,
+		       x->write ? "write" : "read", x->iova, x->domain,
+		       str_of(why, ARRAY_LEN(why), x->reason));
+	}
+}
+
+static int iommu_map_cmd(struct conn *c, int n, char **a)
+{
+	struct smio_iommu_map q = { .prot = 3 };
+	bool map = !strcmp(a[0], "map");
+	uint64_t v;
+	int rc;
+
+	if (parse_num("D", a[1], UINT32_MAX, &v) || parse_num("IOVA", a[2], UINT64_MAX, &q.iova))
+		return 2;
+	q.domain = (uint32_t)v;
+	if (map) {
+		if (parse_num("PADDR", a[3], UINT64_MAX, &q.paddr) ||
+		    parse_num("SIZE", a[4], UINT64_MAX, &q.size))
+			return 2;
+		if (n == 6) {
+			q.prot = !strcmp(a[5], "r") ? 1 : !strcmp(a[5], "w") ? 2 :
+				 !strcmp(a[5], "rw") ? 3 : 0;
+			if (!q.prot)
+				return cli_err("permissions are r, w or rw, not '%s'", a[5]), 2;
+		}
+	} else if (parse_num("SIZE", a[3], UINT64_MAX, &q.size)) {
+		return 2;
+	}
+	rc = call(c, map ? SMIO_IOMMU_MAP : SMIO_IOMMU_UNMAP, &q, sizeof(q), NULL, 0, NULL);
+	if (!rc && map)
+		printf("domain %u: iova 0x%" PRIx64 " -> 0x%" PRIx64 ", 0x%" PRIx64 " bytes %s%s\n",
+		       q.domain, q.iova, q.paddr, q.size, q.prot & 1 ? "r" : "",
+		       q.prot & 2 ? "w" : "");
+	else if (!rc)
+		printf("domain %u: iova 0x%" PRIx64 ", 0x%" PRIx64 " bytes unmapped\n", q.domain,
+		       q.iova, q.size);
+	return rc;
+}
+
+static int iommu_run(struct conn *c, int n, char **a)
+{
+	struct smio_iommu q = { 0 }, o;
+	uint64_t v;
+	int rc;
+
+	if (!strcmp(a[0], "domain") && n == 2 && !strcmp(a[1], "alloc")) {
+		q.op = SMIO_IOMMU_ALLOC;
+	} else if (!strcmp(a[0], "domain") && n == 3 && !strcmp(a[1], "free")) {
+		if (parse_num("D", a[2], UINT32_MAX, &v))
+			return 2;
+		q = (struct smio_iommu){ .op = SMIO_IOMMU_FREE, .domain = (uint32_t)v };
+	} else if (!strcmp(a[0], "attach") && n == 3) {
+		if (parse_num("D", a[1], UINT32_MAX, &v) || parse_rid(a[2], &q.rid))
+			return 2;
+		q.op = SMIO_IOMMU_ATTACH;
+		q.domain = (uint32_t)v;
+	} else if (!strcmp(a[0], "detach") && n == 2) {
+		if (parse_rid(a[1], &q.rid))
+			return 2;
+		q.op = SMIO_IOMMU_DETACH;
+	} else if ((!strcmp(a[0], "map") && (n == 5 || n == 6)) ||
+		   (!strcmp(a[0], "unmap") && n == 4)) {
+		return iommu_map_cmd(c, n, a);
+	} else {
+		cli_err("unknown or incomplete iommu command '%s' (see 'smartio iommu --help')",
+			a[0]);
+		return 2;
+	}
+	rc = call(c, SMIO_IOMMU_DOMAIN, &q, sizeof(q), &o, sizeof(o), NULL);
+	if (rc)
+		return rc;
+	if (q.op == SMIO_IOMMU_ALLOC)
+		printf("domain %u\n", o.domain);
+	else if (q.op == SMIO_IOMMU_FREE)
+		printf("host %u: domain %u freed\n", c->host, q.domain);
+	else
+		printf("host %u: %s %s%s\n", c->host, a[n - 1], q.op == SMIO_IOMMU_ATTACH ?
+		       "attached to domain " : "detached", q.op == SMIO_IOMMU_ATTACH ? a[1] : "");
+	return 0;
+}
+
+int cmd_iommu(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "host", required_argument, NULL, 'H' }, { "dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	struct conn c = { 0 };
+	bool faults;
+	int ch, rc;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (ch == 'H')
+			c.host_opt = optarg;
+		else if (ch == 'd')
+			c.dir_opt = optarg;
+		else if (ch == 'h')
+			return iommu_usage(stdout), 0;
+		else
+			return iommu_usage(stderr), 2;
+	}
+	faults = optind >= argc || !strcmp(argv[optind], "faults");
+	if (conn_open(&c, faults ? SMIO_ROLE_CLIENT : SMIO_ROLE_ADMIN))
+		return 1;
+	if (faults) {
+		struct smio_iommu_faults *f = malloc(SMIO_MAX_PAYLOAD);
+
+		rc = f ? call(&c, SMIO_IOMMU_FAULTS, NULL, 0, f, SMIO_MAX_PAYLOAD, NULL) : -ENOMEM;
+		if (!rc)
+			iommu_print_faults(f);
+		free(f);
+	} else {
+		rc = iommu_run(&c, argc - optind, argv + optind);
+	}
+	close(c.fd);
+	if (rc < 0)
+		cli_err("host %u: %s", c.host, iommu_strerror(rc, c.host));
+	return rc < 0 ? 1 : rc;
+}

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+void cli_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("smartio: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+const char *cli_strerror(int rc)
+{
+	switch (rc) {
+	case -ENOENT:
+	case -ECONNREFUSED:
+		return "no daemon answers (is the cluster up? try 'smartio cluster status')";
+	case -ETIMEDOUT:
+		return "the daemon did not answer in time";
+	case -EPERM:
+		return "not allowed for this role";
+	case -ENODEV:
+		return "no such device or function";
+	default:
+		return strerror(rc < 0 ? -rc : rc);
+	}
+}
+
+int cli_cluster_dir(const char *opt, char *buf, size_t len)
+{
+	if (opt) {
+		if (strlen(opt) >= len)
+			return -ENAMETOOLONG;
+		strcpy(buf, opt);
+		return 0;
+	}
+	return smio_cluster_dir(buf, len);
+}
+
+int cli_cluster_topo(const char *dir, struct topo **t)
+{
+	char path[PATH_MAX + 16], err[512];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/topology.yaml", dir);
+	if (access(path, R_OK) != 0) {
+		cli_err("no cluster in %s (start one with 'smartio cluster up')", dir);
+		return -ENOENT;
+	}
+	rc = topo_load_file(path, t, err, sizeof(err));
+	if (rc)
+		cli_err("%s", err);
+	return rc;
+}
+
+int cli_connect(const char *dir, uint32_t host, uint32_t role)
+{
+	struct smio_hello hello = { .role = role, .host = host, .pid = (uint32_t)getpid(),
+				    .version = SMIO_VERSION };
+	struct smio_hello_reply hr;
+	uint32_t rlen;
+	int fd = smio_connect(dir, host, 0), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = smio_call(fd, SMIO_HELLO, &hello, sizeof(hello), &hr, sizeof(hr), &rlen, NULL,
+		       CLI_TIMEOUT_MS);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int cli_host_arg(const char *opt, uint32_t *host)
+{
+	if (opt) {
+		uint64_t v;
+
+		if (cli_parse_u64(opt, &v) || v > 65535) {
+			cli_err("--host wants a host id, not '%s'", opt);
+			return -EINVAL;
+		}
+		*host = (uint32_t)v;
+		return 0;
+	}
+	if (smio_env_host(host) == 0)
+		return 0;
+	cli_err("which host? give --host N (or run under 'smartio exec --host N')");
+	return -EINVAL;
+}
+
+int cli_parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	if (errno)
+		return -EINVAL;
+	if (*end)
+		return topo_parse_size(s, v) ? -EINVAL : 0;
+	return 0;
+}
+
+int cli_parse_bdf(const char *s, uint16_t *bdf)
+{
+	unsigned dom = 0, bus, dev, fn;
+	char tail;
+
+	if (sscanf(s, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) == 4) {
+		if (dom != 0)
+			return -EINVAL;
+	} else if (sscanf(s, "%x:%x.%x%c", &bus, &dev, &fn, &tail) != 3) {
+		return -EINVAL;
+	}
+	if (bus > 255 || dev > 31 || fn > 7)
+		return -EINVAL;
+	*bdf = (uint16_t)((bus << 8) | (dev << 3) | fn);
+	return 0;
+}
