@@ -37,7 +37,7 @@ demo: build
 	./demo/run.sh $(BUILD)
 
 test-plain: build
-	$(MESON) test -C $(BUILD) --print-errorlogs
+	$(MESON) test -C $(BUILD) --print-errorlogs --verbose
 
 $(BUILD_SAN)/build.ninja:
 	CC=clang $(MESON) setup $(BUILD_SAN) --werror -Db_sanitize=address,undefined -Db_lundef=false
@@ -45,7 +45,7 @@ $(BUILD_SAN)/build.ninja:
 test-san: deps $(BUILD_SAN)/build.ninja
 	ninja -C $(BUILD_SAN)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	  $(MESON) test -C $(BUILD_SAN) --print-errorlogs
+	  $(MESON) test -C $(BUILD_SAN) --print-errorlogs --verbose
 
 test: build
 	./.ci/run-tests

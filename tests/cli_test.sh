@@ -143,7 +143,7 @@ fi
 check_fails "route from an unknown BDF fails" "$SMARTIO" route --host 1 --from 1f:00.0 --addr 0
 expect "route: unknown BDF is named" "no function at 1f:00\.0"
 check_fails "route with a malformed BDF fails" "$SMARTIO" route --host 1 --from nonsense --addr 0
-expect "route: malformed BDF explained" "not a function address"
+expect "route: malformed BDF explained" "is neither .cpu., a BDF"
 check_fails "iommu on a host without one" "$SMARTIO" iommu --host 1 domain alloc
 expect "iommu: IOMMU off explained" "IOMMU off"
 

@@ -434,6 +434,7 @@ static int cluster_status(const char *dir, bool json)
 {
 	struct topo *t;
 	uint32_t up = 0;
+	bool all;
 
 	if (cli_cluster_topo(dir, &t))
 		return 1;
@@ -478,8 +479,9 @@ static int cluster_status(const char *dir, bool json)
 		printf("],\"up\":%u,\"total\":%u}\n", up, t->nhosts);
 	else
 		printf("%u of %u hosts up\n", up, t->nhosts);
+	all = up == t->nhosts;
 	topo_free(t);
-	return up == t->nhosts ? 0 : 3;
+	return all ? 0 : 3;
 }
 
 static void cluster_usage(FILE *f)

@@ -131,8 +131,9 @@ static void print_terse(FILE *out, struct pci_access *pacc, const struct ls_func
 	uint8_t rev = f->cfg[PCI_REVISION_ID];
 
 	fprintf(out, "%02x:%02x.%d %s: %s", f->bdf >> 8, (f->bdf >> 3) & 0x1f, f->bdf & 7,
-		pci_lookup_name(pacc, cls, sizeof(cls), PCI_LOOKUP_CLASS, class),
-		pci_lookup_name(pacc, dev, sizeof(dev), PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE,
+		pci_lookup_name(pacc, cls, sizeof(cls), PCI_LOOKUP_CLASS | PCI_LOOKUP_NO_HWDB, class),
+		pci_lookup_name(pacc, dev, sizeof(dev), PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE |
+				PCI_LOOKUP_NO_HWDB,
 				vendor, device));
 	if (rev)
 		fprintf(out, " (rev %02x)", rev);
