@@ -353,6 +353,39 @@ static void test_link_down_semantics(void **state)
 	tc_down(&tc);
 }
 
+/* The adapter's state shows in its BAR0 registers, as a driver reads them. */
+static void test_ntb_registers(void **state)
+{
+	struct tcluster tc;
+	struct fab_host *b;
+	struct fab_ntb *n;
+	uint64_t regs;
+	uint32_t v = 0;
+
+	tc_up(&tc, NULL);
+	b = tc_host(&tc, 0);
+	n = b->ntbs[0];
+	regs = fab_func_bar_addr(n->fn, NTB_BAR_REGS);
+	assert_int_equal(fab_access(b, FAB_RID_CPU, regs + NTB_REG_ID, &v, 4, false), 0);
+	assert_int_equal(v, 0x3142544e);
+	assert_int_equal(fab_access(b, FAB_RID_CPU, regs + NTB_REG_LINK, &v, 4, false), 0);
+	assert_int_equal(v & 1, 1);
+	assert_int_equal((v >> 4) & 0xf, 3);
+	assert_int_equal((v >> 8) & 0x3f, 8);
+	ntb_set_link(n, false);
+	assert_int_equal(fab_access(b, FAB_RID_CPU, regs + NTB_REG_LINK, &v, 4, false), 0);
+	assert_int_equal(v & 1, 0);
+	assert_int_equal(ntb_spad_write(n, 3, 0xdeadbeef), 0);
+	assert_int_equal(ntb_spad_write(n, 8, 1), -ERANGE);
+	assert_int_equal(fab_access(b, FAB_RID_CPU, regs + NTB_REG_SPAD + 12, &v, 4, false), 0);
+	assert_int_equal(v, 0xdeadbeef);
+	assert_int_equal(ntb_db_ring(n, 0x5), 0);
+	assert_int_equal(ntb_db_ring(n, 1u << 16), -EINVAL);   /* 16 doorbells */
+	assert_int_equal(fab_access(b, FAB_RID_CPU, regs + NTB_REG_DB, &v, 4, false), 0);
+	assert_int_equal(v, 0x5);
+	tc_down(&tc);
+}
+
 static void test_cache_and_invalidation(void **state)
 {
 	struct tcluster tc;
@@ -423,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_ntb_loop_is_bounded),
 		cmocka_unit_test(test_lut_and_rid_exhaustion),
 		cmocka_unit_test(test_link_down_semantics),
+		cmocka_unit_test(test_ntb_registers),
 		cmocka_unit_test(test_cache_and_invalidation),
 		cmocka_unit_test(test_bad_requests),
 	};

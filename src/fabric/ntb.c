@@ -3,9 +3,33 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ntb.h"
 #include "route.h"
+
+static void reg32(struct fab_ntb *ntb, uint32_t off, uint32_t v)
+{
+	int m = ntb->fn->bars[NTB_BAR_REGS].mem;
+
+	/* Registers live in BAR0's memory, so a process that maps BAR0 reads
+	 * what a driver would read from the adapter. */
+	if (m >= 0 && pwrite(ntb->fn->host->mems[m].fd, &v, sizeof(v), off) != sizeof(v))
+		return;
+}
+
+static void sync_regs(struct fab_ntb *ntb)
+{
+	reg32(ntb, NTB_REG_ID, 0x3142544e);    /* "NTB1" */
+	reg32(ntb, NTB_REG_LINK, (ntb->link_up ? 1u : 0u) |
+	      ((uint32_t)(ntb->t->cable.gen & 0xf) << 4) |
+	      ((uint32_t)(ntb->t->cable.width & 0x3f) << 8));
+	reg32(ntb, NTB_REG_DB, ntb->db_pending);
+	reg32(ntb, NTB_REG_DB_MASK, ntb->db_mask);
+	reg32(ntb, NTB_REG_SPAD_CNT, ntb->t->scratchpads);
+	for (uint32_t i = 0; i < ntb->t->scratchpads && i < NTB_MAX_SPADS; i++)
+		reg32(ntb, NTB_REG_SPAD + 4 * i, ntb->spad[i]);
+}
 
 int ntb_create(struct fab_host *h, struct fab_func *fn, const struct topo_ntb *t,
 	       uint32_t index, struct fab_ntb **out)
@@ -33,6 +57,7 @@ int ntb_create(struct fab_host *h, struct fab_func *fn, const struct topo_ntb *t
 	/* A cabled adapter trains its link at power-on. */
 	ntb->link_up = t->peer_kind != TOPO_PEER_NONE;
 	ntb->db_mask = 0;
+	sync_regs(ntb);
 	*out = ntb;
 	return 0;
 }
@@ -192,6 +217,7 @@ void ntb_set_link(struct fab_ntb *ntb, bool up)
 	if (ntb->link_up == up)
 		return;
 	ntb->link_up = up;
+	sync_regs(ntb);
 	changed(ntb);
 }
 
@@ -204,6 +230,7 @@ int ntb_db_ring(struct fab_ntb *ntb, uint32_t bits)
 		return -EINVAL;
 	ntb->db_pending |= bits;
 	ntb->db_rung++;
+	sync_regs(ntb);
 	return 0;
 }
 
@@ -212,6 +239,7 @@ int ntb_spad_write(struct fab_ntb *ntb, uint32_t idx, uint32_t val)
 	if (idx >= ntb->t->scratchpads || idx >= NTB_MAX_SPADS)
 		return -ERANGE;
 	ntb->spad[idx] = val;
+	sync_regs(ntb);
 	return 0;
 }
 
