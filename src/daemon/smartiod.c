@@ -19,7 +19,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: smartiod [--cluster DIR] [--host N] [--topology FILE]\n"
+		"usage: smartiod [--cluster DIR] [--host N] [--topology FILE] [--ready-fd FD]\n"
 		"\n"
 		"Runs one host of an emulated smartio cluster: its RAM, PCIe tree, NTB\n"
 		"adapters and IOMMU, and the kernel side that serves its processes.\n"
@@ -167,16 +167,18 @@ int main(int argc, char **argv)
 	}
 	smio_sock_path(dir, d.host_id, sock, sizeof(sock));
 	snprintf(pidfile, sizeof(pidfile), "%s/host-%u.pid", dir, d.host_id);
-	pf = fopen(pidfile, "w");
-	if (!pf || fprintf(pf, "%d\n", (int)getpid()) < 0 || fclose(pf)) {
-		fprintf(stderr, "smartiod: cannot write %s: %s\n", pidfile, strerror(errno));
-		goto out_host;
-	}
-	/* The socket appears last: once it answers, the host is fully up. */
+	/* Claim the socket first: if another daemon serves this host, leave its
+	 * socket and pid file alone. Once the socket answers, the host is up. */
 	d.listen_fd = make_listener(sock, err, sizeof(err));
 	if (d.listen_fd < 0) {
 		fprintf(stderr, "smartiod: %s\n", err);
-		unlink(pidfile);
+		goto out_host;
+	}
+	pf = fopen(pidfile, "w");
+	if (!pf || fprintf(pf, "%d\n", (int)getpid()) < 0 || fclose(pf)) {
+		fprintf(stderr, "smartiod: cannot write %s: %s\n", pidfile, strerror(errno));
+		close(d.listen_fd);
+		unlink(sock);
 		goto out_host;
 	}
 	fprintf(stderr, "smartiod: host %u (%s) up: %u functions, %u NTBs, IOMMU %s\n",

@@ -148,7 +148,10 @@ void fab_func_type1(struct fab_func *fn, uint16_t vendor, uint16_t device, uint8
 	c->wmask[PCI_PRIMARY_BUS] = 0xff;
 	c->wmask[PCI_SECONDARY_BUS] = 0xff;
 	c->wmask[PCI_SUBORDINATE_BUS] = 0xff;
-	/* No I/O window: I/O base/limit read as zero and are not writable. */
+	/* 16-bit I/O window registers; these hosts have no I/O space, and
+	 * enumeration closes the window (base > limit). */
+	c->wmask[PCI_IO_BASE] = 0xf0;
+	c->wmask[PCI_IO_LIMIT] = 0xf0;
 	fab_cfg_wmask16(c, PCI_MEMORY_BASE, 0xfff0);
 	fab_cfg_wmask16(c, PCI_MEMORY_LIMIT, 0xfff0);
 	/* 64-bit prefetchable window (low nibble 1 = 64-bit decode). */

@@ -158,14 +158,17 @@ static int hit_ntb_window(struct walk *w, struct fab_func *fn, uint64_t a, uint6
 	uint32_t dst_ntb;
 	int di, rc;
 
+	if (e->valid)
+		snprintf(note.name, sizeof(note.name), "%.12s LUT[%u]->host %u", fn->name, idx,
+			 e->dest_host);
+	else
+		snprintf(note.name, sizeof(note.name), "%.12s LUT[%u]", fn->name, idx);
+	fab_route_push(w->r, &note);
 	if (!e->valid)
 		return fail(w, FAB_UR, "%s: look-up-table entry %u is not programmed", fn->name, idx);
 	if (!ntb_rid_allowed(ntb, w->rid))
 		return fail(w, FAB_NTB_REJECT, "%s: requester %02x:%02x.%x is not in its requester-ID table",
 			    fn->name, FAB_BDF_BUS(w->rid), FAB_BDF_DEV(w->rid), FAB_BDF_FN(w->rid));
-	snprintf(note.name, sizeof(note.name), "%.12s LUT[%u]->host %u", fn->name, idx,
-		 e->dest_host);
-	fab_route_push(w->r, &note);
 	if (!ntb->link_up)
 		return fail(w, FAB_LINK_DOWN, "%s: link down (writes dropped, reads return all-ones)",
 			    fn->name);

@@ -294,6 +294,8 @@ static void program_windows(struct enum_ctx *c, struct pdev *br)
 	uint64_t b32 = br->win_base[RES_MEM32], s32 = br->win_size[RES_MEM32];
 	uint64_t b64 = br->win_base[RES_PREF64], s64 = br->win_size[RES_PREF64];
 
+	wr(c, br->bdf, PCI_IO_BASE, 1, 0xf0);   /* no I/O space: closed */
+	wr(c, br->bdf, PCI_IO_LIMIT, 1, 0x00);
 	if (s32) {
 		wr(c, br->bdf, PCI_MEMORY_BASE, 2, (uint32_t)(b32 >> 16) & 0xfff0);
 		wr(c, br->bdf, PCI_MEMORY_LIMIT, 2, (uint32_t)((b32 + s32 - 1) >> 16) & 0xfff0);

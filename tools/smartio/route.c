@@ -38,25 +38,11 @@ static void bdf_str(char *buf, size_t len, uint16_t bdf)
 	snprintf(buf, len, "%02x:%02x.%x", bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
 }
 
-/* --from / BDF arguments: "cpu" (or 00:00.0) is the root complex, RID 0. */
-static int parse_rid(const char *s, uint16_t *rid)
-{
-	if (!strcmp(s, "cpu") || !strcmp(s, "CPU")) {
-		*rid = 0;
-		return 0;
-	}
-	if (cli_parse_bdf(s, rid)) {
-		cli_err("'%s' is not a function address (BB:DD.F, as 'smartio lspci' shows) or 'cpu'",
-			s);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int parse_num(const char *what, const char *s, uint64_t max, uint64_t *v)
 {
 	if (cli_parse_u64(s, v) || *v > max) {
-		cli_err("%s: '%s' is not a number (decimal, 0x hex or a size like 4K)", what, s);
+		cli_err("%s: '%s' is not a number up to %" PRIu64 " (decimal, 0x hex or a size like 4K)",
+			what, s, max);
 		return -EINVAL;
 	}
 	return 0;
@@ -117,7 +103,8 @@ static void route_usage(FILE *f)
 		"  --write      a write (the default); --read for a read\n"
 		"  --nocache    bypass the daemon's route cache\n"
 		"  --json       one JSON object instead of text\n"
-		"Exits 0 if the route resolves, 1 if it fails (the reason is printed).\n");
+		"Exits 0 if the route resolves, 1 if it fails (the reason is printed),\n"
+		"2 on a usage error (bad option, unknown name, unassigned BAR).\n");
 }
 
 static void json_str(const char *s)
@@ -207,7 +194,7 @@ static void route_text(const struct smio_route_req *q, uint32_t host,
 		printf(" at 0x%" PRIx64 ", memory object %u offset 0x%" PRIx64 ", %" PRIu64
 		       " bytes contiguous\n", t->addr, t->mem, t->offset, t->len);
 	}
-	printf("hops: %u (%u NTB crossings)\n", r->nhops, r->ntb_hops);
+	printf("hops: %u (%u NTB crossing%s)\n", r->nhops, r->ntb_hops, r->ntb_hops == 1 ? "" : "s");
 	for (uint32_t i = 0; i < r->nhops; i++) {
 		const struct smio_hop *h = &r->hops[i];
 
@@ -245,8 +232,10 @@ int cmd_route(int argc, char **argv)
 		case 'f': from = optarg; break;
 		case 'a': addr = optarg; break;
 		case 'l':
-			if (parse_num("--len", optarg, SMIO_MAX_LEN, &q.len) || !q.len)
-				return cli_err("--len must be 1 .. 2^40"), 2;
+			if (parse_num("--len", optarg, SMIO_MAX_LEN, &q.len))
+				return 2;
+			if (!q.len)
+				return cli_err("--len must be at least 1"), 2;
 			break;
 		case 'r': q.write = 0; break;
 		case 'w': q.write = 1; break;
@@ -405,7 +394,7 @@ static int ntb_run(struct conn *c, const struct smio_ntb_info *ni, int n, char *
 		struct smio_ntb_rid q = { .ntb = ni->ntb };
 		bool add = !strcmp(a[1], "add");
 
-		if (parse_rid(a[2], &rid))
+		if (cli_parse_func(c->fd, a[2], &rid))
 			return 2;
 		q.rid = rid;
 		rc = call(c, add ? SMIO_NTB_RID_ADD : SMIO_NTB_RID_DEL, &q, sizeof(q), NULL, 0, NULL);
@@ -595,12 +584,12 @@ static int iommu_run(struct conn *c, int n, char **a)
 			return 2;
 		q = (struct smio_iommu){ .op = SMIO_IOMMU_FREE, .domain = (uint32_t)v };
 	} else if (!strcmp(a[0], "attach") && n == 3) {
-		if (parse_num("D", a[1], UINT32_MAX, &v) || parse_rid(a[2], &q.rid))
+		if (parse_num("D", a[1], UINT32_MAX, &v) || cli_parse_func(c->fd, a[2], &q.rid))
 			return 2;
 		q.op = SMIO_IOMMU_ATTACH;
 		q.domain = (uint32_t)v;
 	} else if (!strcmp(a[0], "detach") && n == 2) {
-		if (parse_rid(a[1], &q.rid))
+		if (cli_parse_func(c->fd, a[1], &q.rid))
 			return 2;
 		q.op = SMIO_IOMMU_DETACH;
 	} else if ((!strcmp(a[0], "map") && (n == 5 || n == 6)) ||

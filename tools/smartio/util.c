@@ -31,6 +31,8 @@ const char *cli_strerror(int rc)
 		return "not allowed for this role";
 	case -ENODEV:
 		return "no such device or function";
+	case -ENXIO:
+		return "the cluster has no such host ('smartio cluster status' lists them)";
 	default:
 		return strerror(rc < 0 ? -rc : rc);
 	}
@@ -71,8 +73,19 @@ int cli_connect(const char *dir, uint32_t host, uint32_t role)
 	uint32_t rlen;
 	int fd = smio_connect(dir, host, 0), rc;
 
-	if (fd < 0)
+	if (fd < 0) {
+		char path[PATH_MAX + 16], err[256];
+		struct topo *t;
+
+		/* Tell "no such host" apart from "host not running". */
+		snprintf(path, sizeof(path), "%s/topology.yaml", dir);
+		if (!topo_load_file(path, &t, err, sizeof(err))) {
+			if (topo_host_index(t, host) < 0)
+				fd = -ENXIO;
+			topo_free(t);
+		}
 		return fd;
+	}
 	rc = smio_call(fd, SMIO_HELLO, &hello, sizeof(hello), &hr, sizeof(hr), &rlen, NULL,
 		       CLI_TIMEOUT_MS);
 	if (rc < 0) {
@@ -94,9 +107,15 @@ int cli_host_arg(const char *opt, uint32_t *host)
 		*host = (uint32_t)v;
 		return 0;
 	}
-	if (smio_env_host(host) == 0)
+	switch (smio_env_host(host)) {
+	case 0:
 		return 0;
-	cli_err("which host? give --host N (or run under 'smartio exec --host N')");
+	case -ENOENT:
+		cli_err("which host? give --host N (or run under 'smartio exec --host N')");
+		break;
+	default:
+		cli_err("SMARTIO_HOST='%s' is not a host id; give --host N", getenv("SMARTIO_HOST"));
+	}
 	return -EINVAL;
 }
 
@@ -107,7 +126,8 @@ int cli_parse_u64(const char *s, uint64_t *v)
 	if (!s || !*s || *s == '-')
 		return -EINVAL;
 	errno = 0;
-	*v = strtoull(s, &end, 0);
+	/* Decimal or 0x hex; a leading zero is not octal here. */
+	*v = strtoull(s, &end, (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10);
 	if (errno)
 		return -EINVAL;
 	if (*end)
