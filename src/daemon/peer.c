@@ -191,6 +191,15 @@ static int remote_step(struct fab_world *w, const struct fab_step *in, struct fa
 			smd_close_conn(d, (unsigned)idx);
 		return rc < 0 ? rc : (h.status < 0 ? h.status : -EPROTO);
 	}
+	/*
+	 * A step ends on the host that ran it. A target elsewhere is a lie that
+	 * would make us trust its memory index as one of ours (h_map indexes
+	 * host->mems with it): drop the peer as broken.
+	 */
+	if (!rep->forward && rep->status == FAB_OK && rep->tgt.host != in->host) {
+		smd_close_conn(d, (unsigned)idx);
+		return -EPROTO;
+	}
 	append_hops(r, rep);
 	r->status = rep->status;
 	memcpy(r->reason, rep->reason, sizeof(r->reason));

@@ -109,8 +109,10 @@ static int check_hello(const void *p, uint32_t len)
 	memcpy(&m, p, sizeof(m));
 	if (m.role < SMIO_ROLE_CLIENT || m.role > SMIO_ROLE_ADMIN)
 		return -EINVAL;
-	if (m.version != SMIO_VERSION)
-		return -EINVAL;
+	/*
+	 * m.version is the daemon's to refuse, with -EPROTONOSUPPORT
+	 * (docs/protocol.md, Versioning); -EINVAL here would pre-empt that.
+	 */
 	return 0;
 }
 
