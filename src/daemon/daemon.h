@@ -21,6 +21,15 @@
 
 struct smd_conn {
 	int fd;
+	uint8_t *in;              /* a message being assembled (header + payload) */
+	uint32_t have;            /* bytes of it received so far */
+	int in_fd;                /* descriptor that came with it, or -1 */
+	/* outgoing: the reply a peer step waits for */
+	bool waiting, replied;
+	uint32_t wait_seq;
+	struct smio_hdr *wait_hdr;
+	void *wait_buf;
+	uint32_t wait_cap;
 	uint32_t role;            /* enum smio_role; 0 until HELLO */
 	uint32_t host;            /* peers: their host id */
 	uint32_t pid;
@@ -40,13 +49,21 @@ struct smd {
 	unsigned nconns;
 	struct timespec started;
 	uint8_t *buf;             /* one message buffer (SMIO_MAX_PAYLOAD) */
-	uint8_t *reply;           /* reply buffer */
+	uint8_t *reply;           /* reply buffer of the handler being run */
+	uint8_t *peer_reply;      /* a peer's answer to our step (kept apart from
+				   * reply: other peers are served while we wait) */
 	uint64_t rejected;        /* malformed messages seen */
 };
 
 /* server.c */
 int smd_serve(struct smd *d);
 void smd_close_conn(struct smd *d, unsigned idx);
+/*
+ * Read what has arrived on conns[idx] without blocking and act on every
+ * complete message. A sender that stops half-way only holds its own slot:
+ * the loop never waits for it.
+ */
+void smd_conn_input(struct smd *d, unsigned idx);
 int smd_add_conn(struct smd *d, int fd, bool outgoing, uint32_t role, uint32_t host);
 /* Handle one request that arrived on conns[idx] (already validated). */
 int smd_dispatch(struct smd *d, unsigned idx, const struct smio_hdr *h, const void *payload,

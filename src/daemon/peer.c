@@ -85,9 +85,17 @@ static int peer_conn(struct smd *d, uint32_t host)
 static int wait_reply(struct smd *d, unsigned idx, uint32_t seq, struct smio_hdr *h,
 		      void *buf, uint32_t cap)
 {
+	struct smd_conn *c = &d->conns[idx];
 	struct timespec t0;
 	int64_t left = SMD_PEER_TIMEOUT;
+	int fd = c->fd;
 
+	c->waiting = true;
+	c->replied = false;
+	c->wait_seq = seq;
+	c->wait_hdr = h;
+	c->wait_buf = buf;
+	c->wait_cap = cap;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (left > 0) {
 		struct pollfd pfd[SMD_MAX_CONNS];
@@ -95,7 +103,7 @@ static int wait_reply(struct smd *d, unsigned idx, uint32_t seq, struct smio_hdr
 		struct timespec now;
 		int rc;
 
-		pfd[n] = (struct pollfd){ .fd = d->conns[idx].fd, .events = POLLIN };
+		pfd[n] = (struct pollfd){ .fd = fd, .events = POLLIN };
 		map[n++] = idx;
 		for (unsigned i = 0; i < d->nconns; i++) {
 			if (i == idx || d->conns[i].fd < 0 || d->conns[i].role != SMIO_ROLE_PEER ||
@@ -106,40 +114,24 @@ static int wait_reply(struct smd *d, unsigned idx, uint32_t seq, struct smio_hdr
 		}
 		rc = poll(pfd, n, (int)left);
 		if (rc < 0 && errno != EINTR)
-			return -errno;
-		for (unsigned k = 1; rc > 0 && k < n; k++) {
-			struct smio_hdr ih;
-			int fd = -1;
-
-			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (smio_recv(pfd[k].fd, &ih, d->buf, SMIO_MAX_PAYLOAD, &fd,
-				      SMD_CLIENT_TIMEOUT) < 0) {
-				smd_close_conn(d, map[k]);   /* slots stay put */
-				continue;
-			}
-			smd_dispatch(d, map[k], &ih, d->buf, fd);
-		}
-		if (rc > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-			int fd = -1;
-
-			rc = smio_recv(pfd[0].fd, h, buf, cap, &fd, SMD_CLIENT_TIMEOUT);
-			if (fd >= 0)
-				close(fd);
-			if (rc < 0)
-				return rc;
-			if (h->type == SMIO_PEER_INVALIDATE && !(h->flags & SMIO_F_REPLY)) {
-				d->world.epoch++;
-			} else if ((h->flags & SMIO_F_REPLY) && h->seq == seq) {
-				return 0;
-			} else {
-				return -EPROTO;
-			}
+			break;
+		/* Our peer's answer, and meanwhile other peers' steps: one reader
+		 * per connection (smd_conn_input), so streams never desynchronise. */
+		for (unsigned k = 0; rc > 0 && k < n; k++)
+			if ((pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) &&
+			    d->conns[map[k]].fd == pfd[k].fd)
+				smd_conn_input(d, map[k]);   /* slots stay put */
+		if (d->conns[idx].fd != fd)
+			return -ECONNRESET;          /* the peer went away */
+		if (c->replied) {
+			c->replied = false;
+			return 0;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		left = SMD_PEER_TIMEOUT - ((now.tv_sec - t0.tv_sec) * 1000 +
 					   (now.tv_nsec - t0.tv_nsec) / 1000000);
 	}
+	c->waiting = false;
 	return -ETIMEDOUT;
 }
 
@@ -170,7 +162,7 @@ static int remote_step(struct fab_world *w, const struct fab_step *in, struct fa
 	struct smio_step st = { .host = in->host, .ntb_index = in->ntb_index,
 				.write = in->write, .ntb_hops = r->ntb_hops,
 				.addr = in->addr, .len = in->len };
-	const struct smio_route_reply *rep = (const void *)d->reply;
+	const struct smio_route_reply *rep = (const void *)d->peer_reply;
 	struct smio_hdr h;
 	uint32_t seq = next_seq();
 	int idx, rc;
@@ -185,7 +177,7 @@ static int remote_step(struct fab_world *w, const struct fab_step *in, struct fa
 		smd_close_conn(d, (unsigned)idx);
 		return rc;
 	}
-	rc = wait_reply(d, (unsigned)idx, seq, &h, d->reply, SMIO_MAX_PAYLOAD);
+	rc = wait_reply(d, (unsigned)idx, seq, &h, d->peer_reply, SMIO_MAX_PAYLOAD);
 	if (rc < 0 || h.status < 0 || h.type != SMIO_PEER_STEP) {
 		if (rc < 0)
 			smd_close_conn(d, (unsigned)idx);

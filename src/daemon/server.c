@@ -28,7 +28,7 @@ int smd_add_conn(struct smd *d, int fd, bool outgoing, uint32_t role, uint32_t h
 		d->nconns++;
 	}
 	d->conns[i] = (struct smd_conn){ .fd = fd, .outgoing = outgoing, .role = role,
-					 .host = host };
+					 .host = host, .in_fd = -1 };
 	return (int)i;
 }
 
@@ -39,10 +39,13 @@ void smd_close_conn(struct smd *d, unsigned idx)
 	if (c->fd < 0)
 		return;
 	close(c->fd);
+	if (c->in_fd >= 0)
+		close(c->in_fd);
+	free(c->in);
 	/* Routes through a peer we lost contact with can no longer be trusted. */
 	if (c->outgoing)
 		d->world.epoch++;
-	*c = (struct smd_conn){ .fd = -1 };
+	*c = (struct smd_conn){ .fd = -1, .in_fd = -1 };
 	while (d->nconns && d->conns[d->nconns - 1].fd < 0)
 		d->nconns--;
 }
@@ -575,27 +578,131 @@ static void accept_one(struct smd *d)
 		close(fd);  /* over the limit: the client sees the connection close */
 }
 
-static void serve_conn(struct smd *d, unsigned idx)
+/*
+ * Collect the descriptors that arrived with these bytes. A message carries at
+ * most one: more is a protocol violation (false), and all of them are closed.
+ */
+static bool take_fds(struct smd_conn *c, struct msghdr *mh)
 {
-	struct smio_hdr h;
-	int fd = -1, rc;
+	bool ok = !(mh->msg_flags & MSG_CTRUNC);
 
-	rc = smio_recv(d->conns[idx].fd, &h, d->buf, SMIO_MAX_PAYLOAD, &fd, SMD_CLIENT_TIMEOUT);
-	if (rc == -EINVAL || rc == -EMSGSIZE) {
-		/* Framing intact, content invalid: say so and keep the connection. */
-		d->rejected++;
-		if (!(h.flags & SMIO_F_REPLY) &&
-		    smio_send(d->conns[idx].fd, h.type, h.seq, rc, SMIO_F_REPLY, NULL, 0, -1) < 0)
-			smd_close_conn(d, idx);
-		return;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		size_t n;
+		int *fds;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		fds = (int *)CMSG_DATA(cm);
+		for (size_t i = 0; i < n; i++) {
+			if (c->in_fd < 0 && ok) {
+				c->in_fd = fds[i];
+				continue;
+			}
+			close(fds[i]);
+			ok = false;
+		}
 	}
-	if (rc < 0) {
-		if (rc != -ECONNRESET)
-			d->rejected++;
+	return ok;
+}
+
+/* A complete message sits in c->in: validate the payload and act on it. */
+static void finish_message(struct smd *d, unsigned idx)
+{
+	struct smd_conn *c = &d->conns[idx];
+	struct smio_hdr h;
+	int fd = c->in_fd, rc;
+
+	memcpy(&h, c->in, sizeof(h));
+	c->have = 0;
+	c->in_fd = -1;
+	if (!!(h.flags & SMIO_F_FD) != (fd >= 0)) {
+		/* A descriptor promised and missing (or the reverse): framing
+		 * can no longer be trusted. */
+		if (fd >= 0)
+			close(fd);
+		d->rejected++;
 		smd_close_conn(d, idx);
 		return;
 	}
-	smd_dispatch(d, idx, &h, d->buf, fd);
+	rc = smio_payload_check(h.type, h.flags & SMIO_F_REPLY, c->in + sizeof(h), h.len);
+	if (rc) {
+		/* Framing intact, content invalid: say so and keep the connection. */
+		if (fd >= 0)
+			close(fd);
+		d->rejected++;
+		if (!(h.flags & SMIO_F_REPLY) &&
+		    smio_send(c->fd, h.type, h.seq, rc, SMIO_F_REPLY, NULL, 0, -1) < 0)
+			smd_close_conn(d, idx);
+		return;
+	}
+	if ((h.flags & SMIO_F_REPLY) && c->waiting && h.seq == c->wait_seq) {
+		/* The answer a peer step is waiting for (see peer.c). */
+		if (fd >= 0)
+			close(fd);
+		*c->wait_hdr = h;
+		memcpy(c->wait_buf, c->in + sizeof(h), h.len < c->wait_cap ? h.len : c->wait_cap);
+		c->waiting = false;
+		c->replied = true;
+		return;
+	}
+	/* Handlers may reuse d->buf; the payload stays in this connection's buffer. */
+	smd_dispatch(d, idx, &h, c->in + sizeof(h), fd);
+}
+
+void smd_conn_input(struct smd *d, unsigned idx)
+{
+	/* Bounded: at most a few messages per wake-up, so no sender starves others. */
+	for (int round = 0; round < 8; round++) {
+		struct smd_conn *c = &d->conns[idx];
+		union { char buf[CMSG_SPACE(4 * sizeof(int))]; struct cmsghdr align; } ctl;
+		struct iovec iov;
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+		uint32_t need = sizeof(struct smio_hdr);
+		ssize_t n;
+
+		if (c->fd < 0)
+			return;
+		if (!c->in) {
+			c->in = malloc(sizeof(struct smio_hdr) + SMIO_MAX_PAYLOAD);
+			if (!c->in) {
+				smd_close_conn(d, idx);
+				return;
+			}
+		}
+		if (c->have >= need)
+			need += ((const struct smio_hdr *)c->in)->len;
+		iov = (struct iovec){ c->in + c->have, need - c->have };
+		n = need > c->have ? recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) : 0;
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0 && need > c->have) {
+			smd_close_conn(d, idx);     /* EOF or error */
+			return;
+		}
+		if (!take_fds(c, &mh)) {
+			d->rejected++;
+			smd_close_conn(d, idx);
+			return;
+		}
+		c->have += (uint32_t)n;
+		if (c->have == sizeof(struct smio_hdr)) {
+			const struct smio_hdr *h = (const void *)c->in;
+
+			if (smio_hdr_check(h)) {
+				d->rejected++;       /* framing is lost */
+				smd_close_conn(d, idx);
+				return;
+			}
+			if (h->len)
+				continue;
+		}
+		if (c->have < sizeof(struct smio_hdr) ||
+		    c->have < sizeof(struct smio_hdr) + ((const struct smio_hdr *)c->in)->len)
+			continue;
+		finish_message(d, idx);
+	}
 }
 
 int smd_serve(struct smd *d)
@@ -631,7 +738,7 @@ int smd_serve(struct smd *d)
 		for (unsigned k = 2; k < n && !d->stop; k++)
 			if (pfd[k].revents & (POLLIN | POLLHUP | POLLERR))
 				if (d->conns[map[k]].fd == pfd[k].fd)
-					serve_conn(d, map[k]);
+					smd_conn_input(d, map[k]);
 		if (pfd[1].revents & POLLIN)
 			accept_one(d);
 	}

@@ -148,7 +148,8 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &d.started);
 	d.buf = malloc(SMIO_MAX_PAYLOAD);
 	d.reply = malloc(SMIO_MAX_PAYLOAD);
-	if (!d.buf || !d.reply)
+	d.peer_reply = malloc(SMIO_MAX_PAYLOAD);
+	if (!d.buf || !d.reply || !d.peer_reply)
 		goto out_topo;
 	rc = fab_host_create(&d.world, d.topo, (uint32_t)idx, dev_endpoint_init, &d.host,
 			     err, sizeof(err));
@@ -205,6 +206,7 @@ out_host:
 out_topo:
 	free(d.buf);
 	free(d.reply);
+	free(d.peer_reply);
 	topo_free(d.topo);
 	return status;
 }
