@@ -62,7 +62,7 @@ static int peer_conn(struct smd *d, uint32_t host)
 	for (unsigned i = 0; i < d->nconns; i++)
 		if (d->conns[i].fd >= 0 && d->conns[i].outgoing && d->conns[i].host == host)
 			return (int)i;
-	fd = smio_connect(d->dir, host, SMD_PEER_TIMEOUT);
+	fd = smio_connect(d->dir, host, 0);   /* up already, or gone: no retrying */
 	if (fd < 0)
 		return fd;
 	rc = smio_call(fd, SMIO_HELLO, &hello, sizeof(hello), &hr, sizeof(hr), &rlen, NULL,
