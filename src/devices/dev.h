@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device-model interface: how a model (NVMe controller, accelerator, ...)
+ * sees its function and the bus, and how the host runs it.
+ *
+ * A model behaves like hardware. Its BARs are plain shared memory that the
+ * host's software maps and stores into; the model notices by polling (the
+ * brief: device models poll their doorbell registers). It reaches memory
+ * only by bus-master DMA at bus addresses through dev_bus_ops (the fabric
+ * translates: IOMMU, switches, NTBs), and it interrupts by a DMA write of its
+ * MSI-X table entry's data to the entry's address.
+ *
+ * Threading: poll() runs on the model's own thread; create/destroy/reset
+ * run with that thread stopped. Nothing else calls into a model.
+ */
+#ifndef SMARTIO_DEVICES_DEV_H
+#define SMARTIO_DEVICES_DEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "smartio/topology.h"
+
+/* Result of a DMA: 0, or a positive fabric status (fab_status: 1 unsupported
+ * request, 2 IOMMU fault, 3 link down, ...) after which reads returned
+ * all-ones and writes were dropped, or a negative errno (internal error). */
+struct dev_bus_ops {
+	int (*dma_read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	int (*dma_write)(void *ctx, uint64_t addr, const void *buf, size_t len);
+	/* The function's config space as software left it (command register, MSI-X control). */
+	uint32_t (*cfg_read)(void *ctx, uint32_t off, uint32_t size);
+};
+
+struct dev_func {
+	uint8_t *bar[6];            /* mapped BAR memory (NULL if absent / not backed) */
+	uint64_t bar_size[6];
+	uint16_t bdf;
+	uint16_t msix_cap;          /* config offset of the MSI-X capability, 0 if none */
+	const struct topo_device *td; /* name, model, params from the topology */
+	const struct dev_bus_ops *bus;
+	void *bus_ctx;
+};
+
+struct dev_instance {
+	const struct dev_model_ops *ops;
+	struct dev_func fn;
+	void *state;                /* the model's own */
+};
+
+struct dev_model_ops {
+	const char *name;           /* "nvme", "accel", "test" */
+	/* Allocate state and put registers in their reset values. */
+	int (*create)(struct dev_instance *d, char *err, size_t errlen);
+	void (*destroy)(struct dev_instance *d);
+	/*
+	 * One pass over registers, doorbells and queues. Returns > 0 if it did
+	 * work (the runner keeps spinning), 0 when idle (the runner backs off).
+	 */
+	int (*poll)(struct dev_instance *d);
+	/* Function-level / conventional reset: registers back to reset values. */
+	void (*reset)(struct dev_instance *d);
+};
+
+static inline bool dev_bus_master(const struct dev_instance *d)
+{
+	return d->fn.bus->cfg_read(d->fn.bus_ctx, 0x04, 2) & 0x4;   /* PCI_COMMAND_MASTER */
+}
+
+static inline int dev_dma_read(const struct dev_instance *d, uint64_t addr, void *buf, size_t len)
+{
+	return d->fn.bus->dma_read(d->fn.bus_ctx, addr, buf, len);
+}
+
+static inline int dev_dma_write(const struct dev_instance *d, uint64_t addr, const void *buf,
+				size_t len)
+{
+	return d->fn.bus->dma_write(d->fn.bus_ctx, addr, buf, len);
+}
+
+/* Little-endian register access to BAR memory, safe against concurrent stores
+ * by software (relaxed atomics: each access is one load or store). */
+static inline uint32_t dev_reg32(const struct dev_instance *d, unsigned bar, uint64_t off)
+{
+	return __atomic_load_n((const uint32_t *)(d->fn.bar[bar] + off), __ATOMIC_ACQUIRE);
+}
+
+static inline uint64_t dev_reg64(const struct dev_instance *d, unsigned bar, uint64_t off)
+{
+	return __atomic_load_n((const uint64_t *)(d->fn.bar[bar] + off), __ATOMIC_ACQUIRE);
+}
+
+static inline void dev_set_reg32(struct dev_instance *d, unsigned bar, uint64_t off, uint32_t v)
+{
+	__atomic_store_n((uint32_t *)(d->fn.bar[bar] + off), v, __ATOMIC_RELEASE);
+}
+
+static inline void dev_set_reg64(struct dev_instance *d, unsigned bar, uint64_t off, uint64_t v)
+{
+	__atomic_store_n((uint64_t *)(d->fn.bar[bar] + off), v, __ATOMIC_RELEASE);
+}
+
+/*
+ * MSI-X (msix.c): signal vector v. Honours MSI-X Enable and Function Mask in
+ * config space and the entry's mask bit in the table; a masked vector sets
+ * its pending bit in the PBA instead, and dev_msix_poll_pending() delivers
+ * pending vectors once unmasked. Returns 0 (delivered or left pending),
+ * -ENOENT if v is beyond the table, -EPERM if MSI-X is disabled, or the DMA
+ * result of the message write.
+ */
+int dev_msix_notify(struct dev_instance *d, unsigned v);
+int dev_msix_poll_pending(struct dev_instance *d);
+
+/* Parameters from the topology (params: key/value). */
+const char *dev_param(const struct dev_instance *d, const char *key);
+/* Size/number parameter with default; -EINVAL with a message in err on junk. */
+int dev_param_u64(const struct dev_instance *d, const char *key, uint64_t def, uint64_t *out,
+		  char *err, size_t errlen);
+
+/* The model registry (models.c). */
+const struct dev_model_ops *dev_model_ops_find(const char *name);
+
+#endif
