@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <linux/pci_regs.h>
 
 #include "fabric_util.h"
@@ -386,6 +387,67 @@ static void test_ntb_registers(void **state)
 	tc_down(&tc);
 }
 
+/* A device's MSI write becomes an eventfd signal, IOMMU or not. */
+static void test_msi_delivery(void **state)
+{
+	struct tcluster tc;
+	struct fab_host *h;
+	uint16_t nvme;
+	uint64_t addr, cnt = 0;
+	uint32_t data, bogus = 999;
+	int efd, v;
+
+	tc_up(&tc, NULL);
+	h = tc_host(&tc, 2);           /* IOMMU on, no domain for the NVMe */
+	nvme = fab_func_bdf(tc_fn(&tc, 2, "nvme0"));
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	assert_true(efd >= 0);
+	v = fab_intc_alloc(&h->intc, efd, &addr, &data);
+	assert_true(v > 0);
+	assert_int_equal(fab_access(h, nvme, addr, &data, 4, true), 0);
+	assert_int_equal(read(efd, &cnt, sizeof(cnt)), sizeof(cnt));
+	assert_int_equal(cnt, 1);
+	assert_int_equal(h->intc.count[data], 1);
+	/* An unallocated vector is counted as spurious, not delivered. */
+	assert_int_equal(fab_access(h, nvme, addr, &bogus, 4, true), FAB_UR);
+	assert_int_equal(h->intc.spurious, 1);
+	/* Reading the window, or writing something other than a dword, is refused. */
+	resolve(h, nvme, FAB_MSI_BASE, 4, false);
+	assert_int_equal(R.status, FAB_UR);
+	assert_int_equal(fab_access(h, nvme, addr, &data, 2, true), FAB_UR);
+	assert_int_equal(fab_intc_free(&h->intc, data), 0);
+	assert_int_equal(fab_intc_free(&h->intc, data), -ENOENT);
+	close(efd);
+	tc_down(&tc);
+}
+
+/* An MSI through an NTB window lands on the host behind it. */
+static void test_msi_through_ntb(void **state)
+{
+	struct tcluster tc;
+	struct fab_host *b, *l;
+	uint64_t addr, cnt = 0, win;
+	uint32_t data;
+	int efd;
+
+	tc_up(&tc, NULL);
+	b = tc_host(&tc, 0);
+	l = tc_host(&tc, 1);
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	assert_true(fab_intc_alloc(&b->intc, efd, &addr, &data) > 0);
+	/* Lender A's window onto the borrower's MSI page, used by gpu0. */
+	assert_int_equal(ntb_lut_set(l->ntbs[0], 0, 0, FAB_MSI_BASE & ~(l->ntbs[0]->win_size - 1)), 0);
+	assert_int_equal(ntb_rid_add(l->ntbs[0], fab_func_bdf(tc_fn(&tc, 1, "gpu0"))), 0);
+	win = fab_func_bar_addr(l->ntbs[0]->fn, NTB_BAR_LUT) +
+	      (FAB_MSI_BASE & (l->ntbs[0]->win_size - 1));
+	assert_int_equal(fab_access(l, fab_func_bdf(tc_fn(&tc, 1, "gpu0")), win + (addr - FAB_MSI_BASE),
+				    &data, 4, true), 0);
+	assert_int_equal(read(efd, &cnt, sizeof(cnt)), sizeof(cnt));
+	assert_int_equal(cnt, 1);
+	close(efd);
+	tc_down(&tc);
+}
+
 static void test_cache_and_invalidation(void **state)
 {
 	struct tcluster tc;
@@ -457,6 +519,8 @@ int main(void)
 		cmocka_unit_test(test_lut_and_rid_exhaustion),
 		cmocka_unit_test(test_link_down_semantics),
 		cmocka_unit_test(test_ntb_registers),
+		cmocka_unit_test(test_msi_delivery),
+		cmocka_unit_test(test_msi_through_ntb),
 		cmocka_unit_test(test_cache_and_invalidation),
 		cmocka_unit_test(test_bad_requests),
 	};

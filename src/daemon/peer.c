@@ -227,7 +227,20 @@ static void fan_out_invalidate(struct fab_world *w, uint32_t origin)
 	}
 }
 
+/* Memory of this host only, for now: another host's memory reaches a process
+ * through that host's daemon (SMIO_MAP there), not through ours. */
+static void *own_mem_map(struct fab_world *w, uint32_t host, uint32_t mem, uint64_t *size)
+{
+	struct smd *d = w->priv;
+
+	if (host != d->host_id || mem >= d->host->nmems)
+		return NULL;
+	*size = d->host->mems[mem].size;
+	return fab_mem_map(d->host, mem);
+}
+
 const struct fab_world_ops smd_world_ops = {
 	.step = remote_step,
 	.invalidate = fan_out_invalidate,
+	.mem_map = own_mem_map,
 };

@@ -44,7 +44,7 @@ void smd_close_conn(struct smd *d, unsigned idx)
 	free(c->in);
 	/* Routes through a peer we lost contact with can no longer be trusted. */
 	if (c->outgoing)
-		d->world.epoch++;
+		__atomic_fetch_add(&d->world.epoch, 1, __ATOMIC_ACQ_REL);
 	*c = (struct smd_conn){ .fd = -1, .in_fd = -1 };
 	while (d->nconns && d->conns[d->nconns - 1].fd < 0)
 		d->nconns--;
@@ -478,7 +478,7 @@ static int h_peer_step(struct req *r)
 
 static int h_peer_invalidate(struct req *r)
 {
-	r->d->world.epoch++;
+	__atomic_fetch_add(&r->d->world.epoch, 1, __ATOMIC_ACQ_REL);
 	return 0;
 }
 
@@ -526,46 +526,64 @@ static const struct {
 	[SMIO_PEER_DB] = { .fn = h_peer_db, .roles = R_PEER },
 };
 
+static int dispatch_locked(struct smd *d, unsigned idx, const struct smio_hdr *h,
+			   struct req *r, bool *reply);
+
 int smd_dispatch(struct smd *d, unsigned idx, const struct smio_hdr *h, const void *payload,
 		 int fd)
 {
-	struct smd_conn *c = &d->conns[idx];
-	struct req r = { .d = d, .c = c, .p = payload, .out = d->reply, .out_fd = -1 };
-	bool no_reply = false;
+	struct req r = { .d = d, .c = &d->conns[idx], .p = payload, .out = d->reply,
+			 .out_fd = -1 };
+	bool reply;
 	int rc;
 
 	if (fd >= 0)
 		close(fd);          /* no request carries a descriptor to us */
+	/* Handlers touch the host's tables, which device threads use too; the
+	 * reply is sent after the lock is dropped (a slow reader must not stall
+	 * the devices). */
+	fab_host_lock(d->host);
+	rc = dispatch_locked(d, idx, h, &r, &reply);
+	fab_host_unlock(d->host);
+	if (!reply)
+		return rc;
+	if (rc < 0) {
+		r.outlen = 0;
+		r.out_fd = -1;
+	}
+	if (smio_send(d->conns[idx].fd, h->type, h->seq, rc < 0 ? rc : 0, SMIO_F_REPLY |
+		      (r.out_fd >= 0 ? SMIO_F_FD : 0), r.out, r.outlen, r.out_fd) < 0)
+		smd_close_conn(d, idx);
+	return rc;
+}
+
+static int dispatch_locked(struct smd *d, unsigned idx, const struct smio_hdr *h,
+			   struct req *r, bool *reply)
+{
+	struct smd_conn *c = &d->conns[idx];
+
+	*reply = false;
 	if (h->flags & SMIO_F_REPLY) {
 		/* Unsolicited replies (e.g. to a timed-out step): nothing to do. */
 		return 0;
 	}
 	if (h->type == SMIO_PEER_INVALIDATE && c->outgoing) {
-		d->world.epoch++;
+		__atomic_fetch_add(&d->world.epoch, 1, __ATOMIC_ACQ_REL);
 		return 0;
 	}
 	if (h->type == SMIO_HELLO) {
-		rc = c->role ? -EALREADY : h_hello(&r);
-	} else if (!c->role) {
-		rc = -EACCES;       /* HELLO first */
-	} else if (h->type >= SMIO_TYPE_MAX || !handlers[h->type].fn) {
-		rc = -EOPNOTSUPP;
-	} else if (!(handlers[h->type].roles & (1u << c->role))) {
-		rc = -EPERM;
-	} else {
-		no_reply = handlers[h->type].no_reply;
-		rc = handlers[h->type].fn(&r);
+		*reply = true;
+		return c->role ? -EALREADY : h_hello(r);
 	}
-	if (no_reply)
-		return 0;
-	if (rc < 0) {
-		r.outlen = 0;
-		r.out_fd = -1;
-	}
-	if (smio_send(c->fd, h->type, h->seq, rc < 0 ? rc : 0, SMIO_F_REPLY |
-		      (r.out_fd >= 0 ? SMIO_F_FD : 0), r.out, r.outlen, r.out_fd) < 0)
-		smd_close_conn(d, idx);
-	return rc;
+	*reply = true;
+	if (!c->role)
+		return -EACCES;       /* HELLO first */
+	if (h->type >= SMIO_TYPE_MAX || !handlers[h->type].fn)
+		return -EOPNOTSUPP;
+	if (!(handlers[h->type].roles & (1u << c->role)))
+		return -EPERM;
+	*reply = !handlers[h->type].no_reply;
+	return handlers[h->type].fn(r);
 }
 
 static void accept_one(struct smd *d)

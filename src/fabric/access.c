@@ -2,23 +2,39 @@
 /* Moving bytes along resolved routes, with PCIe's failure semantics. */
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "route.h"
 
-static int target_fd(struct fab_host *h, const struct fab_target *t, uint64_t *size)
+static void *target_map(struct fab_host *h, const struct fab_target *t, uint64_t *size)
 {
 	struct fab_world *w = h->world;
 
 	if (t->host == h->id) {
 		if (t->mem >= h->nmems)
-			return -EINVAL;
+			return NULL;
 		*size = h->mems[t->mem].size;
-		return h->mems[t->mem].fd;
+		return fab_mem_map(h, t->mem);
 	}
-	if (!w || !w->ops || !w->ops->mem_fd)
+	if (!w || !w->ops || !w->ops->mem_map)
+		return NULL;
+	return w->ops->mem_map(w, t->host, t->mem, size);
+}
+
+static int deliver_msi(struct fab_host *h, const struct fab_target *t, const void *buf,
+		       uint64_t len)
+{
+	struct fab_world *w = h->world;
+	uint32_t data;
+
+	/* A message is one naturally aligned dword write. */
+	if (len != 4 || (t->addr & 3))
+		return FAB_UR;
+	memcpy(&data, buf, 4);
+	if (t->host == h->id)
+		return fab_intc_deliver(&h->intc, t->addr, data) ? FAB_UR : 0;
+	if (!w || !w->ops || !w->ops->msi)
 		return -EREMOTE;
-	return w->ops->mem_fd(w, t->host, t->mem, size);
+	return w->ops->msi(w, t->host, t->addr, data);
 }
 
 int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint64_t len,
@@ -29,13 +45,15 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 	int first = 0;
 
 	while (len) {
-		uint64_t n, size;
-		ssize_t done;
-		int fd, rc;
+		uint64_t n, size = 0;
+		uint8_t *m;
+		int rc;
 
 		rc = fab_route_resolve(h, rid, addr, len, write, &r);
 		if (rc)
 			return rc;
+		if (r.status == FAB_OK && r.tgt.kind == FAB_TGT_MSI)
+			return deliver_msi(h, &r.tgt, buf, len);
 		if (r.status != FAB_OK) {
 			/* Nothing decodes: this request (to the next page) is lost. */
 			n = FAB_PAGE_SIZE - (addr & (FAB_PAGE_SIZE - 1));
@@ -46,17 +64,16 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 				first = r.status;
 		} else {
 			n = r.tgt.len < len ? r.tgt.len : len;
-			fd = target_fd(h, &r.tgt, &size);
-			if (fd < 0)
-				return fd;
+			m = target_map(h, &r.tgt, &size);
+			if (!m)
+				return -EREMOTE;
 			if (r.tgt.offset > size || n > size - r.tgt.offset)
 				return -EFAULT;
-			done = write ? pwrite(fd, p, n, (off_t)r.tgt.offset)
-				     : pread(fd, p, n, (off_t)r.tgt.offset);
-			if (done < 0)
-				return -errno;
-			if ((uint64_t)done != n)
-				return -EIO;
+			/* The data path: a copy to or from shared memory, nothing more. */
+			if (write)
+				memcpy(m + r.tgt.offset, p, n);
+			else
+				memcpy(p, m + r.tgt.offset, n);
 		}
 		p += n;
 		addr += n;

@@ -22,20 +22,34 @@ static void local_invalidate(struct fab_world *w, uint32_t origin)
 	/* One epoch covers all hosts in the process: already advanced. */
 }
 
-static int local_mem_fd(struct fab_world *w, uint32_t host, uint32_t mem, uint64_t *size)
+static void *local_mem_map(struct fab_world *w, uint32_t host, uint32_t mem, uint64_t *size)
 {
 	struct fab_host *h = fab_cluster_host(w->priv, host);
 
 	if (!h || mem >= h->nmems)
-		return -ENOENT;
+		return NULL;
 	*size = h->mems[mem].size;
-	return h->mems[mem].fd;
+	return fab_mem_map(h, mem);
+}
+
+static int local_msi(struct fab_world *w, uint32_t host, uint64_t addr, uint32_t data)
+{
+	struct fab_host *h = fab_cluster_host(w->priv, host);
+	int rc;
+
+	if (!h)
+		return -EHOSTUNREACH;
+	fab_host_lock(h);
+	rc = fab_intc_deliver(&h->intc, addr, data) ? FAB_UR : 0;
+	fab_host_unlock(h);
+	return rc;
 }
 
 static const struct fab_world_ops local_ops = {
 	.step = local_step,
 	.invalidate = local_invalidate,
-	.mem_fd = local_mem_fd,
+	.mem_map = local_mem_map,
+	.msi = local_msi,
 };
 
 int fab_cluster_create(const struct topo *t, fab_endpoint_init_fn ep_init,

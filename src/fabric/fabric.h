@@ -9,12 +9,14 @@
 #ifndef SMARTIO_FABRIC_H
 #define SMARTIO_FABRIC_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "smartio/topology.h"
 #include "cfg.h"
+#include "intc.h"
 
 struct fab_host;
 struct fab_ntb;
@@ -75,6 +77,7 @@ struct fab_mem {
 	uint16_t owner_bdf_index; /* index of the owning function (BARs), 0 for RAM */
 	uint8_t bar;
 	bool is_ram;
+	void *map;               /* this process's shared mapping, made on first use */
 };
 
 struct fab_host {
@@ -93,7 +96,24 @@ struct fab_host {
 	struct fab_iommu *iommu;
 	struct fab_route_cache *cache;
 	uint64_t low_ram, high_ram; /* RAM below 4 GiB and above (starting at 4 GiB) */
+	struct fab_intc intc;    /* message-signalled interrupts arriving at this host */
+	/*
+	 * Serialises everything that reads or changes this host's tables and
+	 * caches: the daemon's request handlers and the device models' DMA.
+	 * Recursive, since a handler may resolve routes while holding it.
+	 */
+	pthread_mutex_t lock;
 };
+
+static inline void fab_host_lock(struct fab_host *h)
+{
+	pthread_mutex_lock(&h->lock);
+}
+
+static inline void fab_host_unlock(struct fab_host *h)
+{
+	pthread_mutex_unlock(&h->lock);
+}
 
 /* Fills in an endpoint's identity, BARs and capabilities (the device layer). */
 typedef int (*fab_endpoint_init_fn)(struct fab_func *fn, const struct topo_device *td,
@@ -132,6 +152,8 @@ bool fab_func_bus_master(const struct fab_func *fn);
 
 /* Memory objects. */
 int fab_mem_create(struct fab_host *h, const char *name, uint64_t size, bool is_ram);
+/* The memory object mapped into this process (MAP_SHARED), or NULL. Thread-safe. */
+void *fab_mem_map(struct fab_host *h, uint32_t mem);
 /* Physical address → RAM object offset; false if not RAM. */
 bool fab_ram_offset(const struct fab_host *h, uint64_t paddr, uint64_t *off, uint64_t *contig);
 

@@ -49,6 +49,29 @@ int fab_mem_create(struct fab_host *h, const char *name, uint64_t size, bool is_
 	return (int)h->nmems++;
 }
 
+void *fab_mem_map(struct fab_host *h, uint32_t mem)
+{
+	struct fab_mem *m;
+	void *p, *expect = NULL;
+
+	if (mem >= h->nmems)
+		return NULL;
+	m = &h->mems[mem];
+	p = __atomic_load_n(&m->map, __ATOMIC_ACQUIRE);
+	if (p)
+		return p;
+	p = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* Two threads may race to map: one mapping wins, the other is undone. */
+	if (!__atomic_compare_exchange_n(&m->map, &expect, p, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		munmap(p, m->size);
+		return expect;
+	}
+	return p;
+}
+
 bool fab_ram_offset(const struct fab_host *h, uint64_t paddr, uint64_t *off, uint64_t *contig)
 {
 	const uint64_t four_g = 1ull << 32;
@@ -543,6 +566,15 @@ int fab_host_create(struct fab_world *w, const struct topo *t, uint32_t host_ind
 		return -ENOMEM;
 	h->world = w;
 	h->topo = t;
+	fab_intc_init(&h->intc);
+	{
+		pthread_mutexattr_t a;
+
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutex_init(&h->lock, &a);
+		pthread_mutexattr_destroy(&a);
+	}
 	h->t = &t->hosts[host_index];
 	h->id = h->t->id;
 	h->index = host_index;
@@ -573,8 +605,12 @@ void fab_host_destroy(struct fab_host *h)
 		free(h->funcs[i]->children);
 		free(h->funcs[i]);
 	}
-	for (uint32_t i = 0; i < h->nmems; i++)
+	for (uint32_t i = 0; i < h->nmems; i++) {
+		if (h->mems[i].map)
+			munmap(h->mems[i].map, h->mems[i].size);
 		close(h->mems[i].fd);
+	}
+	pthread_mutex_destroy(&h->lock);
 	iommu_destroy(h->iommu);
 	fab_route_cache_destroy(h->cache);
 	free(h);
@@ -583,7 +619,7 @@ void fab_host_destroy(struct fab_host *h)
 void fab_host_tables_changed(struct fab_host *h)
 {
 	if (h->world) {
-		h->world->epoch++;
+		__atomic_fetch_add(&h->world->epoch, 1, __ATOMIC_ACQ_REL);
 		if (h->world->ops && h->world->ops->invalidate)
 			h->world->ops->invalidate(h->world, h->id);
 	}

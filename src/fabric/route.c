@@ -221,6 +221,19 @@ static int at_root(struct walk *w, uint64_t a, bool from_device)
 	uint64_t pa = a, off, contig;
 
 	hop(w, FAB_HOP_ROOT, h->rc, "root complex");
+	if (fab_msi_addr(a, 1)) {
+		struct fab_target *t = &w->r->tgt;
+
+		/* Interrupt messages bypass DMA remapping; only writes make sense. */
+		if (!w->in->write)
+			return fail(w, FAB_UR, "read from the MSI window 0x%" PRIx64, a);
+		t->kind = FAB_TGT_MSI;
+		t->host = h->id;
+		t->addr = a;
+		t->len = min64(w->limit, FAB_MSI_BASE + FAB_MSI_SIZE - a);
+		w->r->status = FAB_OK;
+		return 0;
+	}
 	if (from_device && iommu_enabled(h->iommu)) {
 		enum iommu_fault_reason why = 0;
 
@@ -440,7 +453,7 @@ int fab_route_resolve(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t 
 {
 	struct fab_route_cache *c = h->cache;
 	uint64_t page = addr & ~(FAB_PAGE_SIZE - 1);
-	uint64_t epoch = h->world ? h->world->epoch : 0;
+	uint64_t epoch = h->world ? __atomic_load_n(&h->world->epoch, __ATOMIC_ACQUIRE) : 0;
 	struct cache_entry *e;
 	int rc;
 

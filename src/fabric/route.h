@@ -4,7 +4,7 @@
  * memory object that backs it and the ordered list of hops the TLPs take.
  *
  * Resolution proceeds one host at a time. A step on one host either ends at a
- * target (RAM, a BAR, or a failure) or leaves through an NTB window towards
+ * target (RAM, a BAR, an interrupt, or a failure) or leaves through an NTB window towards
  * another host, with the translated address; the world's ops run the next step
  * there (in-process for tests, by a message to the peer daemon in smartiod).
  * Results are cached per origin host at 4 KiB granularity and invalidated by a
@@ -58,6 +58,7 @@ enum fab_target_kind {
 	FAB_TGT_NONE = 0,
 	FAB_TGT_RAM,
 	FAB_TGT_BAR,
+	FAB_TGT_MSI,         /* a write into the host's MSI window: an interrupt */
 };
 
 struct fab_target {
@@ -104,8 +105,10 @@ struct fab_world_ops {
 	int (*step)(struct fab_world *w, const struct fab_step *in, struct fab_route *r,
 		    struct fab_forward *fwd);
 	void (*invalidate)(struct fab_world *w, uint32_t origin_host);
-	/* The memfd backing memory object `mem` of `host` (borrowed, do not close). */
-	int (*mem_fd)(struct fab_world *w, uint32_t host, uint32_t mem, uint64_t *size);
+	/* Memory object `mem` of `host` mapped into this process, and its size. */
+	void *(*mem_map)(struct fab_world *w, uint32_t host, uint32_t mem, uint64_t *size);
+	/* Deliver a message-signalled interrupt that ended on another host. */
+	int (*msi)(struct fab_world *w, uint32_t host, uint64_t addr, uint32_t data);
 };
 
 struct fab_world {
@@ -128,7 +131,9 @@ int fab_route_resolve_uncached(struct fab_host *h, uint16_t rid, uint64_t addr,
 
 /*
  * Perform an access as the hardware does: resolve (cached), then move the
- * bytes to or from the backing memory, segment by segment. When a segment
+ * bytes to or from the backing memory, segment by segment; a 4-byte write
+ * that ends in an MSI window raises that host's interrupt. The caller holds
+ * h's lock. When a segment
  * fails (unsupported request, IOMMU fault, link down) writes to it are dropped
  * and reads return all-ones, as on PCIe. Returns 0 when every byte reached its
  * target, else the first enum fab_status met (> 0), or -errno.
