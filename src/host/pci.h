@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-host PCI core, the interface in-kernel drivers are written against
+ * (after Linux's): a device list built from enumeration, drivers that match
+ * on vendor/device/class and are probed and removed, config accessors, BAR
+ * mappings, a DMA API, and MSI-X vectors delivered as eventfd signals.
+ *
+ * A driver sees only this interface. Everything it does goes through
+ * configuration cycles, routes and the IOMMU, so that a device reached
+ * through an NTB (a borrowed, shadow device) is indistinguishable from a
+ * local one: that is what Device Lending builds on.
+ *
+ * Lendable devices: a function registered with smartio for lending (topology
+ * `lendable: true`, the default; fab_func.lendable) is owned by smartio and
+ * never gets a local driver, although it is in the device list like any other
+ * function (is_lendable set). Only `lendable: false` devices and hot-added
+ * ones (borrowed shadow devices) are probed.
+ *
+ * Locking: all calls are made with the host lock held (fab_host_lock), which
+ * the daemon holds while it serves requests; drivers may block only briefly.
+ */
+#ifndef SMARTIO_HOST_PCI_H
+#define SMARTIO_HOST_PCI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fabric/fabric.h"
+
+#define PCI_ANY_ID        0xffffffffu
+#define PCI_MAX_VECTORS   64
+
+struct pci_dev;
+struct pci_host;
+
+struct pci_device_id {
+	uint32_t vendor, device;      /* PCI_ANY_ID matches any */
+	uint32_t class, class_mask;   /* 24-bit class code and the bits that must match */
+};
+
+struct pci_driver {
+	const char *name;
+	const struct pci_device_id *id_table;   /* ends with an all-zero entry */
+	int (*probe)(struct pci_dev *pdev, const struct pci_device_id *id);
+	void (*remove)(struct pci_dev *pdev);
+};
+
+struct pci_dev {
+	struct pci_host *host;
+	struct fab_func *hw;          /* for config cycles only; drivers use the accessors */
+	uint16_t bdf;
+	uint16_t vendor, device;
+	uint32_t class;               /* 24-bit */
+	char name[TOPO_NAME_MAX];
+	uint64_t bar_addr[6], bar_size[6];   /* bus addresses as enumerated */
+	uint64_t dma_mask;            /* default 64 bits */
+	const struct pci_driver *driver;
+	void *drvdata;
+	bool is_lendable;             /* registered with smartio: no local driver binds */
+	/* private to the PCI core */
+	uint32_t domain;              /* IOMMU domain (0: none) */
+	int nvec;
+	int vec_efd[PCI_MAX_VECTORS];
+	uint32_t vec_data[PCI_MAX_VECTORS];
+};
+
+/* Build the device list of an enumerated host. */
+int pci_host_create(struct fab_host *h, struct pci_host **out, char *err, size_t errlen);
+void pci_host_destroy(struct pci_host *ph);     /* removes every driver first */
+struct fab_host *pci_host_fab(struct pci_host *ph);
+unsigned pci_host_ndevs(const struct pci_host *ph);
+struct pci_dev *pci_host_dev(struct pci_host *ph, unsigned i);
+struct pci_dev *pci_get_dev(struct pci_host *ph, uint16_t bdf);
+
+/* Register a driver: probe every matching, unbound, non-lendable device now and later. */
+int pci_register_driver(struct pci_host *ph, const struct pci_driver *drv);
+void pci_unregister_driver(struct pci_host *ph, const struct pci_driver *drv);
+/* Hot-plug: a function appeared (e.g. a shadow device) or is going away. */
+int pci_hot_add(struct pci_host *ph, struct fab_func *fn, struct pci_dev **out);
+int pci_hot_remove(struct pci_host *ph, struct pci_dev *pdev);
+const struct pci_device_id *pci_match_id(const struct pci_device_id *ids,
+					 const struct pci_dev *pdev);
+
+/* Configuration space (through configuration cycles). */
+int pci_read_config(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *val);
+int pci_write_config(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t val);
+int pci_enable_device(struct pci_dev *pdev);    /* memory decoding on */
+void pci_set_master(struct pci_dev *pdev);
+void pci_clear_master(struct pci_dev *pdev);
+
+/*
+ * Map BAR bar for the CPU ("ioremap"): the BAR's bus address is resolved
+ * from the CPU like any other address, so a BAR behind an NTB maps too.
+ * Returns a pointer valid for bar_size bytes, or NULL.
+ */
+void *pci_iomap(struct pci_dev *pdev, unsigned bar);
+
+/* DMA API. Bus addresses are what the device must be told. */
+int dma_set_mask(struct pci_dev *pdev, uint64_t mask);   /* -EIO if unusable */
+/* Coherent memory from host RAM: CPU pointer, and its bus address in *bus. */
+void *dma_alloc_coherent(struct pci_dev *pdev, size_t size, uint64_t *bus);
+void dma_free_coherent(struct pci_dev *pdev, size_t size, void *cpu, uint64_t bus);
+/*
+ * Streaming mappings of host memory given by its physical address (the
+ * daemon's applications hand over buffers in host RAM). Returns the bus
+ * address, or 0 with errno-style *err on failure.
+ */
+uint64_t dma_map_single(struct pci_dev *pdev, uint64_t phys, size_t size, int *err);
+void dma_unmap_single(struct pci_dev *pdev, uint64_t bus, size_t size);
+struct dma_sg { uint64_t phys, len, bus; };
+int dma_map_sg(struct pci_dev *pdev, struct dma_sg *sg, unsigned n);
+void dma_unmap_sg(struct pci_dev *pdev, struct dma_sg *sg, unsigned n);
+/* The CPU pointer of host RAM at a physical address (kernel direct map). */
+void *pci_phys_to_virt(struct pci_host *ph, uint64_t phys, size_t len);
+
+/*
+ * MSI-X: allocate n vectors, each signalling its own eventfd (returned by
+ * pci_irq_eventfd). Programs the function's MSI-X table and enables MSI-X.
+ * Returns n, or a negative errno (-ENOSPC: fewer vectors than requested).
+ */
+int pci_alloc_irq_vectors(struct pci_dev *pdev, int n);
+void pci_free_irq_vectors(struct pci_dev *pdev);
+int pci_irq_eventfd(struct pci_dev *pdev, int vector);
+/* Interrupts seen on a vector so far (host interrupt controller's count). */
+uint64_t pci_irq_count(struct pci_dev *pdev, int vector);
+
+/*
+ * Additions to the interface above.
+ * The host's physical-memory allocator (physmem.h), shared with the other
+ * users of host RAM (SISCI segments) so that they never overlap DMA buffers.
+ */
+struct physmem;
+struct physmem *pci_host_physmem(struct pci_host *ph);
+
+#endif
