@@ -294,6 +294,29 @@ uint16_t fab_cap_msix(struct fab_func *fn, unsigned vectors, unsigned bir,
 	return off;
 }
 
+int fab_msix_reset_table(struct fab_func *fn)
+{
+	uint16_t cap = fab_cfg_find_cap(&fn->cfg, PCI_CAP_ID_MSIX);
+	uint32_t tbl, n, bir, one = PCI_MSIX_ENTRY_CTRL_MASKBIT;
+	const struct fab_bar *b;
+
+	if (!cap)
+		return 0;
+	n = (fab_cfg_get16(&fn->cfg, cap + PCI_MSIX_FLAGS) & PCI_MSIX_FLAGS_QSIZE) + 1u;
+	tbl = fab_cfg_get32(&fn->cfg, cap + PCI_MSIX_TABLE);
+	bir = tbl & PCI_MSIX_TABLE_BIR;
+	tbl &= PCI_MSIX_TABLE_OFFSET;
+	b = bir < 6 ? &fn->bars[bir] : NULL;
+	if (!b || !b->present || b->mem < 0 || tbl + (uint64_t)n * PCI_MSIX_ENTRY_SIZE > b->size)
+		return -EINVAL;
+	/* Entries come out of reset masked (PCIe spec, MSI-X Vector Control). */
+	for (uint32_t v = 0; v < n; v++)
+		if (pwrite(fn->host->mems[b->mem].fd, &one, sizeof(one),
+			   tbl + v * PCI_MSIX_ENTRY_SIZE + PCI_MSIX_ENTRY_VECTOR_CTRL) != sizeof(one))
+			return -EIO;
+	return 0;
+}
+
 uint16_t fab_cap_msi(struct fab_func *fn, unsigned log2_vectors)
 {
 	struct fab_cfg *c = &fn->cfg;
@@ -423,6 +446,9 @@ static int build_ntb(struct build_ctx *b, const struct topo_port *p, struct fab_
 	fab_cap_pcie(fn, FAB_PCIE_ENDPOINT, p->link, 0);
 	fab_cap_msix(fn, p->ntb.doorbells ? p->ntb.doorbells : 1, NTB_BAR_REGS,
 		     NTB_MSIX_TABLE, NTB_MSIX_PBA);
+	rc = fab_msix_reset_table(fn);
+	if (rc)
+		return rc;
 	rc = ntb_create(b->h, fn, &p->ntb, b->ntb_count, &ntb);
 	if (rc)
 		return rc;

@@ -31,6 +31,8 @@ uint16_t fab_cap_pcie(struct fab_func *fn, unsigned type, struct topo_link link,
 uint16_t fab_cap_msix(struct fab_func *fn, unsigned vectors, unsigned bir,
 		      uint32_t table_off, uint32_t pba_off);
 uint16_t fab_cap_msi(struct fab_func *fn, unsigned log2_vectors);
+/* Put every MSI-X table entry in its reset state (masked); after fab_cap_msix. */
+int fab_msix_reset_table(struct fab_func *fn);
 uint16_t fab_cap_pm(struct fab_func *fn);
 uint16_t fab_ecap_acs(struct fab_func *fn, uint16_t caps, uint16_t ctrl);
 struct fab_func *fab_func_alloc(struct fab_host *h, enum fab_func_kind kind,
