@@ -7,9 +7,9 @@ secs=${2:-60}
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/topo" "$work/proto"
+mkdir -p "$work/topo" "$work/proto" "$work/nvme"
 cp "$here"/topologies/*.yaml "$work/topo/"
-for t in proto topo; do
+for t in proto topo nvme; do
 	echo "== fuzz_$t for ${secs}s =="
 	"$build/fuzz/fuzz_$t" -max_total_time="$secs" -max_len=65536 \
 		-artifact_prefix="$work/crash-$t-" "$work/$t"

@@ -66,6 +66,18 @@ static int nvme_params(const struct topo_device *td, struct model_bar *bars,
 		return -EINVAL;
 	}
 	*vectors = (unsigned)q + 1;
+	/* Optional Controller Memory Buffer: BAR2, 64-bit prefetchable. Takes effect
+	 * once dev_endpoint_init counts the BARs after calling params(). */
+	rc = param_u64(td, "cmb", 0, &q, err, errlen);
+	if (rc)
+		return rc;
+	if (q && (q < 4096 || (q & (q - 1)) || q > (1ull << 40))) {
+		snprintf(err, errlen, "device %s: cmb must be a power of two from 4K to 1T",
+			 td->name);
+		return -EINVAL;
+	}
+	if (q)
+		bars[2] = (struct model_bar){ 2, true, true, q };
 	return 0;
 }
 
@@ -137,6 +149,9 @@ int dev_endpoint_init(struct fab_func *fn, const struct topo_device *td, char *e
 		rc = m->params(td, bars, &vectors, err, errlen);
 		if (rc)
 			return rc;
+		/* Parameters may add BARs (e.g. an NVMe controller memory buffer). */
+		while (nbars < TOPO_MAX_BARS && bars[nbars].size)
+			nbars++;
 	}
 	if (td->nbars) {
 		/* Explicit BARs replace the model's; MSI-X goes in the first BAR

@@ -1,0 +1,789 @@
+// SPDX-License-Identifier: MIT
+/*
+ * NVMe controller model (NVMe 1.4 subset): the controller registers in BAR0,
+ * enable/disable/shutdown, doorbells, command arbitration and fetch, and
+ * completion posting with MSI-X. Commands themselves are in admin.c/io.c.
+ *
+ * Software owns BAR0 as plain memory, so every pass re-asserts the read-only
+ * registers and acts on *changes* of CC and of the doorbells it reads (each
+ * doorbell is read once per pass).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctrl.h"
+
+#define NVME_VS_1_4             0x00010400u
+#define NVME_CAP_TO_500MS       15      /* 7.5 s ready timeout */
+#define BAR0                    0
+
+uint64_t nvme_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void set_csts(struct nvme_ctrl *c, uint32_t csts)
+{
+	c->csts = csts;
+	dev_set_reg32(c->d, BAR0, NVME_REG_CSTS, csts);
+}
+
+/* Controller Fatal Status: the host must reset the controller to recover. */
+void nvme_fatal(struct nvme_ctrl *c, const char *why)
+{
+	(void)why;
+	set_csts(c, c->csts | NVME_SET(1, CSTS_CFS));
+}
+
+static bool ctrl_running(const struct nvme_ctrl *c)
+{
+	return NVME_CSTS_RDY(c->csts) && !NVME_CSTS_CFS(c->csts) && !c->shutdown;
+}
+
+/* ---- Controller Memory Buffer ---- */
+
+/* The CMB's bus address, from BAR2 as software programmed it; 0 if none. */
+static uint64_t cmb_base(const struct nvme_ctrl *c)
+{
+	const struct dev_func *f = &c->d->fn;
+	uint32_t lo, hi;
+
+	if (!c->cmb_size || !f->bar[2])
+		return 0;
+	lo = f->bus->cfg_read(f->bus_ctx, 0x18, 4);
+	hi = f->bus->cfg_read(f->bus_ctx, 0x1c, 4);
+	return ((uint64_t)hi << 32 | lo) & ~0xfull;
+}
+
+/* Whether [addr, addr+len) lies entirely in the CMB; *off = offset in BAR2. */
+bool nvme_cmb_range(const struct nvme_ctrl *c, uint64_t addr, uint64_t len, uint64_t *off)
+{
+	uint64_t base = cmb_base(c);
+
+	if (!base || addr < base || addr - base >= c->cmb_size ||
+	    len > c->cmb_size - (addr - base))
+		return false;
+	*off = addr - base;
+	return true;
+}
+
+/* ---- Features, events and the error log ---- */
+
+void nvme_features_default(struct nvme_ctrl *c)
+{
+	memset(&c->feat, 0, sizeof(c->feat));
+	c->feat.arb = 3;                        /* burst 8, all weights 1 */
+	c->feat.tmpth_over = 343;               /* 70 C, == WCTEMP */
+	c->feat.tmpth_under = 0;
+	c->feat.vwc = 1;                        /* write cache enabled */
+	memset(c->iv_cd, 0, c->nvec);
+	c->alloc_nsq = c->nqueues;
+	c->alloc_ncq = c->nqueues;
+}
+
+/*
+ * Queue an asynchronous event. Like real controllers, once an event of a type
+ * is reported that type is masked until the host reads the associated log
+ * page; events meanwhile wait here (a repeat of a waiting event is dropped).
+ */
+void nvme_aen(struct nvme_ctrl *c, unsigned type, unsigned info, unsigned lid)
+{
+	uint32_t dw0 = nvme_aen_dw0(type, info, lid);
+
+	for (unsigned i = 0; i < c->naen; i++)
+		if (c->aen[i] == dw0)
+			return;
+	if (c->naen < NVME_AEN_QUEUE)
+		c->aen[c->naen++] = dw0;
+}
+
+void nvme_log_error(struct nvme_ctrl *c, uint16_t sqid, uint16_t cid, uint16_t st, uint32_t nsid,
+		    uint64_t lba)
+{
+	struct nvme_error_log_page *e;
+
+	/* newest first: shift the ring down by one entry */
+	memmove(&c->errlog[1], &c->errlog[0], sizeof(c->errlog) - sizeof(c->errlog[0]));
+	e = &c->errlog[0];
+	memset(e, 0, sizeof(*e));
+	e->error_count = ++c->err_count;
+	e->sqid = sqid;
+	e->cmdid = cid;
+	e->status_field = (uint16_t)(st << 1);
+	e->parm_error_location = 0xffff;
+	e->lba = lba;
+	e->nsid = nsid;
+}
+
+/* ---- Queues ---- */
+
+static void zero_doorbells(struct nvme_ctrl *c, uint16_t qid)
+{
+	dev_set_reg32(c->d, BAR0, nvme_sq_tail_db(qid, c->dstrd), 0);
+	dev_set_reg32(c->d, BAR0, nvme_cq_head_db(qid, c->dstrd), 0);
+}
+
+static bool post_cqe(struct nvme_ctrl *c, const struct nvme_pending *p);
+
+/*
+ * Deleting an SQ: its commands were already executed (data moved at fetch
+ * time), so their completions are posted now rather than lost.
+ */
+void nvme_sq_delete(struct nvme_ctrl *c, uint16_t qid)
+{
+	struct nvme_sq *sq = &c->sq[qid];
+	unsigned j = 0;
+
+	for (unsigned i = 0; i < c->npend; i++) {
+		if (c->pend[i].sqid == qid && qid != 0) {
+			(void)post_cqe(c, &c->pend[i]);
+			continue;
+		}
+		c->pend[j++] = c->pend[i];
+	}
+	c->npend = j;
+	for (unsigned i = 0; i < c->naborts;) {
+		if (c->aborts[i].sqid == qid)
+			c->aborts[i] = c->aborts[--c->naborts];
+		else
+			i++;
+	}
+	if (sq->valid && c->cq[sq->cqid].nsq)
+		c->cq[sq->cqid].nsq--;
+	memset(sq, 0, sizeof(*sq));
+	dev_set_reg32(c->d, BAR0, nvme_sq_tail_db(qid, c->dstrd), 0);
+}
+
+void nvme_cq_delete(struct nvme_ctrl *c, uint16_t qid)
+{
+	memset(&c->cq[qid], 0, sizeof(c->cq[qid]));
+	dev_set_reg32(c->d, BAR0, nvme_cq_head_db(qid, c->dstrd), 0);
+}
+
+/* Controller reset (CC.EN 1 -> 0, FLR): queues, events and features go. */
+static void ctrl_reset(struct nvme_ctrl *c)
+{
+	c->npend = 0;
+	c->nirq = 0;
+	for (uint32_t q = 0; q <= c->nqueues; q++) {
+		memset(&c->sq[q], 0, sizeof(c->sq[q]));
+		memset(&c->cq[q], 0, sizeof(c->cq[q]));
+		zero_doorbells(c, (uint16_t)q);
+	}
+	c->naer = 0;
+	c->naen = 0;
+	c->aen_masked = 0;
+	c->naborts = 0;
+	c->shutdown = false;
+	c->media_free_ns = 0;
+	memset(c->rr_next, 0, sizeof(c->rr_next));
+	nvme_features_default(c);
+}
+
+static void regs_reset(struct nvme_ctrl *c)
+{
+	struct dev_instance *d = c->d;
+
+	c->cc = 0;
+	c->intms = 0;
+	dev_set_reg64(d, BAR0, NVME_REG_CAP, c->cap);
+	dev_set_reg32(d, BAR0, NVME_REG_VS, NVME_VS_1_4);
+	dev_set_reg32(d, BAR0, NVME_REG_INTMS, 0);
+	dev_set_reg32(d, BAR0, NVME_REG_INTMC, 0);
+	dev_set_reg32(d, BAR0, NVME_REG_CC, 0);
+	dev_set_reg32(d, BAR0, NVME_REG_NSSR, 0);
+	dev_set_reg32(d, BAR0, NVME_REG_AQA, 0);
+	dev_set_reg64(d, BAR0, NVME_REG_ASQ, 0);
+	dev_set_reg64(d, BAR0, NVME_REG_ACQ, 0);
+	dev_set_reg32(d, BAR0, NVME_REG_CMBLOC, c->cmbloc);
+	dev_set_reg32(d, BAR0, NVME_REG_CMBSZ, c->cmbsz);
+	set_csts(c, 0);
+}
+
+/* CC.EN 0 -> 1: validate the configuration and the admin queues (latched now). */
+static void ctrl_enable(struct nvme_ctrl *c, uint32_t cc)
+{
+	struct dev_instance *d = c->d;
+	uint32_t aqa = dev_reg32(d, BAR0, NVME_REG_AQA);
+	uint64_t asq = dev_reg64(d, BAR0, NVME_REG_ASQ);
+	uint64_t acq = dev_reg64(d, BAR0, NVME_REG_ACQ);
+	uint32_t mps = NVME_CC_MPS(cc), asqs, acqs;   /* MPSMIN is 0: only the upper bound */
+	uint64_t page, off;
+
+	if (mps > NVME_MPSMAX || NVME_CC_CSS(cc) != NVME_CC_CSS_NVM ||
+	    (NVME_CC_AMS(cc) != NVME_CC_AMS_RR && NVME_CC_AMS(cc) != NVME_CC_AMS_WRRU) ||
+	    NVME_CC_IOSQES(cc) != NVME_SQES_LOG2 || NVME_CC_IOCQES(cc) != NVME_CQES_LOG2)
+		goto fail;
+	page = 4096ull << mps;
+	asqs = NVME_AQA_ASQS(aqa) + 1;
+	acqs = NVME_AQA_ACQS(aqa) + 1;
+	/* a one-entry queue can never hold a command (full when tail + 1 == head) */
+	if (!asq || !acq || (asq & (page - 1)) || (acq & (page - 1)) || asqs < 2 || acqs < 2)
+		goto fail;
+	/* the admin SQ may sit in the CMB, but not straddle its end */
+	if (cmb_base(c) && asq >= cmb_base(c) && asq - cmb_base(c) < c->cmb_size &&
+	    !nvme_cmb_range(c, asq, (uint64_t)asqs * sizeof(struct nvme_sqe), &off))
+		goto fail;
+
+	c->page_size = (uint32_t)page;
+	c->page_shift = 12 + mps;
+	ctrl_reset(c);
+	c->sq[0] = (struct nvme_sq){ .valid = true, .size = asqs, .base = asq, .cqid = 0 };
+	c->cq[0] = (struct nvme_cq){ .valid = true, .size = acqs, .base = acq, .ien = true,
+				     .iv = 0, .phase = 1, .nsq = 1 };
+	zero_doorbells(c, 0);
+	set_csts(c, NVME_SET(1, CSTS_RDY));
+	return;
+fail:
+	set_csts(c, NVME_SET(1, CSTS_CFS));
+}
+
+static void post_all_now(struct nvme_ctrl *c);
+
+/* CC.SHN: finish outstanding work, make data durable, report completion. */
+static void ctrl_shutdown(struct nvme_ctrl *c)
+{
+	set_csts(c, (c->csts & ~NVME_SET(NVME_CSTS_SHST_MASK, CSTS_SHST)) |
+		    NVME_SET(NVME_CSTS_SHST_OCCUR, CSTS_SHST));
+	post_all_now(c);
+	for (uint32_t i = 0; i < c->nns; i++)
+		(void)nvme_ns_flush(&c->ns[i]);
+	c->shutdown = true;
+	set_csts(c, (c->csts & ~NVME_SET(NVME_CSTS_SHST_MASK, CSTS_SHST)) |
+		    NVME_SET(NVME_CSTS_SHST_CMPLT, CSTS_SHST));
+}
+
+static int handle_cc(struct nvme_ctrl *c)
+{
+	uint32_t cc = dev_reg32(c->d, BAR0, NVME_REG_CC), old = c->cc;
+
+	if (cc == old)
+		return 0;
+	c->cc = cc;
+	if (NVME_CC_EN(old) && !NVME_CC_EN(cc)) {
+		ctrl_reset(c);
+		set_csts(c, 0);
+		return 1;
+	}
+	if (!NVME_CC_EN(old) && NVME_CC_EN(cc))
+		ctrl_enable(c, cc);
+	if (NVME_CC_SHN(cc) && !NVME_CC_SHN(old))
+		ctrl_shutdown(c);
+	return 1;
+}
+
+/* Software may have stored anything into read-only registers: put them back. */
+static void restore_ro(struct nvme_ctrl *c)
+{
+	struct dev_instance *d = c->d;
+	uint32_t ms = dev_reg32(d, BAR0, NVME_REG_INTMS), mc = dev_reg32(d, BAR0, NVME_REG_INTMC);
+
+	if (dev_reg64(d, BAR0, NVME_REG_CAP) != c->cap)
+		dev_set_reg64(d, BAR0, NVME_REG_CAP, c->cap);
+	if (dev_reg32(d, BAR0, NVME_REG_VS) != NVME_VS_1_4)
+		dev_set_reg32(d, BAR0, NVME_REG_VS, NVME_VS_1_4);
+	if (dev_reg32(d, BAR0, NVME_REG_CSTS) != c->csts)
+		dev_set_reg32(d, BAR0, NVME_REG_CSTS, c->csts);
+	if (dev_reg32(d, BAR0, NVME_REG_CC + 4))           /* reserved 0x18 */
+		dev_set_reg32(d, BAR0, NVME_REG_CC + 4, 0);
+	if (dev_reg32(d, BAR0, NVME_REG_NSSR))             /* CAP.NSSRS = 0: reserved */
+		dev_set_reg32(d, BAR0, NVME_REG_NSSR, 0);
+	if (dev_reg32(d, BAR0, NVME_REG_CMBLOC) != c->cmbloc)
+		dev_set_reg32(d, BAR0, NVME_REG_CMBLOC, c->cmbloc);
+	if (dev_reg32(d, BAR0, NVME_REG_CMBSZ) != c->cmbsz)
+		dev_set_reg32(d, BAR0, NVME_REG_CMBSZ, c->cmbsz);
+	/*
+	 * INTMS/INTMC: writing 1s sets/clears mask bits and both read back the
+	 * mask. Only pin-based and MSI interrupts honour it; with MSI-X (the only
+	 * interrupt mode this model uses) the spec leaves them undefined. A store
+	 * is seen as a change of the value, so rewriting the current mask is lost.
+	 */
+	if (ms != c->intms)
+		c->intms |= ms;
+	else if (mc != c->intms)
+		c->intms &= ~mc;
+	if (ms != c->intms)
+		dev_set_reg32(d, BAR0, NVME_REG_INTMS, c->intms);
+	if (mc != c->intms)
+		dev_set_reg32(d, BAR0, NVME_REG_INTMC, c->intms);
+}
+
+/* ---- Doorbells ---- */
+
+static void invalid_doorbell(struct nvme_ctrl *c, uint16_t qid, unsigned info)
+{
+	nvme_log_error(c, qid, 0xffff, 0, 0, 0);
+	nvme_aen(c, NVME_AER_ERROR, info, NVME_LOG_LID_ERROR);
+}
+
+static int scan_doorbells(struct nvme_ctrl *c)
+{
+	struct dev_instance *d = c->d;
+	int work = 0;
+
+	for (uint32_t q = 0; q <= c->nqueues; q++) {
+		uint64_t sdb = nvme_sq_tail_db(q, c->dstrd), cdb = nvme_cq_head_db(q, c->dstrd);
+		uint32_t sv = dev_reg32(d, BAR0, sdb), cv = dev_reg32(d, BAR0, cdb);
+		struct nvme_sq *sq = &c->sq[q];
+		struct nvme_cq *cq = &c->cq[q];
+
+		if (sq->valid && sv != sq->db_last) {
+			sq->db_last = sv;
+			if (sv >= sq->size)
+				invalid_doorbell(c, (uint16_t)q, NVME_AER_ERROR_INVALID_DB_VAL);
+			else
+				sq->tail = sv;
+			work = 1;
+		} else if (!sq->valid && sv) {
+			dev_set_reg32(d, BAR0, sdb, 0);
+			invalid_doorbell(c, (uint16_t)q, NVME_AER_ERROR_INVALID_DB_REG);
+		}
+		if (cq->valid && cv != cq->db_last) {
+			cq->db_last = cv;
+			/* the new head may only release entries the controller posted */
+			if (cv >= cq->size ||
+			    nvme_q_used(cq->head, cv, cq->size) >
+				    nvme_q_used(cq->head, cq->tail, cq->size))
+				invalid_doorbell(c, (uint16_t)q, NVME_AER_ERROR_INVALID_DB_VAL);
+			else
+				cq->head = cv;
+			work = 1;
+		} else if (!cq->valid && cv) {
+			dev_set_reg32(d, BAR0, cdb, 0);
+			invalid_doorbell(c, (uint16_t)q, NVME_AER_ERROR_INVALID_DB_REG);
+		}
+	}
+	return work;
+}
+
+/* ---- Completions ---- */
+
+static bool post_cqe(struct nvme_ctrl *c, const struct nvme_pending *p)
+{
+	struct nvme_cq *cq = &c->cq[p->cqid];
+	struct nvme_cqe e;
+	uint64_t addr;
+
+	if (!cq->valid)
+		return true;            /* queue gone: the completion is dropped */
+	if (nvme_q_full(cq->head, cq->tail, cq->size))
+		return false;
+	e.dw0 = p->dw0;
+	e.dw1 = 0;
+	e.sq_head = c->sq[p->sqid].valid ? (uint16_t)c->sq[p->sqid].head : 0;
+	e.sq_id = p->sqid;
+	e.cid = p->cid;
+	e.status = nvme_cqe_status_encode(p->st, cq->phase);
+	addr = cq->base + (uint64_t)cq->tail * sizeof(e);
+	/*
+	 * Dwords 0-2 first, then dword 3 with the phase tag: a host polling the
+	 * phase never sees a half-written entry.
+	 */
+	if (nvme_dma(c, addr, &e, 12, true) || nvme_dma(c, addr + 12, &e.cid, 4, true)) {
+		nvme_fatal(c, "completion queue not writable");
+		return true;
+	}
+	nvme_q_advance(&cq->tail, &cq->phase, cq->size);
+	if (!cq->irq) {
+		cq->irq = true;
+		c->irq_list[c->nirq++] = p->cqid;
+	}
+	return true;
+}
+
+static void send_interrupts(struct nvme_ctrl *c)
+{
+	/*
+	 * Interrupt coalescing is simplified: one message per CQ per pass in
+	 * which entries were posted (aggregation time/threshold are stored only).
+	 */
+	for (unsigned i = 0; i < c->nirq; i++) {
+		struct nvme_cq *cq = &c->cq[c->irq_list[i]];
+
+		cq->irq = false;
+		if (cq->valid && cq->ien)
+			(void)dev_msix_notify(c->d, cq->iv);
+	}
+	c->nirq = 0;
+}
+
+/* Post what is due; returns entries posted, *waiting = entries due later. */
+static int post_completions(struct nvme_ctrl *c, unsigned *waiting)
+{
+	uint64_t now = c->timed && c->npend ? nvme_now_ns() : 0;
+	unsigned j = 0;
+	int posted = 0;
+
+	*waiting = 0;
+	for (unsigned i = 0; i < c->npend; i++) {
+		struct nvme_pending *p = &c->pend[i];
+
+		if (p->due_ns > now) {
+			(*waiting)++;
+			c->pend[j++] = *p;
+		} else if (!post_cqe(c, p)) {
+			c->pend[j++] = *p;
+		} else {
+			posted++;
+		}
+	}
+	c->npend = j;
+	send_interrupts(c);
+	return posted;
+}
+
+static void post_all_now(struct nvme_ctrl *c)
+{
+	unsigned j = 0;
+
+	for (unsigned i = 0; i < c->npend; i++)
+		if (!post_cqe(c, &c->pend[i]))
+			c->pend[j++] = c->pend[i];
+	c->npend = j;
+	send_interrupts(c);
+}
+
+static void queue_completion(struct nvme_ctrl *c, const struct nvme_cmd *cmd, uint16_t st)
+{
+	struct nvme_pending *p = &c->pend[c->npend++];
+	uint64_t due = 0;
+
+	if (st)
+		nvme_log_error(c, cmd->sqid, cmd->sqe.cid, st, cmd->sqe.nsid, cmd->err_lba);
+	/* media timing applies to I/O: transfers serialise on bandwidth, latency overlaps */
+	if (c->timed && cmd->sqid != 0) {
+		uint64_t now = nvme_now_ns(), start = now > c->media_free_ns ? now : c->media_free_ns;
+
+		if (c->bw_mbps) {
+			c->media_free_ns = start + cmd->xfer * 1000 / c->bw_mbps;
+			due = c->media_free_ns + c->latency_ns;
+		} else {
+			due = now + c->latency_ns;
+		}
+		c->busy_ns += due - now;
+	}
+	p->due_ns = due;
+	p->dw0 = cmd->dw0;
+	p->sqid = cmd->sqid;
+	p->cqid = c->sq[cmd->sqid].cqid;
+	p->cid = cmd->sqe.cid;
+	p->st = st;
+}
+
+/* Complete outstanding AERs with queued events of unmasked types. */
+static void aen_dispatch(struct nvme_ctrl *c)
+{
+	for (unsigned i = 0; i < c->naen && c->naer && c->npend < NVME_PENDING_MAX;) {
+		unsigned type = c->aen[i] & 7;
+		struct nvme_pending *p;
+
+		if (c->aen_masked & (1u << type)) {
+			i++;
+			continue;
+		}
+		p = &c->pend[c->npend++];
+		*p = (struct nvme_pending){ .dw0 = c->aen[i], .cid = c->aer_cid[--c->naer] };
+		c->aen_masked |= (uint8_t)(1u << type);
+		memmove(&c->aen[i], &c->aen[i + 1], (--c->naen - i) * sizeof(c->aen[0]));
+	}
+}
+
+/* ---- Fetch, execute, arbitrate ---- */
+
+static bool take_abort(struct nvme_ctrl *c, uint16_t sqid, uint16_t cid)
+{
+	for (unsigned i = 0; i < c->naborts; i++) {
+		if (c->aborts[i].sqid == sqid && c->aborts[i].cid == cid) {
+			c->aborts[i] = c->aborts[--c->naborts];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Fetch and execute up to max commands from one SQ; returns the number. */
+static unsigned fetch_sq(struct nvme_ctrl *c, uint16_t qid, unsigned max)
+{
+	struct nvme_sq *sq = &c->sq[qid];
+	unsigned n = 0;
+
+	while (n < max && sq->valid && sq->head != sq->tail && c->npend < NVME_PENDING_MAX &&
+	       ctrl_running(c)) {
+		struct nvme_cmd cmd = { .sqid = qid };
+		uint64_t addr = sq->base + (uint64_t)sq->head * sizeof(struct nvme_sqe);
+		uint16_t st;
+
+		if (nvme_dma(c, addr, &cmd.sqe, sizeof(cmd.sqe), false)) {
+			nvme_fatal(c, "submission queue not readable");
+			break;
+		}
+		sq->head = nvme_q_next(sq->head, sq->size);
+		n++;
+		if (take_abort(c, qid, cmd.sqe.cid))
+			st = SC_GEN(ABORT_REQ);
+		else if (NVME_SQE_FUSE(cmd.sqe.flags) || NVME_SQE_PSDT(cmd.sqe.flags) ||
+			 (cmd.sqe.flags & NVME_SQE_FLAGS_RSVD))
+			st = SC_GEN(INVALID_FIELD) | SC_DNR;   /* no fused ops, no SGLs */
+		else if (qid == 0)
+			st = nvme_admin_exec(c, &cmd);
+		else
+			st = nvme_io_exec(c, &cmd);
+		if (!cmd.deferred)
+			queue_completion(c, &cmd, st);
+	}
+	return n;
+}
+
+static unsigned arb_burst(const struct nvme_ctrl *c)
+{
+	unsigned ab = c->feat.arb & 7;
+
+	return ab == 7 ? NVME_POLL_BUDGET : 1u << ab;
+}
+
+/*
+ * One round over the I/O SQs of a class (prio < 0: all) starting after the
+ * class cursor; each queue gets up to `burst` commands, the class at most
+ * `credit`. Returns commands fetched.
+ */
+static unsigned rr_round(struct nvme_ctrl *c, int prio, unsigned burst, unsigned credit)
+{
+	unsigned cls = prio < 0 ? 0 : (unsigned)prio, got = 0;
+	uint32_t n = c->nqueues, start = c->rr_next[cls];
+
+	for (uint32_t i = 0; i < n && got < credit; i++) {
+		uint16_t q = (uint16_t)((start + i) % n + 1);
+		struct nvme_sq *sq = &c->sq[q];
+		unsigned k;
+
+		if (!sq->valid || sq->head == sq->tail || (prio >= 0 && sq->prio != prio))
+			continue;
+		k = fetch_sq(c, q, burst < credit - got ? burst : credit - got);
+		got += k;
+		if (k)
+			c->rr_next[cls] = q % n;        /* next round starts after q */
+	}
+	return got;
+}
+
+static int arbitrate(struct nvme_ctrl *c)
+{
+	unsigned budget = NVME_POLL_BUDGET, burst = arb_burst(c), total = 0, got;
+	bool wrr = NVME_CC_AMS(c->cc) == NVME_CC_AMS_WRRU;
+
+	/* the admin SQ goes first (strict priority under WRR, harmless under RR) */
+	got = fetch_sq(c, 0, budget);
+	total += got;
+	budget -= got;
+	while (budget && ctrl_running(c)) {
+		unsigned round = 0;
+
+		if (!wrr) {
+			round = rr_round(c, -1, burst, budget);
+		} else {
+			/* urgent class: strict priority over the weighted classes */
+			while (budget && (got = rr_round(c, NVME_QPRIO_URGENT, burst, budget))) {
+				round += got;
+				budget -= got;
+			}
+			for (int p = NVME_QPRIO_HIGH; p <= NVME_QPRIO_LOW && budget; p++) {
+				unsigned w = ((c->feat.arb >> (8 * (4 - p))) & 0xff) + 1, g;
+
+				g = rr_round(c, p, burst, w < budget ? w : budget);
+				round += g;
+				budget -= g;
+			}
+			total += round;
+			if (!round)
+				break;
+			continue;
+		}
+		if (!round)
+			break;
+		total += round;
+		budget -= round;
+	}
+	return total > 0;
+}
+
+/* ---- dev_model_ops ---- */
+
+static int nvme_poll(struct dev_instance *d)
+{
+	struct nvme_ctrl *c = d->state;
+	unsigned waiting = 0;
+	int work;
+
+	restore_ro(c);
+	work = handle_cc(c);
+	if (ctrl_running(c) && dev_bus_master(d)) {
+		work |= scan_doorbells(c);
+		work |= arbitrate(c);
+		aen_dispatch(c);
+		if (post_completions(c, &waiting))
+			work = 1;
+	}
+	(void)dev_msix_poll_pending(d);
+	/* completions waiting for their media time keep the runner spinning */
+	return work || waiting;
+}
+
+static int param_u64(struct dev_instance *d, const char *key, uint64_t def, uint64_t min,
+		     uint64_t max, uint64_t *out, char *err, size_t errlen)
+{
+	int rc = dev_param_u64(d, key, def, out, err, errlen);
+
+	if (rc)
+		return rc;
+	if (*out < min || *out > max) {
+		snprintf(err, errlen, "device %s: parameter %s must be %llu..%llu, not %llu",
+			 d->fn.td ? d->fn.td->name : "?", key, (unsigned long long)min,
+			 (unsigned long long)max, (unsigned long long)*out);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_params(struct nvme_ctrl *c, char *err, size_t errlen)
+{
+	struct dev_instance *d = c->d;
+	const char *name = d->fn.td ? d->fn.td->name : "nvme";
+	const char *serial = dev_param(d, "serial");
+	uint64_t v;
+	int rc;
+
+	if ((rc = param_u64(d, "queues", 32, 1, 1024, &v, err, errlen)))
+		return rc;
+	c->nqueues = (uint32_t)v;
+	c->nvec = c->nqueues + 1;
+	if ((rc = param_u64(d, "mqes", 1023, 1, 65535, &v, err, errlen)))
+		return rc;
+	c->mqes = (uint32_t)v;
+	if ((rc = param_u64(d, "dstrd", 0, 0, 15, &v, err, errlen)))
+		return rc;
+	c->dstrd = (unsigned)v;
+	if (!d->fn.bar[0] || d->fn.bar_size[0] < nvme_db_end(c->nqueues + 1, c->dstrd)) {
+		snprintf(err, errlen,
+			 "device %s: doorbells of %u queue pairs with stride %u end at 0x%llx, "
+			 "beyond BAR0 (%llu bytes): lower queues or dstrd",
+			 name, c->nqueues + 1, 4u << c->dstrd,
+			 (unsigned long long)nvme_db_end(c->nqueues + 1, c->dstrd),
+			 (unsigned long long)d->fn.bar_size[0]);
+		return -EINVAL;
+	}
+	if ((rc = param_u64(d, "latency_us", 0, 0, 10000000, &v, err, errlen)))
+		return rc;
+	c->latency_ns = v * 1000;
+	if ((rc = param_u64(d, "bandwidth_mbps", 0, 0, 1000000, &c->bw_mbps, err, errlen)))
+		return rc;
+	c->timed = c->latency_ns || c->bw_mbps;
+	if ((rc = param_u64(d, "cmb", 0, 0, 1ull << 40, &c->cmb_size, err, errlen)))
+		return rc;
+	if (c->cmb_size) {
+		if (c->cmb_size < 4096 || (c->cmb_size & (c->cmb_size - 1)) || !d->fn.bar[2] ||
+		    d->fn.bar_size[2] < c->cmb_size) {
+			snprintf(err, errlen, "device %s: cmb must be a power of two >= 4K that fits "
+				 "BAR2 (BAR2 %s)", name, d->fn.bar[2] ? "too small" : "absent");
+			return -EINVAL;
+		}
+	}
+	if (serial && strlen(serial) > 20) {
+		snprintf(err, errlen, "device %s: serial '%s' is longer than 20 characters",
+			 name, serial);
+		return -EINVAL;
+	}
+	snprintf(c->serial, sizeof(c->serial), "%s", serial ? serial : "");
+	if (!serial)
+		snprintf(c->serial, sizeof(c->serial), "SMARTIO-%.12s", name);
+	c->vid = d->fn.td && d->fn.td->vendor_id ? d->fn.td->vendor_id : 0x8086;
+	return 0;
+}
+
+static void nvme_destroy(struct dev_instance *d)
+{
+	struct nvme_ctrl *c = d->state;
+
+	if (!c)
+		return;
+	nvme_ns_fini(c);
+	free(c->sq);
+	free(c->cq);
+	free(c->irq_list);
+	free(c->iv_cd);
+	free(c->pend);
+	free(c->buf);
+	free(c);
+	d->state = NULL;
+}
+
+static int nvme_create(struct dev_instance *d, char *err, size_t errlen)
+{
+	struct nvme_ctrl *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	c->d = d;
+	d->state = c;
+	rc = parse_params(c, err, errlen);
+	if (rc)
+		goto out;
+	rc = -ENOMEM;
+	c->sq = calloc(c->nqueues + 1, sizeof(*c->sq));
+	c->cq = calloc(c->nqueues + 1, sizeof(*c->cq));
+	c->irq_list = calloc(c->nqueues + 1, sizeof(*c->irq_list));
+	c->iv_cd = calloc(c->nvec, 1);
+	c->pend = calloc(NVME_PENDING_MAX, sizeof(*c->pend));
+	c->buf = malloc(NVME_MAX_XFER);
+	if (!c->sq || !c->cq || !c->irq_list || !c->iv_cd || !c->pend || !c->buf) {
+		snprintf(err, errlen, "nvme: out of memory");
+		goto out;
+	}
+	rc = nvme_ns_init(c, err, errlen);
+	if (rc)
+		goto out;
+	c->cap = NVME_SET((uint64_t)c->mqes, CAP_MQES) | NVME_SET(1ull, CAP_CQR) |
+		 NVME_SET((uint64_t)NVME_CAP_AMS_WRR, CAP_AMS) |
+		 NVME_SET((uint64_t)NVME_CAP_TO_500MS, CAP_TO) |
+		 NVME_SET((uint64_t)c->dstrd, CAP_DSTRD) |
+		 NVME_SET((uint64_t)NVME_CAP_CSS_NVM, CAP_CSS) |
+		 NVME_SET((uint64_t)NVME_MPSMIN, CAP_MPSMIN) |
+		 NVME_SET((uint64_t)NVME_MPSMAX, CAP_MPSMAX);
+	if (c->cmb_size) {
+		/* BAR2 from offset 0, SQs only; size in 4 KiB units, or 1 MiB when large */
+		unsigned szu = c->cmb_size >> 12 > 0xfffff ? 2 : 0;
+
+		c->cmbloc = NVME_SET(2u, CMBLOC_BIR);
+		c->cmbsz = NVME_SET(1u, CMBSZ_SQS) | NVME_SET(szu, CMBSZ_SZU) |
+			   NVME_SET((uint32_t)(c->cmb_size >> (12 + 4 * szu)), CMBSZ_SZ);
+	}
+	c->created_ns = nvme_now_ns();
+	ctrl_reset(c);
+	regs_reset(c);
+	return 0;
+out:
+	nvme_destroy(d);
+	return rc;
+}
+
+static void nvme_reset(struct dev_instance *d)
+{
+	struct nvme_ctrl *c = d->state;
+
+	ctrl_reset(c);
+	regs_reset(c);
+}
+
+const struct dev_model_ops nvme_model_ops = {
+	.name = "nvme",
+	.create = nvme_create,
+	.destroy = nvme_destroy,
+	.poll = nvme_poll,
+	.reset = nvme_reset,
+};
