@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "fabric/route.h"
+#include "host/devrun.h"
+#include "host/pci.h"
 #include "smartio/proto.h"
 #include "smartio/topology.h"
 
@@ -53,6 +55,8 @@ struct smd {
 	uint8_t *peer_reply;      /* a peer's answer to our step (kept apart from
 				   * reply: other peers are served while we wait) */
 	uint64_t rejected;        /* malformed messages seen */
+	struct devrun_set *devs;  /* device models' threads */
+	struct pci_host *pci;     /* the kernel's PCI core */
 };
 
 /* server.c */

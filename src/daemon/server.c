@@ -56,6 +56,7 @@ struct req {
 	struct smd *d;
 	struct smd_conn *c;
 	const void *p;             /* validated payload */
+	uint32_t len;              /* its length */
 	void *out;                 /* reply payload buffer */
 	uint32_t outlen;
 	int out_fd;
@@ -532,8 +533,8 @@ static int dispatch_locked(struct smd *d, unsigned idx, const struct smio_hdr *h
 int smd_dispatch(struct smd *d, unsigned idx, const struct smio_hdr *h, const void *payload,
 		 int fd)
 {
-	struct req r = { .d = d, .c = &d->conns[idx], .p = payload, .out = d->reply,
-			 .out_fd = -1 };
+	struct req r = { .d = d, .c = &d->conns[idx], .p = payload, .len = h->len,
+			 .out = d->reply, .out_fd = -1 };
 	bool reply;
 	int rc;
 
@@ -670,8 +671,8 @@ static void finish_message(struct smd *d, unsigned idx)
 
 void smd_conn_input(struct smd *d, unsigned idx)
 {
-	/* Bounded: at most a few messages per wake-up, so no sender starves others. */
-	for (int round = 0; round < 8; round++) {
+	/* Bounded: header, then payload, then act; never waits for missing bytes. */
+	for (int round = 0; round < 3; round++) {
 		struct smd_conn *c = &d->conns[idx];
 		union { char buf[CMSG_SPACE(4 * sizeof(int))]; struct cmsghdr align; } ctl;
 		struct iovec iov;
@@ -719,7 +720,9 @@ void smd_conn_input(struct smd *d, unsigned idx)
 		if (c->have < sizeof(struct smio_hdr) ||
 		    c->have < sizeof(struct smio_hdr) + ((const struct smio_hdr *)c->in)->len)
 			continue;
+		/* One message per connection per wake-up: connections take turns. */
 		finish_message(d, idx);
+		return;
 	}
 }
 

@@ -151,19 +151,29 @@ int main(int argc, char **argv)
 	d.peer_reply = malloc(SMIO_MAX_PAYLOAD);
 	if (!d.buf || !d.reply || !d.peer_reply)
 		goto out_topo;
+	/* Block the signals before any thread exists, so every device thread
+	 * inherits the mask and they all arrive through the signalfd. */
+	d.signal_fd = signals();
+	if (d.signal_fd < 0) {
+		perror("smartiod: signalfd");
+		goto out_topo;
+	}
 	rc = fab_host_create(&d.world, d.topo, (uint32_t)idx, dev_endpoint_init, &d.host,
 			     err, sizeof(err));
 	if (!rc)
 		rc = host_enumerate(d.host, err, sizeof(err));
 	if (!rc)
 		rc = host_ntb_init(d.host, err, sizeof(err));
+	/* Power the devices on, then let the kernel's PCI core find them. */
+	if (!rc)
+		rc = devrun_start(d.host, &d.devs, err, sizeof(err));
+	if (!rc) {
+		fab_host_lock(d.host);
+		rc = pci_host_create(d.host, &d.pci, err, sizeof(err));
+		fab_host_unlock(d.host);
+	}
 	if (rc) {
 		fprintf(stderr, "smartiod: host %u: %s\n", d.host_id, err[0] ? err : strerror(-rc));
-		goto out_host;
-	}
-	d.signal_fd = signals();
-	if (d.signal_fd < 0) {
-		perror("smartiod: signalfd");
 		goto out_host;
 	}
 	smio_sock_path(dir, d.host_id, sock, sizeof(sock));
@@ -202,6 +212,12 @@ int main(int argc, char **argv)
 out_host:
 	if (d.signal_fd >= 0)
 		close(d.signal_fd);
+	if (d.pci) {
+		fab_host_lock(d.host);
+		pci_host_destroy(d.pci);
+		fab_host_unlock(d.host);
+	}
+	devrun_stop(d.devs);
 	fab_host_destroy(d.host);
 out_topo:
 	free(d.buf);

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running device models: one thread per endpoint function that has a model,
+ * polling its registers. The thread spins while the model reports work and
+ * backs off to sleeping (up to DEVRUN_IDLE_MAX_NS between polls) when idle,
+ * so an idle cluster costs almost no CPU. A model reaches the bus through
+ * this host's fabric: DMA is fab_access() as the function's requester ID
+ * under the host lock, MSI-X is a DMA write that the fabric turns into an
+ * interrupt.
+ */
+#ifndef SMARTIO_HOST_DEVRUN_H
+#define SMARTIO_HOST_DEVRUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fabric/fabric.h"
+
+#define DEVRUN_SPIN_NS      20000ull       /* keep polling this long after the last work */
+#define DEVRUN_IDLE_MIN_NS  50000ull
+#define DEVRUN_IDLE_MAX_NS  4000000ull
+
+struct devrun_set;
+struct dev_instance;
+
+/* Create every model instance of host h and start its thread. */
+int devrun_start(struct fab_host *h, struct devrun_set **out, char *err, size_t errlen);
+/* Stop and join every thread, destroy the instances. NULL is fine. */
+void devrun_stop(struct devrun_set *s);
+/* The instance running function fn, or NULL (tests, statistics). */
+struct dev_instance *devrun_instance(struct devrun_set *s, const struct fab_func *fn);
+/* Total poll passes so far (idle-backoff checks). */
+uint64_t devrun_polls(const struct devrun_set *s);
+
+#endif

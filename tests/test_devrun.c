@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device models running on their own threads inside the fabric: the test
+ * plays the driver, storing into BAR memory and host RAM; the accelerator
+ * fetches descriptors and moves data by DMA through the real routes (switch
+ * peer-to-peer, IOMMU) and interrupts through the host's MSI window.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <linux/pci_regs.h>
+
+#include "fabric_util.h"
+#include "devices/accel/accel_regs.h"
+#include "host/devrun.h"
+
+struct drv {
+	struct fab_host *h;
+	struct fab_func *fn;
+	uint8_t *regs, *mem, *ram;
+	int efd;
+	uint64_t ring;           /* where the ring is in RAM (physical) */
+	uint32_t tail;
+};
+
+static void reg32(struct drv *d, uint32_t off, uint32_t v)
+{
+	__atomic_store_n((uint32_t *)(d->regs + off), v, __ATOMIC_RELEASE);
+}
+
+static void reg64(struct drv *d, uint32_t off, uint64_t v)
+{
+	__atomic_store_n((uint64_t *)(d->regs + off), v, __ATOMIC_RELEASE);
+}
+
+static uint32_t rd32(struct drv *d, uint32_t off)
+{
+	return __atomic_load_n((uint32_t *)(d->regs + off), __ATOMIC_ACQUIRE);
+}
+
+/* Bring up the accelerator like its driver would: master, MSI-X vector 0, ring. */
+static void drv_init(struct drv *d, struct fab_host *h, const char *name, uint64_t ring_bus,
+		     uint64_t ring)
+{
+	uint16_t bdf, msix;
+	uint64_t addr;
+	uint32_t data, ctl;
+	uint8_t *e;
+
+	memset(d, 0, sizeof(*d));
+	d->h = h;
+	d->fn = fab_func_by_name(h, name);
+	assert_non_null(d->fn);
+	bdf = fab_func_bdf(d->fn);
+	d->regs = fab_mem_map(h, (uint32_t)d->fn->bars[0].mem);
+	d->mem = fab_mem_map(h, (uint32_t)d->fn->bars[2].mem);
+	d->ram = fab_mem_map(h, 0);
+	assert_non_null(d->regs);
+	assert_non_null(d->mem);
+	assert_non_null(d->ram);
+	assert_int_equal(rd32(d, ACCEL_REG_MAGIC), ACCEL_MAGIC);
+	d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	assert_true(d->efd >= 0);
+
+	fab_host_lock(h);
+	assert_true(fab_intc_alloc(&h->intc, d->efd, &addr, &data) > 0);
+	e = d->regs + 0x8000 + 16 * ACCEL_VEC_RING;
+	__atomic_store_n((uint32_t *)(e + 0), (uint32_t)addr, __ATOMIC_RELEASE);
+	__atomic_store_n((uint32_t *)(e + 4), (uint32_t)(addr >> 32), __ATOMIC_RELEASE);
+	__atomic_store_n((uint32_t *)(e + 8), data, __ATOMIC_RELEASE);
+	__atomic_store_n((uint32_t *)(e + 12), 0, __ATOMIC_RELEASE);
+	msix = fab_cfg_find_cap(&d->fn->cfg, PCI_CAP_ID_MSIX);
+	assert_int_equal(fab_cfg_access_read(h, bdf, msix + PCI_MSIX_FLAGS, 2, &ctl), 0);
+	assert_int_equal(fab_cfg_access_write(h, bdf, msix + PCI_MSIX_FLAGS, 2,
+					      ctl | PCI_MSIX_FLAGS_ENABLE), 0);
+	assert_int_equal(fab_cfg_access_read(h, bdf, PCI_COMMAND, 2, &ctl), 0);
+	assert_int_equal(fab_cfg_access_write(h, bdf, PCI_COMMAND, 2, ctl | PCI_COMMAND_MASTER), 0);
+	fab_host_unlock(h);
+
+	d->ring = ring;
+	memset(d->ram + ring, 0, 16 * ACCEL_DESC_SIZE);
+	reg64(d, ACCEL_REG_RING_BASE, ring_bus);
+	reg32(d, ACCEL_REG_RING_SIZE, 16);
+	reg32(d, ACCEL_REG_RING_TAIL, 0);
+	reg32(d, ACCEL_REG_CTRL, ACCEL_CTRL_ENABLE);
+}
+
+static void drv_fini(struct drv *d)
+{
+	close(d->efd);
+}
+
+/* Queue one COPY with an interrupt and wait for it; returns its status. */
+static uint32_t drv_copy(struct drv *d, uint64_t src, uint64_t dst, uint64_t len)
+{
+	struct accel_desc *desc = (struct accel_desc *)(d->ram + d->ring) + d->tail;
+	struct pollfd p = { .fd = d->efd, .events = POLLIN };
+	uint64_t cnt;
+
+	memset(desc, 0, sizeof(*desc));
+	desc->op = ACCEL_OP_COPY;
+	desc->flags = ACCEL_DF_IRQ;
+	desc->src = src;
+	desc->dst = dst;
+	desc->len = len;
+	d->tail = ACCEL_RING_NEXT(d->tail, 16);
+	reg32(d, ACCEL_REG_RING_TAIL, d->tail);
+	/* The completion interrupt, as an eventfd signal; bounded wait. */
+	if (poll(&p, 1, 10000) != 1)
+		return 0;
+	assert_int_equal(read(d->efd, &cnt, sizeof(cnt)), sizeof(cnt));
+	return __atomic_load_n(&desc->status, __ATOMIC_ACQUIRE);
+}
+
+static void fill_random(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+static void test_copy_and_p2p(void **state)
+{
+	struct tcluster tc;
+	struct devrun_set *s = NULL;
+	struct fab_host *h;
+	struct drv d;
+	char err[256];
+	uint64_t g0, g1;
+	struct fab_func *gpu1;
+	uint8_t *m1;
+
+	tc_up(&tc, NULL);
+	h = tc_host(&tc, 1);           /* lender A: IOMMU off, gpu0+gpu1 under a switch */
+	assert_int_equal(devrun_start(h, &s, err, sizeof(err)), 0);
+	drv_init(&d, h, "gpu0", 0x100000, 0x100000);
+	fill_random(d.ram + 0x400000, 1 << 20, 7);
+	g0 = fab_func_bar_addr(d.fn, 2);
+	gpu1 = fab_func_by_name(h, "gpu1");
+	g1 = fab_func_bar_addr(gpu1, 2);
+	m1 = fab_mem_map(h, (uint32_t)gpu1->bars[2].mem);
+
+	/* RAM -> own device memory. */
+	assert_int_equal(drv_copy(&d, 0x400000, g0 + 0x1000, 1 << 20), ACCEL_ST_MAKE(0, 0));
+	assert_memory_equal(d.mem + 0x1000, d.ram + 0x400000, 1 << 20);
+	/* Own memory -> the other accelerator, peer-to-peer under the switch. */
+	assert_int_equal(drv_copy(&d, g0 + 0x1000, g1 + 0x2000, 1 << 20), ACCEL_ST_MAKE(0, 0));
+	assert_memory_equal(m1 + 0x2000, d.ram + 0x400000, 1 << 20);
+	/* Back to RAM elsewhere. */
+	assert_int_equal(drv_copy(&d, g1 + 0x2000, 0x800000, 1 << 20), ACCEL_ST_MAKE(0, 0));
+	assert_memory_equal(d.ram + 0x800000, d.ram + 0x400000, 1 << 20);
+	/* An address nobody decodes: the descriptor fails with the fabric's status. */
+	{
+		uint32_t st = drv_copy(&d, 0xfed00000, 0x800000, 4096);
+
+		assert_int_equal(ACCEL_ST_CODE(st), ACCEL_SC_READ_FAULT);
+		assert_int_equal(ACCEL_ST_FAB(st), FAB_UR);
+	}
+	drv_fini(&d);
+	devrun_stop(s);
+	tc_down(&tc);
+}
+
+static void test_dma_through_iommu(void **state)
+{
+	struct tcluster tc;
+	struct devrun_set *s = NULL;
+	struct fab_host *h;
+	struct drv d;
+	char err[256];
+	uint16_t bdf;
+	int dom;
+
+	tc_up(&tc, NULL);
+	h = tc_host(&tc, 2);           /* lender B: IOMMU on */
+	assert_int_equal(devrun_start(h, &s, err, sizeof(err)), 0);
+	bdf = fab_func_bdf(fab_func_by_name(h, "gpu0"));
+	/* Map IOVA 0x40000000.. onto RAM 0x100000.. before the device looks. */
+	fab_host_lock(h);
+	dom = iommu_domain_alloc(h->iommu);
+	assert_true(dom > 0);
+	assert_int_equal(iommu_attach(h->iommu, bdf, (uint32_t)dom), 0);
+	assert_int_equal(iommu_map(h->iommu, (uint32_t)dom, 0x40000000, 0x100000, 8 << 20,
+				   IOMMU_READ | IOMMU_WRITE), 0);
+	fab_host_unlock(h);
+	/* The device sees its ring at IOVA 0x40000000; it lives at 0x100000. */
+	drv_init(&d, h, "gpu0", 0x40000000, 0x100000);
+	fill_random(d.ram + 0x200000, 65536, 3);
+	assert_int_equal(drv_copy(&d, 0x40100000, fab_func_bar_addr(d.fn, 2), 65536),
+			 ACCEL_ST_MAKE(0, 0));
+	assert_memory_equal(d.mem, d.ram + 0x200000, 65536);
+	/* Outside the mapping: an IOMMU fault, recorded. */
+	{
+		uint64_t before = iommu_fault_count(h->iommu);
+		uint32_t st = drv_copy(&d, 0x7000000, fab_func_bar_addr(d.fn, 2), 4096);
+
+		assert_int_equal(ACCEL_ST_CODE(st), ACCEL_SC_READ_FAULT);
+		assert_int_equal(ACCEL_ST_FAB(st), FAB_IOMMU_FAULT);
+		assert_true(iommu_fault_count(h->iommu) > before);
+	}
+	drv_fini(&d);
+	devrun_stop(s);
+	tc_down(&tc);
+}
+
+static void test_idle_threads_stop(void **state)
+{
+	struct tcluster tc;
+	struct devrun_set *s = NULL;
+	char err[256];
+
+	tc_up(&tc, NULL);
+	/* Lender A: nvme0, gpu0, gpu1 each get a thread; stopping joins them all. */
+	assert_int_equal(devrun_start(tc_host(&tc, 1), &s, err, sizeof(err)), 0);
+	assert_non_null(devrun_instance(s, fab_func_by_name(tc_host(&tc, 1), "gpu1")));
+	assert_null(devrun_instance(s, fab_func_by_name(tc_host(&tc, 1), "chassis")));
+	devrun_stop(s);
+	tc_down(&tc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_copy_and_p2p),
+		cmocka_unit_test(test_dma_through_iommu),
+		cmocka_unit_test(test_idle_threads_stop),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
