@@ -6,13 +6,16 @@
 
 BUILD     ?= build
 BUILD_SAN ?= build-san
+BUILD_TSAN ?= build-tsan
+# Suites whose code runs threads (device models); run under ThreadSanitizer.
+TSAN_SUITES ?= devrun
 MESON     ?= meson
 CC        ?= cc
 
 DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev \
                libpci-dev pciutils pci.ids graphviz gnuplot-nox libclang-rt-14-dev bc libnvme-dev
 
-.PHONY: all deps build demo test test-plain test-san fuzz bench clean install
+.PHONY: all deps build demo test test-plain test-san test-tsan fuzz bench clean install
 
 all: build
 
@@ -47,6 +50,14 @@ test-san: deps $(BUILD_SAN)/build.ninja
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  $(MESON) test -C $(BUILD_SAN) --print-errorlogs --verbose
 
+$(BUILD_TSAN)/build.ninja:
+	CC=clang $(MESON) setup $(BUILD_TSAN) --werror -Db_sanitize=thread -Db_lundef=false
+
+test-tsan: deps $(BUILD_TSAN)/build.ninja
+	ninja -C $(BUILD_TSAN) $(addprefix tests/test_,$(TSAN_SUITES))
+	TSAN_OPTIONS=halt_on_error=1 $(MESON) test -C $(BUILD_TSAN) --no-rebuild \
+	  --print-errorlogs --verbose $(TSAN_SUITES)
+
 test: build
 	./.ci/run-tests
 
@@ -64,4 +75,4 @@ install: build
 	$(MESON) install -C $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN) build-fuzz
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) build-fuzz
