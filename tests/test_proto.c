@@ -1459,6 +1459,84 @@ static void test_sock_path(void **state)
 	assert_int_equal(smio_sock_path("", 0, buf, sizeof(buf)), -EINVAL);
 }
 
+/* The drivers' messages: data lengths tie to direction and op. */
+static void test_driver_messages(void **state)
+{
+	static uint8_t b[sizeof(struct smio_nvme_admin) + SMIO_NVME_MAX_DATA + 512];
+	struct smio_nvme_admin *a = (void *)b;
+	struct smio_nvme_io *io = (void *)b;
+	struct smio_nvme_cpl *c = (void *)b;
+	struct smio_accel_op op = { .kind = SMIO_ACCEL_COPY, .len = 4096 };
+	struct smio_accel_result res = { 0 };
+
+	memset(b, 0, sizeof(b));
+	a->dir = SMIO_DIR_FROM_DEV;
+	a->data_len = 4096;
+	assert_int_equal(smio_payload_check(SMIO_NVME_ADMIN, false, a, sizeof(*a)), 0);
+	/* Reading: nothing follows the request; writing: exactly data_len. */
+	assert_int_equal(smio_payload_check(SMIO_NVME_ADMIN, false, a, sizeof(*a) + 4096), -EINVAL);
+	a->dir = SMIO_DIR_TO_DEV;
+	assert_int_equal(smio_payload_check(SMIO_NVME_ADMIN, false, a, sizeof(*a)), -EINVAL);
+	assert_int_equal(smio_payload_check(SMIO_NVME_ADMIN, false, a, sizeof(*a) + 4096), 0);
+	a->dir = SMIO_DIR_NONE;
+	assert_int_equal(smio_payload_check(SMIO_NVME_ADMIN, false, a, sizeof(*a)), -EINVAL);
+	a->data_len = 0;
+	assert_int_equal(smio_payload_check(SMIO_NVME_ADMIN, false, a, sizeof(*a)), 0);
+	a->dir = 3;
+	assert_int_equal(smio_payload_check(SMIO_NVME_ADMIN, false, a, sizeof(*a)), -EINVAL);
+	a->dir = SMIO_DIR_FROM_DEV;
+	a->data_len = SMIO_NVME_MAX_DATA + 512;
+	assert_int_equal(smio_payload_check(SMIO_NVME_ADMIN, false, a, sizeof(*a)), -EINVAL);
+
+	memset(b, 0, sizeof(b));
+	io->op = SMIO_NVME_WRITE;
+	io->nsid = 1;
+	io->nlb = 8;
+	io->data_len = 4096;
+	assert_int_equal(smio_payload_check(SMIO_NVME_IO, false, io, sizeof(*io) + 4096), 0);
+	io->data_len = 100;      /* not a multiple of 512 */
+	assert_int_equal(smio_payload_check(SMIO_NVME_IO, false, io, sizeof(*io) + 100), -EINVAL);
+	io->op = SMIO_NVME_READ;
+	io->data_len = 0;
+	assert_int_equal(smio_payload_check(SMIO_NVME_IO, false, io, sizeof(*io)), 0);
+	io->nsid = 0;
+	assert_int_equal(smio_payload_check(SMIO_NVME_IO, false, io, sizeof(*io)), -EINVAL);
+	io->nsid = 1;
+	io->op = SMIO_NVME_FLUSH;   /* flush names no blocks */
+	assert_int_equal(smio_payload_check(SMIO_NVME_IO, false, io, sizeof(*io)), -EINVAL);
+	io->nlb = 0;
+	assert_int_equal(smio_payload_check(SMIO_NVME_IO, false, io, sizeof(*io)), 0);
+	io->op = 9;
+	assert_int_equal(smio_payload_check(SMIO_NVME_IO, false, io, sizeof(*io)), -EINVAL);
+	io->op = SMIO_NVME_READ;
+	io->nlb = 1;
+	io->slba = UINT64_MAX;      /* wraps */
+	assert_int_equal(smio_payload_check(SMIO_NVME_IO, false, io, sizeof(*io)), -EINVAL);
+
+	memset(b, 0, sizeof(b));
+	c->data_len = 512;
+	assert_int_equal(smio_payload_check(SMIO_NVME_IO, true, c, sizeof(*c) + 512), 0);
+	assert_int_equal(smio_payload_check(SMIO_NVME_IO, true, c, sizeof(*c)), -EINVAL);
+	c->status = 0x8000;         /* the phase bit never travels */
+	assert_int_equal(smio_payload_check(SMIO_NVME_IO, true, c, sizeof(*c) + 512), -EINVAL);
+
+	assert_int_equal(REQ(SMIO_ACCEL_OP, op), 0);
+	op.flags = SMIO_ACCEL_F_SRC_DEV | SMIO_ACCEL_F_SRC_RAM;
+	assert_int_equal(REQ(SMIO_ACCEL_OP, op), -EINVAL);
+	op.flags = 0x10;
+	assert_int_equal(REQ(SMIO_ACCEL_OP, op), -EINVAL);
+	op.flags = 0;
+	op.kind = SMIO_ACCEL_PINGPONG;   /* needs iterations */
+	assert_int_equal(REQ(SMIO_ACCEL_OP, op), -EINVAL);
+	op.iters = 1000;
+	assert_int_equal(REQ(SMIO_ACCEL_OP, op), 0);
+	op.kind = 6;
+	assert_int_equal(REQ(SMIO_ACCEL_OP, op), -EINVAL);
+	assert_int_equal(REP(SMIO_ACCEL_OP, res), 0);
+	res.pad = 1;
+	assert_int_equal(REP(SMIO_ACCEL_OP, res), -EINVAL);
+}
+
 static void test_env_host(void **state)
 {
 	static const char *bad[] = {
@@ -1529,6 +1607,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_dir),
 		cmocka_unit_test(test_sock_path),
 		cmocka_unit_test(test_env_host),
+		cmocka_unit_test(test_driver_messages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,6 +73,18 @@ int smd_add_conn(struct smd *d, int fd, bool outgoing, uint32_t role, uint32_t h
 int smd_dispatch(struct smd *d, unsigned idx, const struct smio_hdr *h, const void *payload,
 		 int fd);
 
+/*
+ * Driver requests (h_nvme.c, h_accel.c): payload already validated by the
+ * codec; write the reply into out (capacity SMIO_MAX_PAYLOAD) and its length
+ * into *outlen. Called with the host lock held. Return 0 or -errno.
+ */
+int smd_h_nvme_admin(struct smd *d, const void *payload, uint32_t len, void *out,
+		     uint32_t *outlen);
+int smd_h_nvme_io(struct smd *d, const void *payload, uint32_t len, void *out,
+		  uint32_t *outlen);
+int smd_h_accel_op(struct smd *d, const void *payload, uint32_t len, void *out,
+		   uint32_t *outlen);
+
 /* peer.c: the world ops of a daemon (remote steps, invalidation fan-out). */
 extern const struct fab_world_ops smd_world_ops;
 void smd_route_to_wire(const struct fab_route *r, const struct fab_forward *fwd,

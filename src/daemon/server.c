@@ -454,6 +454,22 @@ static int h_iommu_faults(struct req *r)
 	return 0;
 }
 
+/* The host's drivers answer these (h_nvme.c, h_accel.c). */
+static int h_nvme_admin(struct req *r)
+{
+	return smd_h_nvme_admin(r->d, r->p, r->len, r->out, &r->outlen);
+}
+
+static int h_nvme_io(struct req *r)
+{
+	return smd_h_nvme_io(r->d, r->p, r->len, r->out, &r->outlen);
+}
+
+static int h_accel_op(struct req *r)
+{
+	return smd_h_accel_op(r->d, r->p, r->len, r->out, &r->outlen);
+}
+
 static int h_peer_step(struct req *r)
 {
 	const struct smio_step *m = r->p;
@@ -522,6 +538,9 @@ static const struct {
 	[SMIO_IOMMU_MAP] = { .fn = h_iommu_map, .roles = R_ADMIN },
 	[SMIO_IOMMU_UNMAP] = { .fn = h_iommu_unmap, .roles = R_ADMIN },
 	[SMIO_IOMMU_FAULTS] = { .fn = h_iommu_faults, .roles = R_LOCAL },
+	[SMIO_NVME_ADMIN] = { .fn = h_nvme_admin, .roles = R_LOCAL },
+	[SMIO_NVME_IO] = { .fn = h_nvme_io, .roles = R_LOCAL },
+	[SMIO_ACCEL_OP] = { .fn = h_accel_op, .roles = R_LOCAL },
 	[SMIO_PEER_STEP] = { .fn = h_peer_step, .roles = R_PEER },
 	[SMIO_PEER_INVALIDATE] = { .fn = h_peer_invalidate, .roles = R_PEER, .no_reply = true },
 	[SMIO_PEER_DB] = { .fn = h_peer_db, .roles = R_PEER },

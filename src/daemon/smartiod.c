@@ -14,6 +14,7 @@
 
 #include "daemon.h"
 #include "devices/models.h"
+#include "host/drivers/drivers.h"
 #include "host/enum.h"
 
 static void usage(FILE *f)
@@ -170,6 +171,11 @@ int main(int argc, char **argv)
 	if (!rc) {
 		fab_host_lock(d.host);
 		rc = pci_host_create(d.host, &d.pci, err, sizeof(err));
+		/* Drivers bind to the devices this host keeps for itself. */
+		if (!rc)
+			rc = pci_register_driver(d.pci, &nvme_pci_driver);
+		if (!rc)
+			rc = pci_register_driver(d.pci, &accel_pci_driver);
 		fab_host_unlock(d.host);
 	}
 	if (rc) {

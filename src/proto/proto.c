@@ -32,6 +32,11 @@ _Static_assert(sizeof(struct smio_hello) == 16, "hello layout");
 _Static_assert(sizeof(struct smio_hello_reply) == 16, "hello_reply layout");
 _Static_assert(sizeof(struct smio_status) == 112, "status layout");
 _Static_assert(sizeof(struct smio_func_info) == 64, "func_info layout");
+_Static_assert(sizeof(struct smio_nvme_admin) == 80, "nvme_admin layout");
+_Static_assert(sizeof(struct smio_nvme_io) == 24, "nvme_io layout");
+_Static_assert(sizeof(struct smio_nvme_cpl) == 16, "nvme_cpl layout");
+_Static_assert(sizeof(struct smio_accel_op) == 56, "accel_op layout");
+_Static_assert(sizeof(struct smio_accel_result) == 48, "accel_result layout");
 _Static_assert(sizeof(struct smio_func_list) == 8, "func_list layout");
 _Static_assert(sizeof(struct smio_bdf) == 4, "bdf layout");
 _Static_assert(sizeof(struct smio_cfg) == 12, "cfg layout");
@@ -416,6 +421,82 @@ struct type_spec {
 #define FIXED(s, fn)	{ sizeof(s), false, fn }
 #define VAR(s, fn)	{ sizeof(s), true, fn }
 
+/* ---- driver messages ---- */
+
+static int check_nvme_admin(const void *p, uint32_t len)
+{
+	struct smio_nvme_admin m;
+
+	if (len < sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || m.pad2 || m.dir > SMIO_DIR_FROM_DEV || m.data_len > SMIO_NVME_MAX_DATA)
+		return -EINVAL;
+	if ((m.dir == SMIO_DIR_NONE) != (m.data_len == 0))
+		return -EINVAL;
+	/* Only a write carries its data along. */
+	if (len != sizeof(m) + (m.dir == SMIO_DIR_TO_DEV ? m.data_len : 0))
+		return -EINVAL;
+	return 0;
+}
+
+static int check_nvme_io(const void *p, uint32_t len)
+{
+	struct smio_nvme_io m;
+
+	if (len < sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || m.op < SMIO_NVME_READ || m.op > SMIO_NVME_DEALLOCATE || !m.nsid)
+		return -EINVAL;
+	if (m.op == SMIO_NVME_FLUSH ? m.nlb != 0 : (m.nlb == 0 || m.nlb > 65536))
+		return -EINVAL;
+	if (m.slba + m.nlb < m.slba)
+		return -EINVAL;
+	if (m.op == SMIO_NVME_WRITE ? (m.data_len == 0 || m.data_len > SMIO_NVME_MAX_DATA ||
+				       m.data_len % 512) : m.data_len != 0)
+		return -EINVAL;
+	return len == sizeof(m) + m.data_len ? 0 : -EINVAL;
+}
+
+static int check_nvme_cpl(const void *p, uint32_t len)
+{
+	struct smio_nvme_cpl m;
+
+	if (len < sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || m.pad2 || m.data_len > SMIO_NVME_MAX_DATA || (m.status & 0x8000))
+		return -EINVAL;
+	return len == sizeof(m) + m.data_len ? 0 : -EINVAL;
+}
+
+static int check_accel_op(const void *p, uint32_t len)
+{
+	struct smio_accel_op m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || m.kind < SMIO_ACCEL_COPY || m.kind > SMIO_ACCEL_INFO || (m.flags & ~0xfu))
+		return -EINVAL;
+	if ((m.flags & SMIO_ACCEL_F_SRC_DEV) && (m.flags & SMIO_ACCEL_F_SRC_RAM))
+		return -EINVAL;
+	if ((m.flags & SMIO_ACCEL_F_DST_DEV) && (m.flags & SMIO_ACCEL_F_DST_RAM))
+		return -EINVAL;
+	if (m.len > (1ull << 40) || m.src + m.len < m.src || m.dst + m.len < m.dst)
+		return -EINVAL;
+	if (m.kind == SMIO_ACCEL_PINGPONG && (m.iters == 0 || m.iters > 10000000))
+		return -EINVAL;
+	return 0;
+}
+
+static int check_accel_result(const void *p, uint32_t len)
+{
+	struct smio_accel_result m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad ? -EINVAL : 0;
+}
+
 static const struct type_spec types[SMIO_TYPE_MAX] = {
 	[SMIO_HELLO] = { "HELLO", false,
 		FIXED(struct smio_hello, check_hello),
@@ -478,6 +559,15 @@ static const struct type_spec types[SMIO_TYPE_MAX] = {
 		FIXED(struct smio_invalidate, check_invalidate), EMPTY },
 	[SMIO_PEER_DB] = { "PEER_DB", false,
 		FIXED(struct smio_ntb_db, check_ntb_db), EMPTY },
+	[SMIO_NVME_ADMIN] = { "NVME_ADMIN", false,
+		VAR(struct smio_nvme_admin, check_nvme_admin),
+		VAR(struct smio_nvme_cpl, check_nvme_cpl) },
+	[SMIO_NVME_IO] = { "NVME_IO", false,
+		VAR(struct smio_nvme_io, check_nvme_io),
+		VAR(struct smio_nvme_cpl, check_nvme_cpl) },
+	[SMIO_ACCEL_OP] = { "ACCEL_OP", false,
+		FIXED(struct smio_accel_op, check_accel_op),
+		FIXED(struct smio_accel_result, check_accel_result) },
 	[SMIO_PEER_SPAD] = { "PEER_SPAD", false,
 		FIXED(struct smio_ntb_spad, check_ntb_spad),
 		FIXED(struct smio_ntb_spad, check_ntb_spad) },

@@ -44,5 +44,7 @@ int cmd_topo(int argc, char **argv);
 int cmd_route(int argc, char **argv);
 int cmd_ntb(int argc, char **argv);
 int cmd_iommu(int argc, char **argv);
+int cmd_accel(int argc, char **argv);
+int cmd_nvme(int argc, char **argv);
 
 #endif

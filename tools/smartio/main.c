@@ -13,6 +13,8 @@ static const struct cli_cmd cmds[] = {
 	{ "route", "resolve an address from a requester and show the hop path", cmd_route },
 	{ "ntb", "inspect and program an NTB adapter (LUT, requester IDs, link)", cmd_ntb },
 	{ "iommu", "inspect and program a host's IOMMU", cmd_iommu },
+	{ "accel", "use a host's accelerators through its driver (copy, pingpong, bench)", cmd_accel },
+	{ "nvme", "use a host's NVMe drives through its driver (list, identify, read, write)", cmd_nvme },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+/*
+ * smartio accel: use a host's accelerators through its in-kernel driver
+ * (SMIO_ACCEL_OP), as an application would through a GPU's device node.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/*
+ * The daemon's waits are bounded by the driver (accel_drv_timeout_ms and
+ * accel_drv_pingpong_timeout_ms); ours are those plus a margin, so an
+ * answer is never cut off while the driver still waits.
+ */
+#define MARGIN_MS        5000
+#define MAX_REPEAT       4096u          /* the daemon's limit on repeated ring ops */
+
+enum sub { S_LIST, S_INFO, S_COPY, S_FILL, S_CHECKSUM, S_PINGPONG, S_BENCH };
+
+static const char *const sub_names[] = { "list", "info", "copy", "fill", "checksum",
+					 "pingpong", "bench" };
+
+struct opts {
+	const char *host_opt, *dir_opt, *dev, *peer, *src, *dst;
+	uint64_t len, pattern, iters, repeat;
+	bool have_len, have_pattern, have_iters, json;
+};
+
+struct conn {
+	char dir[PATH_MAX];
+	uint32_t host;
+	int fd;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: smartio accel COMMAND --host N [--dev BDF|NAME] [OPTIONS] [--dir DIR]\n\n"
+		"Commands:\n"
+		"  list                          the host's accelerators and their driver\n"
+		"  info                          device memory size and BAR2 bus address\n"
+		"  copy --src OP --dst OP --len L [--repeat R]\n"
+		"                                DMA copy by the device's engine\n"
+		"  fill --dst OP --len L --pattern P   repeat the 8-byte pattern P over dst\n"
+		"  checksum --src OP --len L [--pattern SEED]   CRC32C (Castagnoli)\n"
+		"  pingpong --peer BDF|NAME --iters N   the papers' GPU latency benchmark\n"
+		"                                between --dev (initiator) and --peer\n"
+		"  bench                         copy bandwidth RAM->device and device->RAM,\n"
+		"                                4K..16M\n\n"
+		"Operands (OP):\n"
+		"  dev:OFF    offset in the accelerator's memory (BAR2)\n"
+		"  ram:OFF    offset in the driver's DMA buffer in host RAM (16 MiB)\n"
+		"  ADDR       a bus address as the device sees it (NAME:barN[+OFF] works too,\n"
+		"             e.g. gpu1:bar2+0x1000 for peer-to-peer)\n\n"
+		"Options:\n"
+		"  --host N        the host (or $SMARTIO_HOST)\n"
+		"  --dev BDF|NAME  the accelerator (not needed for list)\n"
+		"  --repeat R      run the op R times in one request (1..%u)\n"
+		"  --json          one JSON object instead of text (copy, checksum, pingpong, bench)\n"
+		"Only accelerators the host keeps (lendable: false in the topology) have a\n"
+		"driver; lendable ones belong to smartio for lending.\n", MAX_REPEAT);
+}
+
+static int parse_num(const char *what, const char *s, uint64_t max, uint64_t *v)
+{
+	if (cli_parse_u64(s, v) || *v > max) {
+		cli_err("%s: '%s' is not a number up to %" PRIu64 " (decimal, 0x hex or a size like 4K)",
+			what, s, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void bdf_str(char *buf, size_t len, uint16_t bdf)
+{
+	snprintf(buf, len, "%02x:%02x.%x", bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
+}
+
+static const char *code_str(uint32_t st)
+{
+	static const char *const codes[] = { "ok", "bad op", "bad field", "beyond the DMA limit",
+		"read fault", "write fault", "bus mastering off", "outside device memory",
+		"aborted" };
+	uint32_t c = st & 0xff;
+
+	return c < sizeof(codes) / sizeof(codes[0]) ? codes[c] : "unknown";
+}
+
+static const char *accel_strerror(int rc)
+{
+	switch (rc) {
+	case -ENODEV:
+		return "no accelerator driver bound there (the device may be registered for "
+		       "lending; 'lendable: false' in the topology keeps it for the host)";
+	case -ERANGE:
+		return "offset + length runs outside device memory or the driver's RAM buffer "
+		       "('smartio accel info' shows the sizes)";
+	case -EBUSY:
+		return "the accelerator is busy with another request";
+	case -ETIMEDOUT:
+		return "the device did not finish in time (the driver reset its ring)";
+	case -EINVAL:
+		return "invalid request (length, repeat count, or peer)";
+	default:
+		return cli_strerror(rc);
+	}
+}
+
+/* An operand: dev:OFF, ram:OFF, or an address. */
+static int parse_operand(int fd, const char *what, const char *s, uint32_t f_dev,
+			 uint32_t f_ram, uint32_t *flags, uint64_t *v)
+{
+	if (!strncmp(s, "dev:", 4) || !strncmp(s, "ram:", 4)) {
+		if (parse_num(what, s + 4, UINT64_MAX, v))
+			return -EINVAL;
+		*flags |= s[0] == 'd' ? f_dev : f_ram;
+		return 0;
+	}
+	return cli_parse_addr(fd, s, v);
+}
+
+static int conn_open(struct conn *c, const struct opts *o)
+{
+	c->fd = -1;
+	if (cli_host_arg(o->host_opt, &c->host))
+		return -EINVAL;
+	if (cli_cluster_dir(o->dir_opt, c->dir, sizeof(c->dir))) {
+		cli_err("cluster directory path too long");
+		return -ENAMETOOLONG;
+	}
+	c->fd = cli_connect(c->dir, c->host, SMIO_ROLE_CLIENT);
+	if (c->fd < 0) {
+		cli_err("host %u in %s: %s", c->host, c->dir, cli_strerror(c->fd));
+		return c->fd;
+	}
+	return 0;
+}
+
+static int accel_call(struct conn *c, const struct smio_accel_op *q, int timeout_ms,
+		      struct smio_accel_result *r)
+{
+	uint32_t rlen;
+
+	memset(r, 0, sizeof(*r));
+	return smio_call(c->fd, SMIO_ACCEL_OP, q, sizeof(*q), r, sizeof(*r), &rlen, NULL,
+			 timeout_ms);
+}
+
+static int copy_timeout(uint64_t len, uint64_t repeat)
+{
+	uint64_t ms = (2000 + len / 50000) * (repeat ? repeat : 1) + MARGIN_MS;
+
+	return ms > INT32_MAX / 2 ? INT32_MAX / 2 : (int)ms;
+}
+
+/* ---------- list ---------- */
+
+static int do_list(struct conn *c)
+{
+	struct smio_func_list *l = malloc(SMIO_MAX_PAYLOAD);
+	uint32_t rlen, found = 0;
+	int rc;
+
+	if (!l)
+		return -ENOMEM;
+	rc = smio_call(c->fd, SMIO_FUNC_LIST, NULL, 0, l, SMIO_MAX_PAYLOAD, &rlen, NULL,
+		       CLI_TIMEOUT_MS);
+	if (rc) {
+		free(l);
+		return rc;
+	}
+	printf("%-8s %-12s %-10s %-18s %s\n", "BDF", "NAME", "MEMORY", "BAR2", "DRIVER");
+	for (uint32_t i = 0; i < l->n; i++) {
+		struct smio_accel_op q = { .bdf = l->f[i].bdf, .kind = SMIO_ACCEL_INFO };
+		struct smio_accel_result r;
+		char b[16], mem[24] = "-", bar[24] = "-";
+
+		if (strcmp(l->f[i].model, "accel"))
+			continue;
+		found++;
+		bdf_str(b, sizeof(b), l->f[i].bdf);
+		rc = accel_call(c, &q, CLI_TIMEOUT_MS, &r);
+		if (!rc) {
+			snprintf(mem, sizeof(mem), "%" PRIu64 "M", r.result >> 20);
+			snprintf(bar, sizeof(bar), "0x%" PRIx64, r.bus);
+		}
+		printf("%-8s %-12s %-10s %-18s %s\n", b, l->f[i].name, mem, bar,
+		       !rc ? "smartio-accel" : rc == -ENODEV ?
+		       (l->f[i].lendable ? "none (lendable)" : "none") : accel_strerror(rc));
+	}
+	if (!found)
+		printf("(no accelerators on host %u)\n", c->host);
+	free(l);
+	return 0;
+}
+
+/* ---------- bench ---------- */
+
+static int do_bench(struct conn *c, uint16_t bdf, bool json)
+{
+	static const uint64_t sizes[] = { 4096, 16384, 65536, 262144, 1 << 20, 4 << 20,
+					  16 << 20 };
+	struct smio_accel_op q = { .bdf = bdf, .kind = SMIO_ACCEL_INFO };
+	struct smio_accel_result info, r;
+	bool first = true;
+	int rc = accel_call(c, &q, CLI_TIMEOUT_MS, &info);
+
+	if (rc)
+		return rc;
+	if (json)
+		printf("{\"host\":%u,\"dev\":\"%02x:%02x.%x\",\"results\":[", c->host, bdf >> 8,
+		       (bdf >> 3) & 0x1f, bdf & 7);
+	else
+		printf("%-9s %-12s %10s %10s\n", "size", "direction", "GB/s", "us/op");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t sz = sizes[i];
+		/* Enough repeats to amortise the request round trip and device wake-up. */
+		uint64_t rep = (64ull << 20) / sz;
+
+		rep = rep < 4 ? 4 : rep > 256 ? 256 : rep;
+		if (sz > info.result)
+			continue;   /* device memory smaller than this size */
+		for (int dir = 0; dir < 2; dir++) {
+			double gbs, us;
+
+			q = (struct smio_accel_op){ .bdf = bdf, .kind = SMIO_ACCEL_COPY, .len = sz,
+				.iters = rep, .flags = dir ? SMIO_ACCEL_F_SRC_DEV | SMIO_ACCEL_F_DST_RAM
+							   : SMIO_ACCEL_F_SRC_RAM | SMIO_ACCEL_F_DST_DEV };
+			rc = accel_call(c, &q, copy_timeout(sz, rep), &r);
+			if (rc == -ERANGE)
+				break;      /* larger than the driver's RAM buffer */
+			if (rc)
+				goto out;
+			if ((r.status & 0xff) || !r.elapsed_ns) {
+				cli_err("bench: %" PRIu64 " bytes: device status 0x%x (%s)", sz,
+					r.status, code_str(r.status));
+				rc = 1;
+				goto out;
+			}
+			gbs = (double)sz * (double)r.iters_done / (double)r.elapsed_ns;
+			us = (double)r.elapsed_ns / (double)r.iters_done / 1000.0;
+			if (json)
+				printf("%s{\"size\":%" PRIu64 ",\"direction\":\"%s\",\"repeat\":%"
+				       PRIu64 ",\"gbps\":%.3f,\"us_per_op\":%.2f}", first ? "" : ",",
+				       sz, dir ? "dev_to_ram" : "ram_to_dev", r.iters_done, gbs, us);
+			else
+				printf("%-9" PRIu64 " %-12s %10.3f %10.2f\n", sz,
+				       dir ? "dev->RAM" : "RAM->dev", gbs, us);
+			first = false;
+		}
+	}
+	rc = 0;
+out:
+	if (json)
+		printf("]}\n");
+	return rc;
+}
+
+/* ---------- the one-shot ops ---------- */
+
+static int do_op(struct conn *c, enum sub s, uint16_t bdf, const struct opts *o)
+{
+	struct smio_accel_op q = { .bdf = bdf };
+	struct smio_accel_result r;
+	char b[16];
+	int rc, tmo = CLI_TIMEOUT_MS;
+
+	bdf_str(b, sizeof(b), bdf);
+	switch (s) {
+	case S_INFO:
+		q.kind = SMIO_ACCEL_INFO;
+		break;
+	case S_PINGPONG:
+		q.kind = SMIO_ACCEL_PINGPONG;
+		q.iters = o->have_iters ? o->iters : 1000;
+		if (cli_parse_func(c->fd, o->peer, &q.peer_bdf))
+			return 2;
+		tmo = (int)(2000 + q.iters + MARGIN_MS);
+		break;
+	default:
+		q.kind = s == S_COPY ? SMIO_ACCEL_COPY : s == S_FILL ? SMIO_ACCEL_FILL :
+			 SMIO_ACCEL_CHECKSUM;
+		q.len = o->len;
+		q.pattern = o->pattern;
+		q.iters = o->repeat;
+		if (o->src && parse_operand(c->fd, "--src", o->src, SMIO_ACCEL_F_SRC_DEV,
+					    SMIO_ACCEL_F_SRC_RAM, &q.flags, &q.src))
+			return 2;
+		if (o->dst && parse_operand(c->fd, "--dst", o->dst, SMIO_ACCEL_F_DST_DEV,
+					    SMIO_ACCEL_F_DST_RAM, &q.flags, &q.dst))
+			return 2;
+		tmo = copy_timeout(q.len, q.iters);
+		break;
+	}
+	rc = accel_call(c, &q, tmo, &r);
+	if (rc)
+		return rc;
+	if (s == S_INFO) {
+		if (o->json)
+			printf("{\"host\":%u,\"dev\":\"%s\",\"memory\":%" PRIu64 ",\"bar2\":\"0x%"
+			       PRIx64 "\"}\n", c->host, b, r.result, r.bus);
+		else
+			printf("host %u accel %s: memory %" PRIu64 " bytes (%" PRIu64
+			       " MiB), BAR2 at bus address 0x%" PRIx64 "\n", c->host, b, r.result,
+			       r.result >> 20, r.bus);
+		return 0;
+	}
+	if (s == S_PINGPONG) {
+		if (o->json)
+			printf("{\"host\":%u,\"dev\":\"%s\",\"peer\":\"%s\",\"status\":\"%s\","
+			       "\"iters\":%" PRIu64 ",\"elapsed_ns\":%" PRIu64 ",\"avg_rtt_ns\":%"
+			       PRIu64 ",\"one_way_ns\":%" PRIu64 "}\n", c->host, b, o->peer,
+			       code_str(r.status), r.iters_done, r.elapsed_ns, r.avg_ns,
+			       r.avg_ns / 2);
+		else
+			printf("ping-pong %s <-> %s: %" PRIu64 " iterations in %" PRIu64
+			       " ns: round trip %" PRIu64 " ns average, one-way ~%" PRIu64
+			       " ns (%s)\n", b, o->peer, r.iters_done, r.elapsed_ns, r.avg_ns,
+			       r.avg_ns / 2, code_str(r.status));
+	} else if (o->json) {
+		printf("{\"host\":%u,\"dev\":\"%s\",\"op\":\"%s\",\"status\":\"%s\","
+		       "\"status_word\":%u,\"result\":%" PRIu64 ",\"repeat\":%" PRIu64
+		       ",\"elapsed_ns\":%" PRIu64 "}\n", c->host, b, sub_names[s],
+		       code_str(r.status), r.status, r.result, r.iters_done, r.elapsed_ns);
+	} else if (s == S_CHECKSUM && !(r.status & 0xff)) {
+		printf("crc32c 0x%08" PRIx64 "\n", r.result);
+	} else {
+		printf("%s: %" PRIu64 " bytes, %s", sub_names[s], r.result, code_str(r.status));
+		if (r.status & 0xff00)
+			printf(" (fabric status %u)", (r.status >> 8) & 0xff);
+		if (r.elapsed_ns && !(r.status & 0xff))
+			printf(", %.3f GB/s", (double)o->len * (double)r.iters_done /
+			       (double)r.elapsed_ns);
+		putchar('\n');
+	}
+	return (r.status & 0xff) ? 1 : 0;
+}
+
+int cmd_accel(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "host", required_argument, NULL, 'H' }, { "dir", required_argument, NULL, 'd' },
+		{ "dev", required_argument, NULL, 'D' }, { "peer", required_argument, NULL, 'p' },
+		{ "src", required_argument, NULL, 's' }, { "dst", required_argument, NULL, 't' },
+		{ "len", required_argument, NULL, 'l' }, { "pattern", required_argument, NULL, 'P' },
+		{ "iters", required_argument, NULL, 'i' }, { "repeat", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
+	struct opts o = { 0 };
+	struct conn c = { .fd = -1 };
+	enum sub s = S_LIST;
+	const char *name;
+	uint16_t bdf = 0;
+	size_t i;
+	int ch, rc;
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	name = argv[1];
+	for (i = 0; i < sizeof(sub_names) / sizeof(sub_names[0]); i++)
+		if (!strcmp(name, sub_names[i]))
+			break;
+	if (i == sizeof(sub_names) / sizeof(sub_names[0])) {
+		cli_err("accel: unknown command '%s' (see 'smartio accel --help')", name);
+		return 2;
+	}
+	s = (enum sub)i;
+	optind = 1;
+	argc--;
+	argv++;
+	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (ch) {
+		case 'H': o.host_opt = optarg; break;
+		case 'd': o.dir_opt = optarg; break;
+		case 'D': o.dev = optarg; break;
+		case 'p': o.peer = optarg; break;
+		case 's': o.src = optarg; break;
+		case 't': o.dst = optarg; break;
+		case 'j': o.json = true; break;
+		case 'l':
+			if (parse_num("--len", optarg, 1ull << 40, &o.len))
+				return 2;
+			o.have_len = true;
+			break;
+		case 'P':
+			if (parse_num("--pattern", optarg, UINT64_MAX, &o.pattern))
+				return 2;
+			o.have_pattern = true;
+			break;
+		case 'i':
+			if (parse_num("--iters", optarg, 10000000, &o.iters) || !o.iters)
+				return cli_err("--iters is 1..10000000"), 2;
+			o.have_iters = true;
+			break;
+		case 'r':
+			if (parse_num("--repeat", optarg, MAX_REPEAT, &o.repeat) || !o.repeat)
+				return cli_err("--repeat is 1..%u", MAX_REPEAT), 2;
+			break;
+		case 'h': return usage(stdout), 0;
+		default: return usage(stderr), 2;
+		}
+	}
+	if (optind < argc)
+		return cli_err("accel %s: unexpected argument '%s'", name, argv[optind]), 2;
+	/* What each command needs, checked before anything is sent. */
+	if (s != S_LIST && !o.dev)
+		return cli_err("accel %s needs --dev BDF|NAME", name), 2;
+	if ((s == S_COPY || s == S_CHECKSUM) && !o.src)
+		return cli_err("accel %s needs --src dev:OFF|ram:OFF|ADDR", name), 2;
+	if ((s == S_COPY || s == S_FILL) && !o.dst)
+		return cli_err("accel %s needs --dst dev:OFF|ram:OFF|ADDR", name), 2;
+	if ((s == S_COPY || s == S_FILL || s == S_CHECKSUM) && !o.have_len)
+		return cli_err("accel %s needs --len L", name), 2;
+	if (s == S_FILL && !o.have_pattern)
+		return cli_err("accel fill needs --pattern P (8 bytes, repeated)"), 2;
+	if (s == S_PINGPONG && !o.peer)
+		return cli_err("accel pingpong needs --peer BDF|NAME (another accelerator)"), 2;
+	if (conn_open(&c, &o))
+		return 1;
+	if (s != S_LIST && cli_parse_func(c.fd, o.dev, &bdf)) {
+		close(c.fd);
+		return 2;
+	}
+	if (s == S_LIST)
+		rc = do_list(&c);
+	else if (s == S_BENCH)
+		rc = do_bench(&c, bdf, o.json);
+	else
+		rc = do_op(&c, s, bdf, &o);
+	close(c.fd);
+	if (rc < 0) {
+		cli_err("host %u accel %s: %s", c.host, name, accel_strerror(rc));
+		return 1;
+	}
+	return rc;
+}

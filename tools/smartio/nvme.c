@@ -1,0 +1,792 @@
+// SPDX-License-Identifier: MIT
+/*
+ * smartio nvme: a host's NVMe controllers through its in-kernel driver
+ * (SMIO_NVME_ADMIN / SMIO_NVME_IO), as /dev/nvmeN and nvme-cli would:
+ *
+ *   list                                  NVMe functions and their driver state
+ *   identify [--ns N] [--json]            controller and namespace summary
+ *   read  --lba L --count C [-o FILE]     blocks to FILE (default stdout)
+ *   write --lba L (-i FILE | --pattern B --count C)
+ *
+ * Transfers of any size are cut into SMIO_NVME_MAX_DATA messages; long ones
+ * show a progress line on a terminal.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <nvme/types.h>
+
+#include "cli.h"
+
+#define NVME_CLASS          0x010802u
+#define NVME_IO_TIMEOUT_MS  35000      /* the daemon's own bound is 30 s */
+#define PROGRESS_MIN        (4u << 20) /* show progress from this many bytes */
+
+struct nconn {
+	const char *host_opt, *dir_opt, *dev_opt;
+	char dir[PATH_MAX];
+	uint32_t host;
+	uint16_t bdf;
+	int fd;
+	uint8_t *req, *rep;      /* message buffers */
+};
+
+static void bdf_str(char *buf, size_t len, uint16_t bdf)
+{
+	snprintf(buf, len, "%02x:%02x.%x", bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
+}
+
+static void nvme_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: smartio nvme list     [--host N] [--json]\n"
+		"       smartio nvme identify [--host N] [--dev BDF|NAME] [--ns N] [--json]\n"
+		"       smartio nvme read     [--host N] [--dev BDF|NAME] [--ns N] --lba L --count C\n"
+		"                             [-o FILE]\n"
+		"       smartio nvme write    [--host N] [--dev BDF|NAME] [--ns N] --lba L\n"
+		"                             (-i FILE [--count C] | --pattern BYTE --count C)\n\n"
+		"Uses host N's NVMe driver, as /dev/nvmeN does on Linux. The device is a BDF or\n"
+		"a function name (e.g. nvme0); without --dev, the host's first NVMe function.\n"
+		"Devices registered for lending (topology 'lendable: true', the default) have\n"
+		"no local driver: give them 'lendable: false' to use them here.\n"
+		"  --ns N        namespace (default 1)\n"
+		"  --lba L       first logical block\n"
+		"  --count C     blocks (write -i: default the whole file, the last block\n"
+		"                padded with zeroes)\n"
+		"  -o FILE       read: write the blocks to FILE (default stdout)\n"
+		"  -i FILE       write: read the data from FILE ('-' for stdin)\n"
+		"  --pattern B   write: every byte is B (0..255)\n"
+		"  --json        list/identify: JSON instead of text\n"
+		"  --dir DIR     cluster directory\n"
+		"Exits 0 on success, 1 on a failure (device or NVMe status), 2 on a usage error.\n");
+}
+
+/* ---------- transport ---------- */
+
+static int nconn_open(struct nconn *c)
+{
+	c->fd = -1;
+	c->req = malloc(SMIO_MAX_PAYLOAD);
+	c->rep = malloc(SMIO_MAX_PAYLOAD);
+	if (!c->req || !c->rep)
+		return -ENOMEM;
+	if (cli_host_arg(c->host_opt, &c->host))
+		return -EINVAL;
+	if (cli_cluster_dir(c->dir_opt, c->dir, sizeof(c->dir))) {
+		cli_err("cluster directory path too long");
+		return -ENAMETOOLONG;
+	}
+	c->fd = cli_connect(c->dir, c->host, SMIO_ROLE_CLIENT);
+	if (c->fd < 0) {
+		cli_err("host %u in %s: %s", c->host, c->dir, cli_strerror(c->fd));
+		return c->fd;
+	}
+	return 0;
+}
+
+static void nconn_close(struct nconn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->req);
+	free(c->rep);
+}
+
+static const char *nvme_errstr(int rc)
+{
+	switch (rc) {
+	case -ENODEV:
+		return "no NVMe driver bound (the device may be registered for lending: "
+		       "'lendable: false' in the topology keeps it for the host)";
+	case -EPERM:
+		return "command refused: it would take the controller from the driver";
+	case -ENXIO:
+		return "no such namespace";
+	case -ERANGE:
+		return "LBA range beyond the namespace";
+	case -ETIMEDOUT:
+		return "the command timed out (the controller is reset on the next use)";
+	default:
+		return cli_strerror(rc);
+	}
+}
+
+/* One admin command; data (len bytes) in or out. Returns 0, 1 (NVMe error) or -errno. */
+static int admin(struct nconn *c, uint8_t opcode,
+		 uint32_t nsid, uint32_t cdw10, void *data, uint32_t len, uint16_t *status)
+{
+	struct smio_nvme_admin *m = (void *)c->req;
+	struct smio_nvme_cpl *r = (void *)c->rep;
+	uint8_t sqe[64] = { 0 };
+	uint32_t rlen;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->bdf = c->bdf;
+	m->dir = len ? SMIO_DIR_FROM_DEV : SMIO_DIR_NONE;
+	m->data_len = len;
+	sqe[0] = opcode;
+	memcpy(sqe + 4, &nsid, 4);
+	memcpy(sqe + 40, &cdw10, 4);
+	memcpy(m->sqe, sqe, sizeof(sqe));
+	rc = smio_call(c->fd, SMIO_NVME_ADMIN, m, sizeof(*m), r, SMIO_MAX_PAYLOAD, &rlen, NULL,
+		       NVME_IO_TIMEOUT_MS);
+	if (rc)
+		return rc;
+	*status = r->status;
+	if (r->status)
+		return 1;
+	if (len)
+		memcpy(data, r->data, r->data_len < len ? r->data_len : len);
+	return 0;
+}
+
+static int func_list(struct nconn *c, struct smio_func_list **out)
+{
+	struct smio_func_list *l = malloc(SMIO_MAX_PAYLOAD);
+	uint32_t rlen;
+	int rc;
+
+	if (!l)
+		return -ENOMEM;
+	rc = smio_call(c->fd, SMIO_FUNC_LIST, NULL, 0, l, SMIO_MAX_PAYLOAD, &rlen, NULL,
+		       CLI_TIMEOUT_MS);
+	if (rc) {
+		free(l);
+		return rc;
+	}
+	*out = l;
+	return 0;
+}
+
+static int func_class(struct nconn *c, uint16_t bdf, uint32_t *cls)
+{
+	struct smio_cfg q = { .bdf = bdf, .off = 8, .size = 4 }, r;
+	uint32_t rlen;
+	int rc = smio_call(c->fd, SMIO_CFG_READ, &q, sizeof(q), &r, sizeof(r), &rlen, NULL,
+			   CLI_TIMEOUT_MS);
+
+	if (!rc)
+		*cls = r.value >> 8;
+	return rc;
+}
+
+/* --dev, or the host's first NVMe function. */
+static int pick_dev(struct nconn *c)
+{
+	struct smio_func_list *l;
+	int rc;
+
+	if (c->dev_opt)
+		return cli_parse_func(c->fd, c->dev_opt, &c->bdf) ? -EINVAL : 0;
+	rc = func_list(c, &l);
+	if (rc) {
+		cli_err("host %u: %s", c->host, cli_strerror(rc));
+		return rc;
+	}
+	rc = -ENODEV;
+	for (uint32_t i = 0; i < l->n && rc; i++) {
+		uint32_t cls;
+
+		if (!func_class(c, l->f[i].bdf, &cls) && cls == NVME_CLASS) {
+			c->bdf = l->f[i].bdf;
+			rc = 0;
+		}
+	}
+	free(l);
+	if (rc)
+		cli_err("host %u has no NVMe function; 'smartio nvme list' shows them", c->host);
+	return rc;
+}
+
+/* ---------- identify ---------- */
+
+static void trim(char *dst, const char *src, size_t n)
+{
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+	while (n && (dst[n - 1] == ' ' || dst[n - 1] == '\0'))
+		dst[--n] = '\0';
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < ' ')
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static unsigned ns_lba_shift(const struct nvme_id_ns *ns)
+{
+	unsigned f = ns->flbas & 0xf;
+
+	return f <= ns->nlbaf ? ns->lbaf[f].ds : 0;
+}
+
+static void size_str(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned u = 0;
+	double v = (double)bytes;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+static int get_ns(struct nconn *c, uint32_t nsid, struct nvme_id_ns *ns)
+{
+	uint16_t st = 0;
+	int rc = admin(c, nvme_admin_identify, nsid, NVME_IDENTIFY_CNS_NS, ns, sizeof(*ns),
+		       &st);
+
+	if (rc > 0)
+		cli_err("Identify Namespace %u: NVMe status 0x%03x", nsid, st);
+	else if (rc < 0)
+		cli_err("Identify Namespace %u: %s", nsid, nvme_errstr(rc));
+	return rc;
+}
+
+static int do_identify(struct nconn *c, uint32_t only_ns, bool json)
+{
+	struct nvme_id_ctrl *id = calloc(1, sizeof(*id));
+	struct nvme_id_ns *ns = calloc(1, sizeof(*ns));
+	uint32_t *list = calloc(1, 4096);
+	char mn[41], sn[21], fr[9], b[16], sz[32];
+	unsigned n = 0;
+	uint16_t st = 0;
+	int rc = -ENOMEM;
+
+	if (!id || !ns || !list)
+		goto out;
+	rc = admin(c, nvme_admin_identify, 0, NVME_IDENTIFY_CNS_CTRL, id, sizeof(*id), &st);
+	if (!rc)
+		rc = admin(c, nvme_admin_identify, 0, NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, list,
+			   4096, &st);
+	if (rc) {
+		if (rc > 0)
+			cli_err("Identify: NVMe status 0x%03x", st);
+		else
+			cli_err("%s: %s", c->dev_opt ? c->dev_opt : "nvme", nvme_errstr(rc));
+		goto out;
+	}
+	trim(mn, id->mn, sizeof(id->mn));
+	trim(sn, id->sn, sizeof(id->sn));
+	trim(fr, id->fr, sizeof(id->fr));
+	bdf_str(b, sizeof(b), c->bdf);
+	if (json) {
+		printf("{\"host\":%u,\"bdf\":\"%s\",\"vid\":%u,\"model\":", c->host, b, id->vid);
+		json_str(mn);
+		printf(",\"serial\":");
+		json_str(sn);
+		printf(",\"firmware\":");
+		json_str(fr);
+		printf(",\"mdts\":%u,\"max_transfer\":%u,\"nn\":%u,\"namespaces\":[", id->mdts,
+		       id->mdts ? 4096u << id->mdts : 0, id->nn);
+	} else {
+		printf("%s on host %u\n", b, c->host);
+		printf("  model            %s\n", mn);
+		printf("  serial           %s\n", sn);
+		printf("  firmware         %s\n", fr);
+		printf("  vendor           %04x\n", id->vid);
+		if (id->mdts)
+			printf("  max transfer     %u KiB (MDTS %u)\n", (4096u << id->mdts) / 1024,
+			       id->mdts);
+		else
+			printf("  max transfer     unlimited (MDTS 0)\n");
+		printf("  namespaces       %u (NN)\n", id->nn);
+	}
+	for (unsigned i = 0; i < 1024 && list[i]; i++) {
+		unsigned shift;
+
+		if (only_ns && list[i] != only_ns)
+			continue;
+		rc = get_ns(c, list[i], ns);
+		if (rc)
+			goto out;
+		shift = ns_lba_shift(ns);
+		size_str(sz, sizeof(sz), ns->nsze << shift);
+		if (json)
+			printf("%s{\"nsid\":%u,\"nsze\":%" PRIu64 ",\"ncap\":%" PRIu64
+			       ",\"lba_size\":%u,\"bytes\":%" PRIu64 "}", n ? "," : "", list[i],
+			       (uint64_t)ns->nsze, (uint64_t)ns->ncap, 1u << shift,
+			       (uint64_t)ns->nsze << shift);
+		else
+			printf("  ns %-4u          %s, %" PRIu64 " blocks of %u bytes (LBA format %u)\n",
+			       list[i], sz, (uint64_t)ns->nsze, 1u << shift, ns->flbas & 0xf);
+		n++;
+	}
+	if (json)
+		printf("]}\n");
+	if (only_ns && !n) {
+		cli_err("namespace %u is not active on %s", only_ns, b);
+		rc = -ENXIO;
+		goto out;
+	}
+	rc = 0;
+out:
+	free(id);
+	free(ns);
+	free(list);
+	return rc;
+}
+
+/* ---------- list ---------- */
+
+static int do_list(struct nconn *c, bool json)
+{
+	struct nvme_id_ctrl *id = calloc(1, sizeof(*id));
+	struct smio_func_list *l = NULL;
+	unsigned shown = 0;
+	int rc;
+
+	if (!id)
+		return -ENOMEM;
+	rc = func_list(c, &l);
+	if (rc) {
+		cli_err("host %u: %s", c->host, cli_strerror(rc));
+		free(id);
+		return rc;
+	}
+	if (json)
+		printf("[");
+	else
+		printf("%-8s %-10s %-22s %-20s %s\n", "BDF", "NAME", "DRIVER", "SERIAL", "MODEL");
+	for (uint32_t i = 0; i < l->n; i++) {
+		char b[16], mn[41] = "", sn[21] = "";
+		const char *state;
+		uint16_t st = 0;
+		uint32_t cls;
+
+		if (func_class(c, l->f[i].bdf, &cls) || cls != NVME_CLASS)
+			continue;
+		c->bdf = l->f[i].bdf;
+		rc = admin(c, nvme_admin_identify, 0, NVME_IDENTIFY_CNS_CTRL, id, sizeof(*id),
+			   &st);
+		if (!rc) {
+			state = "nvme";
+			trim(mn, id->mn, sizeof(id->mn));
+			trim(sn, id->sn, sizeof(id->sn));
+		} else if (rc == -ENODEV) {
+			state = l->f[i].lendable ? "none (lendable)" : "none";
+		} else {
+			state = "nvme (not answering)";
+		}
+		bdf_str(b, sizeof(b), l->f[i].bdf);
+		if (json) {
+			printf("%s{\"bdf\":\"%s\",\"name\":", shown ? "," : "", b);
+			json_str(l->f[i].name);
+			printf(",\"driver\":%s,\"lendable\":%s,\"serial\":", rc ? "null" : "\"nvme\"",
+			       l->f[i].lendable ? "true" : "false");
+			json_str(sn);
+			printf(",\"model\":");
+			json_str(mn);
+			printf("}");
+		} else {
+			printf("%-8s %-10s %-22s %-20s %s\n", b, l->f[i].name, state, sn[0] ? sn : "-",
+			       mn[0] ? mn : "-");
+		}
+		shown++;
+	}
+	if (json)
+		printf("]\n");
+	else if (!shown)
+		printf("(no NVMe functions on host %u)\n", c->host);
+	free(l);
+	free(id);
+	return 0;
+}
+
+/* ---------- read / write ---------- */
+
+struct progress {
+	uint64_t total, last_ns, start_ns;
+	bool on;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void progress_init(struct progress *p, uint64_t total)
+{
+	p->total = total;
+	p->start_ns = p->last_ns = mono_ns();
+	p->on = total >= PROGRESS_MIN && isatty(STDERR_FILENO);
+}
+
+static void progress_show(struct progress *p, uint64_t done, bool final)
+{
+	uint64_t now = mono_ns();
+	double s;
+
+	if (!p->on || (!final && now - p->last_ns < 250000000ull))
+		return;
+	p->last_ns = now;
+	s = (double)(now - p->start_ns) / 1e9;
+	fprintf(stderr, "\r%" PRIu64 " / %" PRIu64 " MiB (%3.0f%%), %.1f MB/s%s", done >> 20,
+		p->total >> 20, 100.0 * (double)done / (double)p->total,
+		s > 0 ? (double)done / s / 1e6 : 0.0, final ? "\n" : "");
+}
+
+static int block_shift(struct nconn *c, uint32_t nsid, uint64_t *nsze, unsigned *shift)
+{
+	struct nvme_id_ns *ns = calloc(1, sizeof(*ns));
+	int rc;
+
+	if (!ns)
+		return -ENOMEM;
+	rc = get_ns(c, nsid, ns);
+	if (!rc) {
+		*shift = ns_lba_shift(ns);
+		*nsze = ns->nsze;
+		if (!*nsze) {
+			cli_err("namespace %u is not active", nsid);
+			rc = -ENXIO;
+		}
+	}
+	free(ns);
+	return rc;
+}
+
+/* One SMIO_NVME_IO; returns 0, 1 (NVMe status, printed) or -errno (printed). */
+static int io_call(struct nconn *c, uint8_t op, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		   const void *wdata, uint32_t wlen, void *rdata)
+{
+	struct smio_nvme_io *m = (void *)c->req;
+	struct smio_nvme_cpl *r = (void *)c->rep;
+	uint32_t rlen;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->bdf = c->bdf;
+	m->op = op;
+	m->nsid = nsid;
+	m->slba = slba;
+	m->nlb = nlb;
+	m->data_len = wlen;
+	if (wlen)
+		memcpy(m->data, wdata, wlen);
+	rc = smio_call(c->fd, SMIO_NVME_IO, m, (uint32_t)sizeof(*m) + wlen, r, SMIO_MAX_PAYLOAD,
+		       &rlen, NULL, NVME_IO_TIMEOUT_MS);
+	if (rc) {
+		cli_err("LBA %" PRIu64 ": %s", slba, nvme_errstr(rc));
+		return rc;
+	}
+	if (r->status) {
+		cli_err("LBA %" PRIu64 ": NVMe status 0x%03x (SCT %u, SC 0x%02x)%s", slba, r->status,
+			(r->status >> 8) & 7u, r->status & 0xff,
+			(r->status & 0xff) == NVME_SC_LBA_RANGE && !((r->status >> 8) & 7)
+				? ": LBA out of range" : "");
+		return 1;
+	}
+	if (rdata)
+		memcpy(rdata, r->data, r->data_len);
+	return 0;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Read up to n bytes (less only at end of file). */
+static ssize_t read_full(int fd, uint8_t *p, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, p + got, n - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (!r)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+static int check_range(uint32_t nsid, uint64_t lba, uint64_t count, uint64_t nsze)
+{
+	if (lba >= nsze || count > nsze - lba) {
+		cli_err("LBA %" PRIu64 " + %" PRIu64 " blocks is beyond namespace %u (%" PRIu64
+			" blocks)", lba, count, nsid, nsze);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+static int do_read(struct nconn *c, uint32_t nsid, uint64_t lba, uint64_t count,
+		   const char *out)
+{
+	uint8_t *buf = malloc(SMIO_NVME_MAX_DATA);
+	struct progress p;
+	uint64_t nsze, done = 0;
+	unsigned shift;
+	int fd = STDOUT_FILENO, rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = block_shift(c, nsid, &nsze, &shift);
+	if (!rc)
+		rc = check_range(nsid, lba, count, nsze);
+	if (rc)
+		goto out;
+	if (out && strcmp(out, "-")) {
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			rc = -errno;
+			cli_err("%s: %s", out, strerror(errno));
+			goto out;
+		}
+	}
+	progress_init(&p, count << shift);
+	while (done < count) {
+		uint64_t per = SMIO_NVME_MAX_DATA >> shift, n = count - done < per ? count - done : per;
+
+		rc = io_call(c, SMIO_NVME_READ, nsid, lba + done, (uint32_t)n, NULL, 0, buf);
+		if (rc)
+			break;
+		rc = write_all(fd, buf, (size_t)(n << shift));
+		if (rc) {
+			cli_err("%s: %s", out ? out : "stdout", strerror(-rc));
+			break;
+		}
+		done += n;
+		progress_show(&p, done << shift, false);
+	}
+	if (!rc)
+		progress_show(&p, done << shift, true);
+	if (fd != STDOUT_FILENO && close(fd) && !rc) {
+		rc = -errno;
+		cli_err("%s: %s", out, strerror(errno));
+	}
+out:
+	free(buf);
+	return rc;
+}
+
+static int do_write(struct nconn *c, uint32_t nsid, uint64_t lba, uint64_t count, bool have_count,
+		    const char *in, int pattern)
+{
+	uint8_t *buf = malloc(SMIO_NVME_MAX_DATA);
+	struct progress p;
+	uint64_t nsze, done = 0;
+	unsigned shift;
+	int fd = -1, rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = block_shift(c, nsid, &nsze, &shift);
+	if (rc)
+		goto out;
+	if (in) {
+		struct stat stt;
+
+		fd = strcmp(in, "-") ? open(in, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+		if (fd < 0 || fstat(fd, &stt)) {
+			rc = -errno;
+			cli_err("%s: %s", in, strerror(errno));
+			goto out;
+		}
+		if (!have_count) {
+			if (!S_ISREG(stt.st_mode)) {
+				cli_err("-i %s is not a regular file: give --count", in);
+				rc = -EINVAL;
+				goto out;
+			}
+			count = ((uint64_t)stt.st_size + (1u << shift) - 1) >> shift;
+			if (!count) {
+				cli_err("%s is empty: nothing to write", in);
+				rc = -EINVAL;
+				goto out;
+			}
+		}
+	}
+	rc = check_range(nsid, lba, count, nsze);
+	if (rc)
+		goto out;
+	if (!in)
+		memset(buf, pattern, SMIO_NVME_MAX_DATA);
+	progress_init(&p, count << shift);
+	while (done < count) {
+		uint64_t per = SMIO_NVME_MAX_DATA >> shift, n = count - done < per ? count - done : per;
+		size_t bytes = (size_t)(n << shift);
+
+		if (in) {
+			ssize_t got = read_full(fd, buf, bytes);
+
+			if (got < 0) {
+				rc = (int)got;
+				cli_err("%s: %s", in, strerror(-rc));
+				break;
+			}
+			if ((size_t)got < bytes) {
+				/* The file ended: pad the last block, or stop at a block edge. */
+				if (have_count && got == 0) {
+					cli_err("%s ended after %" PRIu64 " of %" PRIu64 " blocks", in,
+						done, count);
+					rc = -EIO;
+					break;
+				}
+				memset(buf + got, 0, bytes - (size_t)got);
+				n = ((uint64_t)got + (1u << shift) - 1) >> shift;
+				bytes = (size_t)(n << shift);
+				count = done + n;
+			}
+		}
+		rc = io_call(c, SMIO_NVME_WRITE, nsid, lba + done, (uint32_t)n, buf, (uint32_t)bytes,
+			     NULL);
+		if (rc)
+			break;
+		done += n;
+		progress_show(&p, done << shift, false);
+	}
+	if (!rc) {
+		progress_show(&p, done << shift, true);
+		fprintf(stderr, "wrote %" PRIu64 " blocks (%" PRIu64 " bytes) at LBA %" PRIu64
+			" of namespace %u\n", done, done << shift, lba, nsid);
+	}
+out:
+	if (fd > STDIN_FILENO)
+		close(fd);
+	free(buf);
+	return rc;
+}
+
+/* ---------- entry ---------- */
+
+int cmd_nvme(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "host", required_argument, NULL, 'H' }, { "dir", required_argument, NULL, 'd' },
+		{ "dev", required_argument, NULL, 'D' }, { "ns", required_argument, NULL, 'n' },
+		{ "lba", required_argument, NULL, 'l' }, { "count", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' }, { "input", required_argument, NULL, 'i' },
+		{ "pattern", required_argument, NULL, 'p' }, { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	struct nconn c = { .fd = -1 };
+	const char *sub, *out = NULL, *in = NULL;
+	uint64_t ns = 0, lba = 0, count = 0, v;
+	bool have_lba = false, have_count = false, have_ns = false, json = false;
+	int pattern = -1, ch, rc;
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		nvme_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	sub = argv[1];
+	if (strcmp(sub, "list") && strcmp(sub, "identify") && strcmp(sub, "read") &&
+	    strcmp(sub, "write")) {
+		cli_err("nvme: unknown subcommand '%s' (list, identify, read, write)", sub);
+		return 2;
+	}
+	optind = 1;
+	while ((ch = getopt_long(argc - 1, argv + 1, "ho:i:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'H': c.host_opt = optarg; break;
+		case 'd': c.dir_opt = optarg; break;
+		case 'D': c.dev_opt = optarg; break;
+		case 'o': out = optarg; break;
+		case 'i': in = optarg; break;
+		case 'j': json = true; break;
+		case 'n':
+		case 'l':
+		case 'c':
+		case 'p':
+			if (cli_parse_u64(optarg, &v) || (ch == 'n' && (v == 0 || v > 0xfffffffeull)) ||
+			    (ch == 'p' && v > 255) || (ch == 'c' && v == 0)) {
+				cli_err("nvme %s: bad value '%s' for --%s", sub, optarg,
+					ch == 'n' ? "ns" : ch == 'l' ? "lba" : ch == 'c' ? "count"
+										: "pattern");
+				return 2;
+			}
+			if (ch == 'n') {
+				ns = v;
+				have_ns = true;
+			} else if (ch == 'l') {
+				lba = v;
+				have_lba = true;
+			} else if (ch == 'c') {
+				count = v;
+				have_count = true;
+			} else {
+				pattern = (int)v;
+			}
+			break;
+		case 'h': return nvme_usage(stdout), 0;
+		default: return nvme_usage(stderr), 2;
+		}
+	}
+	if (optind < argc - 1)
+		return cli_err("nvme %s: unexpected argument '%s'", sub, argv[optind + 1]), 2;
+	if (!strcmp(sub, "read") && (!have_lba || !have_count))
+		return cli_err("nvme read needs --lba L and --count C"), 2;
+	if (!strcmp(sub, "write")) {
+		if (!have_lba)
+			return cli_err("nvme write needs --lba L"), 2;
+		if (!!in == (pattern >= 0))
+			return cli_err("nvme write needs one of -i FILE or --pattern BYTE"), 2;
+		if (pattern >= 0 && !have_count)
+			return cli_err("nvme write --pattern needs --count C"), 2;
+	}
+	if ((out && strcmp(sub, "read")) || (in && strcmp(sub, "write")))
+		return cli_err("nvme %s: -o is for read, -i for write", sub), 2;
+	rc = nconn_open(&c);
+	if (rc) {
+		nconn_close(&c);
+		return rc == -EINVAL ? 2 : 1;
+	}
+	if (!strcmp(sub, "list")) {
+		rc = do_list(&c, json);
+	} else {
+		rc = pick_dev(&c);
+		if (rc) {
+			nconn_close(&c);
+			return rc == -EINVAL ? 2 : 1;
+		}
+		if (!strcmp(sub, "identify"))
+			rc = do_identify(&c, have_ns ? (uint32_t)ns : 0, json);
+		else if (!strcmp(sub, "read"))
+			rc = do_read(&c, have_ns ? (uint32_t)ns : 1, lba, count, out);
+		else
+			rc = do_write(&c, have_ns ? (uint32_t)ns : 1, lba, count, have_count, in,
+				      pattern);
+	}
+	nconn_close(&c);
+	return rc ? 1 : 0;
+}
