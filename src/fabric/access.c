@@ -1,9 +1,54 @@
 // SPDX-License-Identifier: MIT
 /* Moving bytes along resolved routes, with PCIe's failure semantics. */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "route.h"
+
+/*
+ * The bytes of a DMA land in memory that another thread (a CPU polling a
+ * completion entry, say) may be reading at that moment. PCIe delivers a
+ * posted write's data in address order, and completion protocols publish
+ * through their last word (an NVMe CQE's phase tag, a descriptor's status):
+ * so the bulk is copied plainly and the final word is a release store, which
+ * makes everything before it visible to whoever acquires that word.
+ */
+/* Word by word, each a release store: for small writes, which are how
+ * devices publish (counters, completion entries, status words). */
+static void store_words(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+	while (n && ((uintptr_t)dst & 7)) {
+		__atomic_store_n(dst++, *src++, __ATOMIC_RELEASE);
+		n--;
+	}
+	for (; n >= 8; n -= 8, dst += 8, src += 8) {
+		uint64_t w;
+
+		memcpy(&w, src, 8);
+		__atomic_store_n((uint64_t *)dst, w, __ATOMIC_RELEASE);
+	}
+	while (n--)
+		__atomic_store_n(dst++, *src++, __ATOMIC_RELEASE);
+}
+
+static void copy_to_mem(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+	if (n <= 64) {
+		store_words(dst, src, n);
+		return;
+	}
+	/* Bulk data: plain copy, then the last cache line published in order. */
+	memcpy(dst, src, n - 64);
+	store_words(dst + n - 64, src + n - 64, 64);
+}
+
+/* Reads see everything published before the doorbell or status they follow. */
+static void copy_from_mem(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	memcpy(dst, src, n);
+}
 
 static void *target_map(struct fab_host *h, const struct fab_target *t, uint64_t *size)
 {
@@ -71,9 +116,9 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 				return -EFAULT;
 			/* The data path: a copy to or from shared memory, nothing more. */
 			if (write)
-				memcpy(m + r.tgt.offset, p, n);
+				copy_to_mem(m + r.tgt.offset, p, n);
 			else
-				memcpy(p, m + r.tgt.offset, n);
+				copy_from_mem(p, m + r.tgt.offset, n);
 		}
 		p += n;
 		addr += n;

@@ -103,16 +103,39 @@ struct fab_host {
 	 * Recursive, since a handler may resolve routes while holding it.
 	 */
 	pthread_mutex_t lock;
+	unsigned lock_depth;     /* how often the owner holds it (owner only) */
 };
 
 static inline void fab_host_lock(struct fab_host *h)
 {
 	pthread_mutex_lock(&h->lock);
+	h->lock_depth++;
 }
 
 static inline void fab_host_unlock(struct fab_host *h)
 {
+	h->lock_depth--;
 	pthread_mutex_unlock(&h->lock);
+}
+
+/*
+ * Let go of the host lock completely, however deep this thread holds it, and
+ * take it back as deep as before: for drivers waiting on their device, whose
+ * thread needs the lock to make progress.
+ */
+static inline unsigned fab_host_unlock_all(struct fab_host *h)
+{
+	unsigned depth = h->lock_depth;
+
+	for (unsigned i = 0; i < depth; i++)
+		fab_host_unlock(h);
+	return depth;
+}
+
+static inline void fab_host_relock(struct fab_host *h, unsigned depth)
+{
+	for (unsigned i = 0; i < depth; i++)
+		fab_host_lock(h);
 }
 
 /* Fills in an endpoint's identity, BARs and capabilities (the device layer). */

@@ -455,8 +455,10 @@ static void accel_do_reset(struct accel *a)
 	a->ring_size = a->head = a->done = a->failed = 0;
 	accel_prog_reset(a);
 
-	/* Everything below the MSI-X table: the table belongs to the function. */
-	memset(d->fn.bar[ACCEL_BAR_REGS], 0, ACCEL_REGS_SIZE);
+	/* Everything below the MSI-X table: the table belongs to the function.
+	 * Register by register, as atomic stores: a driver may be reading. */
+	for (uint32_t off = 0; off < ACCEL_REGS_SIZE; off += 4)
+		dev_set_reg32(d, ACCEL_BAR_REGS, off, 0);
 	for (unsigned op = 1; op <= ACCEL_OP_MAX; op++)
 		caps |= ACCEL_CAPS_OP(op);
 	for (unsigned p = ACCEL_PROG_MEMCPY; p <= ACCEL_PROG_PINGPONG; p++)

@@ -115,8 +115,7 @@ static int wait_for(struct accel_drv *a, int vec, int slice_ms, int timeout_ms, 
 	struct fab_host *h = pci_host_fab(a->pdev->host);
 	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	int efd = a->efd[vec], rc = -ETIMEDOUT;
-
-	fab_host_unlock(h);
+	unsigned depth = fab_host_unlock_all(h);
 	/* Bounded by the deadline: every pass either returns or polls until then. */
 	for (;;) {
 		struct pollfd p = { .fd = efd, .events = POLLIN };
@@ -145,7 +144,7 @@ static int wait_for(struct accel_drv *a, int vec, int slice_ms, int timeout_ms, 
 			}
 		}
 	}
-	fab_host_lock(h);
+	fab_host_relock(h, depth);
 	return rc;
 }
 

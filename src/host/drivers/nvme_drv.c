@@ -37,7 +37,6 @@
 #define NVME_DRV_MAX_XFER       (128u * 1024u)  /* bounce buffer: caps MDTS */
 #define NVME_DRV_CLASS          0x010802u
 #define NVME_DRV_MAX_NS         1024u           /* one Identify active-NS list */
-#define NVME_DRV_LOCK_DEPTH     64              /* sanity bound on lock recursion */
 
 /* libnvme's *_MASK constants are unshifted: the register bits themselves. */
 #define CSTS_RDY                NVME_SET(1u, CSTS_RDY)
@@ -119,25 +118,15 @@ static void wr64(struct nvme_dev *dev, uint32_t off, uint64_t v)
 	__atomic_store_n((uint64_t *)(dev->bar + off), v, __ATOMIC_RELEASE);
 }
 
-/*
- * Drop the host lock entirely (it is recursive and the caller may hold it
- * more than once) so that the controller's DMA can proceed; returns how many
- * times it was held. Unlocking a recursive mutex this thread does not own
- * fails with EPERM, which is how the loop knows it is done.
- */
+/* Drop the host lock entirely so that the controller's DMA can proceed. */
 static unsigned lock_drop(struct nvme_dev *dev)
 {
-	unsigned n = 0;
-
-	while (n < NVME_DRV_LOCK_DEPTH && pthread_mutex_unlock(&dev->h->lock) == 0)
-		n++;
-	return n;
+	return fab_host_unlock_all(dev->h);
 }
 
 static void lock_retake(struct nvme_dev *dev, unsigned n)
 {
-	while (n--)
-		fab_host_lock(dev->h);
+	fab_host_relock(dev->h, n);
 }
 
 /*
