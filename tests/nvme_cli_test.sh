@@ -105,6 +105,17 @@ else
 	not_ok "read back identical (last block zero-padded)"
 fi
 
+# dd-style: a file in at a block offset, back out with skip/count, zeroes over it.
+head -c 262144 /dev/urandom >"$WORK/dd.in"
+check "nvme dd if=FILE of=nvme seek=" "$SMARTIO" nvme dd --dev nvme0 if="$WORK/dd.in" of=nvme bs=8192 seek=100
+check "nvme dd if=nvme of=FILE skip= count=" \
+	"$SMARTIO" nvme dd --dev nvme0 if=nvme of="$WORK/dd.out" bs=8192 skip=100 count=32
+check "dd round trip identical" cmp "$WORK/dd.in" "$WORK/dd.out"
+check "nvme dd if=/dev/zero" "$SMARTIO" nvme dd --dev nvme0 if=/dev/zero of=nvme bs=8192 seek=100 count=1
+check "dd reads the zeroes back" sh -c "'$SMARTIO' nvme dd --dev nvme0 if=nvme of=- bs=8192 skip=100 count=1 2>/dev/null | cmp - /dev/zero -n 8192"
+check_fails "dd with bs not a multiple of the block size" \
+	"$SMARTIO" nvme dd --dev nvme0 if="$WORK/dd.in" of=nvme bs=1000
+
 # The real nvme-cli through the shim.
 if ! command -v nvme >/dev/null; then
 	for i in 1 2 3 4; do echo "ok $((n + i)) - # SKIP nvme-cli not installed"; done

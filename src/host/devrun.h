@@ -18,7 +18,7 @@
 
 #define DEVRUN_SPIN_NS      20000ull       /* keep polling this long after the last work */
 #define DEVRUN_IDLE_MIN_NS  50000ull
-#define DEVRUN_IDLE_MAX_NS  4000000ull
+#define DEVRUN_IDLE_MAX_NS  8000000ull
 
 struct devrun_set;
 struct dev_instance;

@@ -52,7 +52,9 @@ static void nvme_usage(FILE *f)
 		"       smartio nvme read     [--host N] [--dev BDF|NAME] [--ns N] --lba L --count C\n"
 		"                             [-o FILE]\n"
 		"       smartio nvme write    [--host N] [--dev BDF|NAME] [--ns N] --lba L\n"
-		"                             (-i FILE [--count C] | --pattern BYTE --count C)\n\n"
+		"                             (-i FILE [--count C] | --pattern BYTE --count C)\n"
+		"       smartio nvme dd       [--host N] [--dev BDF|NAME] [--ns N] if=SRC of=DST\n"
+		"                             [bs=BYTES] [count=N] [skip=N] [seek=N]\n\n"
 		"Uses host N's NVMe driver, as /dev/nvmeN does on Linux. The device is a BDF or\n"
 		"a function name (e.g. nvme0); without --dev, the host's first NVMe function.\n"
 		"Devices registered for lending (topology 'lendable: true', the default) have\n"
@@ -65,6 +67,12 @@ static void nvme_usage(FILE *f)
 		"  -i FILE       write: read the data from FILE ('-' for stdin)\n"
 		"  --pattern B   write: every byte is B (0..255)\n"
 		"  --json        list/identify: JSON instead of text\n"
+		"  dd            like dd(1) with the namespace as 'nvme': one of if=/of= is\n"
+		"                'nvme', the other a file (if=/dev/zero writes zeroes); bs\n"
+		"                (default 64K) is a multiple of the block size; count, skip\n"
+		"                (if=nvme) and seek (of=nvme) count bs-sized blocks; without\n"
+		"                count, reading copies to the end of the namespace and writing\n"
+		"                copies the whole file\n"
 		"  --dir DIR     cluster directory\n"
 		"Exits 0 on success, 1 on a failure (device or NVMe status), 2 on a usage error.\n");
 }
@@ -688,6 +696,95 @@ out:
 	return rc;
 }
 
+/* dd(1)-style operands, mapped onto read and write. */
+struct dd_args {
+	const char *in, *out;
+	uint64_t bs, count, skip, seek;
+	bool have_count, have_skip, have_seek;
+};
+
+static int dd_parse(int argc, char **argv, struct dd_args *a)
+{
+	a->bs = 64 * 1024;
+	for (int i = 0; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		uint64_t v = 0;
+
+		if (!eq) {
+			cli_err("nvme dd: '%s' is not an operand (if=, of=, bs=, count=, skip=, seek=)",
+				argv[i]);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		if (!strcmp(argv[i], "if")) {
+			a->in = eq + 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "of")) {
+			a->out = eq + 1;
+			continue;
+		}
+		if (cli_parse_u64(eq + 1, &v)) {
+			cli_err("nvme dd: %s=%s is not a number", argv[i], eq + 1);
+			return -EINVAL;
+		}
+		if (!strcmp(argv[i], "bs"))
+			a->bs = v;
+		else if (!strcmp(argv[i], "count"))
+			a->count = v, a->have_count = true;
+		else if (!strcmp(argv[i], "skip"))
+			a->skip = v, a->have_skip = true;
+		else if (!strcmp(argv[i], "seek"))
+			a->seek = v, a->have_seek = true;
+		else {
+			cli_err("nvme dd: unknown operand '%s'", argv[i]);
+			return -EINVAL;
+		}
+	}
+	if (!a->in || !a->out || (!strcmp(a->in, "nvme")) == (!strcmp(a->out, "nvme"))) {
+		cli_err("nvme dd: give if= and of=, exactly one of them 'nvme'");
+		return -EINVAL;
+	}
+	if (!a->bs || (!strcmp(a->in, "nvme") && a->have_seek) ||
+	    (!strcmp(a->out, "nvme") && a->have_skip)) {
+		cli_err("nvme dd: bs must be > 0; skip= applies to if=nvme, seek= to of=nvme");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int do_dd(struct nconn *c, uint32_t nsid, const struct dd_args *a)
+{
+	uint64_t nsze, per, lba, count;
+	unsigned shift;
+	int rc = block_shift(c, nsid, &nsze, &shift);
+
+	if (rc)
+		return rc;
+	if (a->bs & ((1ull << shift) - 1)) {
+		cli_err("nvme dd: bs=%" PRIu64 " is not a multiple of the %u-byte blocks", a->bs,
+			1u << shift);
+		return -EINVAL;
+	}
+	per = a->bs >> shift;
+	if (!strcmp(a->in, "nvme")) {
+		lba = a->skip * per;
+		if (lba > nsze)
+			return check_range(nsid, lba, 1, nsze);
+		count = a->have_count ? a->count * per : nsze - lba;
+		return do_read(c, nsid, lba, count, a->out);
+	}
+	lba = a->seek * per;
+	if (!strcmp(a->in, "/dev/zero")) {
+		if (!a->have_count) {
+			cli_err("nvme dd: if=/dev/zero needs count=");
+			return -EINVAL;
+		}
+		return do_write(c, nsid, lba, a->count * per, true, NULL, 0);
+	}
+	return do_write(c, nsid, lba, a->count * per, a->have_count, a->in, -1);
+}
+
 /* ---------- entry ---------- */
 
 int cmd_nvme(int argc, char **argv)
@@ -700,6 +797,7 @@ int cmd_nvme(int argc, char **argv)
 		{ "pattern", required_argument, NULL, 'p' }, { "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
 	struct nconn c = { .fd = -1 };
+	struct dd_args dd = { 0 };
 	const char *sub, *out = NULL, *in = NULL;
 	uint64_t ns = 0, lba = 0, count = 0, v;
 	bool have_lba = false, have_count = false, have_ns = false, json = false;
@@ -711,8 +809,8 @@ int cmd_nvme(int argc, char **argv)
 	}
 	sub = argv[1];
 	if (strcmp(sub, "list") && strcmp(sub, "identify") && strcmp(sub, "read") &&
-	    strcmp(sub, "write")) {
-		cli_err("nvme: unknown subcommand '%s' (list, identify, read, write)", sub);
+	    strcmp(sub, "write") && strcmp(sub, "dd")) {
+		cli_err("nvme: unknown subcommand '%s' (list, identify, read, write, dd)", sub);
 		return 2;
 	}
 	optind = 1;
@@ -752,8 +850,12 @@ int cmd_nvme(int argc, char **argv)
 		default: return nvme_usage(stderr), 2;
 		}
 	}
-	if (optind < argc - 1)
+	if (!strcmp(sub, "dd")) {
+		if (dd_parse(argc - 1 - optind, argv + 1 + optind, &dd))
+			return 2;
+	} else if (optind < argc - 1) {
 		return cli_err("nvme %s: unexpected argument '%s'", sub, argv[optind + 1]), 2;
+	}
 	if (!strcmp(sub, "read") && (!have_lba || !have_count))
 		return cli_err("nvme read needs --lba L and --count C"), 2;
 	if (!strcmp(sub, "write")) {
@@ -783,6 +885,8 @@ int cmd_nvme(int argc, char **argv)
 			rc = do_identify(&c, have_ns ? (uint32_t)ns : 0, json);
 		else if (!strcmp(sub, "read"))
 			rc = do_read(&c, have_ns ? (uint32_t)ns : 1, lba, count, out);
+		else if (!strcmp(sub, "dd"))
+			rc = do_dd(&c, have_ns ? (uint32_t)ns : 1, &dd);
 		else
 			rc = do_write(&c, have_ns ? (uint32_t)ns : 1, lba, count, have_count, in,
 				      pattern);
