@@ -50,7 +50,7 @@ static void copy_from_mem(uint8_t *dst, const uint8_t *src, uint64_t n)
 	memcpy(dst, src, n);
 }
 
-static void *target_map(struct fab_host *h, const struct fab_target *t, uint64_t *size)
+void *fab_target_map(struct fab_host *h, const struct fab_target *t, uint64_t *size)
 {
 	struct fab_world *w = h->world;
 
@@ -109,7 +109,7 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 				first = r.status;
 		} else {
 			n = r.tgt.len < len ? r.tgt.len : len;
-			m = target_map(h, &r.tgt, &size);
+			m = fab_target_map(h, &r.tgt, &size);
 			if (!m)
 				return -EREMOTE;
 			if (r.tgt.offset > size || n > size - r.tgt.offset)

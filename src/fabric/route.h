@@ -141,6 +141,13 @@ int fab_route_resolve_uncached(struct fab_host *h, uint16_t rid, uint64_t addr,
 int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint64_t len,
 	       bool write);
 
+/*
+ * The memory a resolved target lives in, mapped into this process (this
+ * host's objects directly, another host's through the world's mem_map), and
+ * the object's size; NULL if it cannot be mapped here.
+ */
+void *fab_target_map(struct fab_host *h, const struct fab_target *t, uint64_t *size);
+
 /* Hops on the cable between two hosts' NTBs (through cluster switches, if any). */
 int fab_cable_hops(const struct topo *t, uint32_t src_host_index, uint32_t src_ntb,
 		   uint32_t dst_host_index, uint32_t *dst_ntb, struct fab_route *r);

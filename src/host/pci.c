@@ -494,21 +494,6 @@ void pci_clear_master(struct pci_dev *pdev)
 
 /* ---------- BAR mapping ---------- */
 
-static void *target_map(struct fab_host *h, const struct fab_target *t, uint64_t *size)
-{
-	struct fab_world *w = h->world;
-
-	if (t->host == h->id) {
-		if (t->mem >= h->nmems)
-			return NULL;
-		*size = h->mems[t->mem].size;
-		return fab_mem_map(h, t->mem);
-	}
-	if (!w || !w->ops || !w->ops->mem_map)
-		return NULL;
-	return w->ops->mem_map(w, t->host, t->mem, size);
-}
-
 /*
  * The CPU's view of the BAR must be one memory object, contiguous: a BAR
  * behind an NTB may take several LUT windows, each resolved separately, so
@@ -548,7 +533,7 @@ void *pci_iomap(struct pci_dev *pdev, unsigned bar)
 	}
 	if (done < size)
 		goto fail;
-	base = target_map(h, &first, &msize);
+	base = fab_target_map(h, &first, &msize);
 	if (base && (first.offset > msize || size > msize - first.offset))
 		base = NULL;
 	if (base)

@@ -127,19 +127,9 @@ static int parse_operand(int fd, const char *what, const char *s, uint32_t f_dev
 
 static int conn_open(struct conn *c, const struct opts *o)
 {
-	c->fd = -1;
-	if (cli_host_arg(o->host_opt, &c->host))
-		return -EINVAL;
-	if (cli_cluster_dir(o->dir_opt, c->dir, sizeof(c->dir))) {
-		cli_err("cluster directory path too long");
-		return -ENAMETOOLONG;
-	}
-	c->fd = cli_connect(c->dir, c->host, SMIO_ROLE_CLIENT);
-	if (c->fd < 0) {
-		cli_err("host %u in %s: %s", c->host, c->dir, cli_strerror(c->fd));
-		return c->fd;
-	}
-	return 0;
+	c->fd = cli_open_host(o->host_opt, o->dir_opt, SMIO_ROLE_CLIENT, &c->host, c->dir,
+			      sizeof(c->dir));
+	return c->fd < 0 ? c->fd : 0;
 }
 
 static int accel_call(struct conn *c, const struct smio_accel_op *q, int timeout_ms,

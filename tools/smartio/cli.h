@@ -25,10 +25,19 @@ int cli_cluster_dir(const char *opt, char *buf, size_t len);
 int cli_cluster_topo(const char *dir, struct topo **t);
 /* Connect to host N of the cluster in dir and say HELLO with a role. Returns fd or -errno. */
 int cli_connect(const char *dir, uint32_t host, uint32_t role);
+/*
+ * --host/--dir (or the environment) to a connected socket that has said HELLO
+ * in role; prints what went wrong. Returns the fd, -EINVAL for a usage error,
+ * or another negative errno.
+ */
+int cli_open_host(const char *host_opt, const char *dir_opt, uint32_t role, uint32_t *host,
+		  char *dir, size_t dirlen);
 /* --host N or $SMARTIO_HOST. Prints an error and returns -EINVAL if neither. */
 int cli_host_arg(const char *opt, uint32_t *host);
 int cli_parse_u64(const char *s, uint64_t *v);       /* decimal, 0x hex, or K/M/G sizes */
 int cli_parse_bdf(const char *s, uint16_t *bdf);     /* "BB:DD.F" or "DDDD:BB:DD.F" */
+/* A JSON string literal of s on stdout, escaped. */
+void cli_json_str(const char *s);
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Error text of a daemon reply or transport status, with a hint. */
 const char *cli_strerror(int rc);
@@ -46,5 +55,6 @@ int cmd_ntb(int argc, char **argv);
 int cmd_iommu(int argc, char **argv);
 int cmd_accel(int argc, char **argv);
 int cmd_nvme(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
 
 #endif

@@ -438,11 +438,16 @@ static int cluster_status(const char *dir, bool json)
 
 	if (cli_cluster_topo(dir, &t))
 		return 1;
-	if (json)
-		printf("{\"cluster\":\"%s\",\"dir\":\"%s\",\"hosts\":[", t->name, dir);
-	else
+	if (json) {
+		fputs("{\"cluster\":", stdout);
+		cli_json_str(t->name);
+		fputs(",\"dir\":", stdout);
+		cli_json_str(dir);
+		fputs(",\"hosts\":[", stdout);
+	} else {
 		printf("%-5s %-16s %-5s %-8s %-6s %10s %6s %5s %6s\n", "HOST", "NAME", "NODE",
 		       "PID", "STATE", "UPTIME", "FUNCS", "NTBS", "IOMMU");
+	}
 	for (uint32_t i = 0; i < t->nhosts; i++) {
 		const struct topo_host *h = &t->hosts[i];
 		pid_t pid = read_pid(dir, h->id);

@@ -86,18 +86,9 @@ static int nconn_open(struct nconn *c)
 	c->rep = malloc(SMIO_MAX_PAYLOAD);
 	if (!c->req || !c->rep)
 		return -ENOMEM;
-	if (cli_host_arg(c->host_opt, &c->host))
-		return -EINVAL;
-	if (cli_cluster_dir(c->dir_opt, c->dir, sizeof(c->dir))) {
-		cli_err("cluster directory path too long");
-		return -ENAMETOOLONG;
-	}
-	c->fd = cli_connect(c->dir, c->host, SMIO_ROLE_CLIENT);
-	if (c->fd < 0) {
-		cli_err("host %u in %s: %s", c->host, c->dir, cli_strerror(c->fd));
-		return c->fd;
-	}
-	return 0;
+	c->fd = cli_open_host(c->host_opt, c->dir_opt, SMIO_ROLE_CLIENT, &c->host, c->dir,
+			      sizeof(c->dir));
+	return c->fd < 0 ? c->fd : 0;
 }
 
 static void nconn_close(struct nconn *c)
@@ -225,20 +216,6 @@ static void trim(char *dst, const char *src, size_t n)
 		dst[--n] = '\0';
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < ' ')
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static unsigned ns_lba_shift(const struct nvme_id_ns *ns)
 {
 	unsigned f = ns->flbas & 0xf;
@@ -301,11 +278,11 @@ static int do_identify(struct nconn *c, uint32_t only_ns, bool json)
 	bdf_str(b, sizeof(b), c->bdf);
 	if (json) {
 		printf("{\"host\":%u,\"bdf\":\"%s\",\"vid\":%u,\"model\":", c->host, b, id->vid);
-		json_str(mn);
+		cli_json_str(mn);
 		printf(",\"serial\":");
-		json_str(sn);
+		cli_json_str(sn);
 		printf(",\"firmware\":");
-		json_str(fr);
+		cli_json_str(fr);
 		printf(",\"mdts\":%u,\"max_transfer\":%u,\"nn\":%u,\"namespaces\":[", id->mdts,
 		       id->mdts ? 4096u << id->mdts : 0, id->nn);
 	} else {
@@ -400,12 +377,12 @@ static int do_list(struct nconn *c, bool json)
 		bdf_str(b, sizeof(b), l->f[i].bdf);
 		if (json) {
 			printf("%s{\"bdf\":\"%s\",\"name\":", shown ? "," : "", b);
-			json_str(l->f[i].name);
+			cli_json_str(l->f[i].name);
 			printf(",\"driver\":%s,\"lendable\":%s,\"serial\":", rc ? "null" : "\"nvme\"",
 			       l->f[i].lendable ? "true" : "false");
-			json_str(sn);
+			cli_json_str(sn);
 			printf(",\"model\":");
-			json_str(mn);
+			cli_json_str(mn);
 			printf("}");
 		} else {
 			printf("%-8s %-10s %-22s %-20s %s\n", b, l->f[i].name, state, sn[0] ? sn : "-",

@@ -50,19 +50,8 @@ static int parse_num(const char *what, const char *s, uint64_t max, uint64_t *v)
 
 static int conn_open(struct conn *c, uint32_t role)
 {
-	c->fd = -1;
-	if (cli_host_arg(c->host_opt, &c->host))
-		return -EINVAL;
-	if (cli_cluster_dir(c->dir_opt, c->dir, sizeof(c->dir))) {
-		cli_err("cluster directory path too long");
-		return -ENAMETOOLONG;
-	}
-	c->fd = cli_connect(c->dir, c->host, role);
-	if (c->fd < 0) {
-		cli_err("host %u in %s: %s", c->host, c->dir, cli_strerror(c->fd));
-		return c->fd;
-	}
-	return 0;
+	c->fd = cli_open_host(c->host_opt, c->dir_opt, role, &c->host, c->dir, sizeof(c->dir));
+	return c->fd < 0 ? c->fd : 0;
 }
 
 /* One round trip; rlen may be NULL when the reply's size is fixed. */
@@ -107,20 +96,6 @@ static void route_usage(FILE *f)
 		"2 on a usage error (bad option, unknown name, unassigned BAR).\n");
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < ' ')
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 /* ,"key":value, or null for a "-" placeholder */
 static void json_opt(const char *key, const char *v, bool quote)
 {
@@ -140,9 +115,9 @@ static void route_json(const struct smio_route_req *q, uint32_t host,
 	printf("{\"host\":%u,\"from\":\"%s\",\"addr\":\"0x%" PRIx64 "\",\"len\":%" PRIu64
 	       ",\"write\":%s,\"status\":", host, q->rid ? b : "cpu", q->addr, q->len,
 	       q->write ? "true" : "false");
-	json_str(str_of(status_str, ARRAY_LEN(status_str), r->status));
+	cli_json_str(str_of(status_str, ARRAY_LEN(status_str), r->status));
 	printf(",\"status_code\":%d,\"ok\":%s,\"reason\":", r->status, r->status ? "false" : "true");
-	json_str(r->reason);
+	cli_json_str(r->reason);
 	printf(",\"cached\":%s,\"ntb_hops\":%u", r->cached ? "true" : "false", r->ntb_hops);
 	if (!r->status) {
 		bdf_str(b, sizeof(b), t->bdf);
@@ -163,7 +138,7 @@ static void route_json(const struct smio_route_req *q, uint32_t host,
 		json_opt("host", hs, false);
 		json_opt("bdf", b, true);
 		printf(",\"name\":");
-		json_str(h->name);
+		cli_json_str(h->name);
 		printf(",\"gen\":%u,\"width\":%u,\"latency_ns\":%u}", h->gen, h->width,
 		       h->latency_ns);
 	}

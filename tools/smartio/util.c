@@ -151,3 +151,34 @@ int cli_parse_bdf(const char *s, uint16_t *bdf)
 	*bdf = (uint16_t)((bus << 8) | (dev << 3) | fn);
 	return 0;
 }
+
+int cli_open_host(const char *host_opt, const char *dir_opt, uint32_t role, uint32_t *host,
+		  char *dir, size_t dirlen)
+{
+	int fd;
+
+	if (cli_host_arg(host_opt, host))
+		return -EINVAL;
+	if (cli_cluster_dir(dir_opt, dir, dirlen)) {
+		cli_err("cluster directory path too long");
+		return -ENAMETOOLONG;
+	}
+	fd = cli_connect(dir, *host, role);
+	if (fd < 0)
+		cli_err("host %u in %s: %s", *host, dir, cli_strerror(fd));
+	return fd;
+}
+
+void cli_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < ' ')
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
