@@ -10,52 +10,12 @@
 # Binaries come from $SMARTIO_BUILD_DIR (default ./build).
 set -euo pipefail
 
-BUILD=${SMARTIO_BUILD_DIR:-./build}
-SRC=${SMARTIO_SOURCE_DIR:-.}
-SMARTIO=$(realpath "$BUILD/tools/smartio/smartio")
-TOPO=$(realpath "$SRC/tests/topologies/accel-local.yaml")
-[ -x "$SMARTIO" ] || { echo "Bail out! no smartio binary at $SMARTIO (set SMARTIO_BUILD_DIR)"; exit 2; }
-[ -r "$TOPO" ] || { echo "Bail out! no topology at $TOPO (set SMARTIO_SOURCE_DIR)"; exit 2; }
+. "$(dirname "$0")/tap.sh"
 
-WORK=$(mktemp -d)
-export SMARTIO_CLUSTER=$WORK/c
+TOPO=$(realpath "$SRC/tests/topologies/accel-local.yaml")
+[ -r "$TOPO" ] || { echo "Bail out! no topology at $TOPO (set SMARTIO_SOURCE_DIR)"; exit 2; }
 export SMARTIO_HOST=0
 
-cleanup() {
-	if [ -e "$SMARTIO_CLUSTER/topology.yaml" ]; then
-		"$SMARTIO" cluster down >/dev/null 2>&1 || true
-	fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-n=0
-failed=0
-OUT=$WORK/out
-
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	if [ -s "$OUT" ]; then sed 's/^/#   /' "$OUT" | head -40; fi
-}
-check() {
-	local desc=$1
-	shift
-	if "$@" >"$OUT" 2>&1; then ok "$desc"; else not_ok "$desc"; fi
-}
-check_fails() {
-	local desc=$1
-	shift
-	if "$@" >"$OUT" 2>&1; then not_ok "$desc (it succeeded)"; else ok "$desc"; fi
-}
-has() {
-	local p
-	for p in "$@"; do grep -Eq -- "$p" "$OUT" || { echo "# missing: $p" >>"$OUT"; return 1; }; done
-}
-expect() { local desc=$1; shift; if has "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
-# The CRC printed by the last `accel checksum` (text form).
 crc_of() { "$SMARTIO" accel checksum --dev "$1" --src "$2" --len "$3" | sed -n 's/^crc32c //p'; }
 same() {
 	local desc=$1 a=$2 b=$3
@@ -121,8 +81,4 @@ expect "help lists the commands" "pingpong --peer" "bench"
 check "cluster down" "$SMARTIO" cluster down
 if [ ! -e "$SMARTIO_CLUSTER" ]; then ok "cluster directory removed"; else not_ok "cluster directory removed"; fi
 
-echo "1..$n"
-if [ "$failed" -ne 0 ]; then
-	echo "# $failed of $n checks failed"
-	exit 1
-fi
+tap_done

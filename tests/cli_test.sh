@@ -8,58 +8,8 @@
 # Binaries come from $SMARTIO_BUILD_DIR (default ./build).
 set -euo pipefail
 
-BUILD=${SMARTIO_BUILD_DIR:-./build}
-SMARTIO=$(realpath "$BUILD/tools/smartio/smartio")
-[ -x "$SMARTIO" ] || { echo "Bail out! no smartio binary at $SMARTIO (set SMARTIO_BUILD_DIR)"; exit 2; }
+. "$(dirname "$0")/tap.sh"
 
-WORK=$(mktemp -d)
-export SMARTIO_CLUSTER=$WORK/c
-unset SMARTIO_HOST
-
-cleanup() {
-	if [ -e "$SMARTIO_CLUSTER/topology.yaml" ]; then
-		"$SMARTIO" cluster down >/dev/null 2>&1 || true
-	fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-n=0
-failed=0
-OUT=$WORK/out
-
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	if [ -s "$OUT" ]; then sed 's/^/#   /' "$OUT" | head -40; fi
-}
-# check DESCRIPTION COMMAND...: the command's output goes to $OUT.
-check() {
-	local desc=$1
-	shift
-	if "$@" >"$OUT" 2>&1; then ok "$desc"; else not_ok "$desc"; fi
-}
-# check_fails DESCRIPTION COMMAND...: the command must fail.
-check_fails() {
-	local desc=$1
-	shift
-	if "$@" >"$OUT" 2>&1; then not_ok "$desc (it succeeded)"; else ok "$desc"; fi
-}
-# has PATTERN...: every extended regex occurs in $OUT.
-has() {
-	local p
-	for p in "$@"; do grep -Eq -- "$p" "$OUT" || { echo "# missing: $p" >>"$OUT"; return 1; }; done
-}
-hasnt() {
-	local p
-	for p in "$@"; do
-		if grep -Eq -- "$p" "$OUT"; then echo "# unexpected: $p" >>"$OUT"; return 1; fi
-	done
-}
-expect() { local desc=$1; shift; if has "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
-expect_not() { local desc=$1; shift; if hasnt "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
 # BAR address N of function BDF, from the real lspci on a dump.
 bar_addr() {
 	lspci -F "$1" -vv -s "$2" 2>/dev/null | sed -n 's/.*Region '"$3"': Memory at \([0-9a-f]*\) .*/\1/p'
@@ -155,8 +105,4 @@ check "cluster down" "$SMARTIO" cluster down
 if [ ! -e "$SMARTIO_CLUSTER" ]; then ok "cluster directory removed"; else not_ok "cluster directory removed"; fi
 if pgrep -f "$SMARTIO_CLUSTER" >"$OUT"; then not_ok "no smartiod left"; else ok "no smartiod left"; fi
 
-echo "1..$n"
-if [ "$failed" -ne 0 ]; then
-	echo "# $failed of $n checks failed"
-	exit 1
-fi
+tap_done

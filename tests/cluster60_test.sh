@@ -7,38 +7,7 @@
 # leaving no process, socket or file behind. TAP output.
 set -euo pipefail
 
-BUILD=${SMARTIO_BUILD_DIR:-./build}
-SRC=${SMARTIO_SOURCE_DIR:-.}
-SMARTIO=$(realpath "$BUILD/tools/smartio/smartio")
-WORK=$(mktemp -d)
-export SMARTIO_CLUSTER=$WORK/c60
-unset SMARTIO_HOST
-trap '"$SMARTIO" cluster down >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
-
-n=0 failed=0
-OUT=$WORK/out
-check() {   # check DESCRIPTION COMMAND...
-	local d=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$OUT" 2>&1; then
-		echo "ok $n - $d"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $d"
-		sed 's/^/#   /' "$OUT" | head -30
-	fi
-}
-expect() {  # expect DESCRIPTION REGEX  (on the last command's output)
-	n=$((n + 1))
-	if grep -qE "$2" "$OUT"; then
-		echo "ok $n - $1"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $1 (no /$2/)"
-		sed 's/^/#   /' "$OUT" | head -30
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 check "60 hosts come up" "$SMARTIO" cluster up "$SRC/topologies/cluster-60.yaml"
 check "cluster status: all up" "$SMARTIO" cluster status
@@ -76,5 +45,4 @@ done
 check "every daemon pid is gone" test "$left" -eq 0
 check "cluster directory removed" test ! -e "$SMARTIO_CLUSTER"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done

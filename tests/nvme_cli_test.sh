@@ -9,56 +9,12 @@
 # Binaries come from $SMARTIO_BUILD_DIR (default ./build).
 set -euo pipefail
 
-BUILD=${SMARTIO_BUILD_DIR:-./build}
-SRC=${SMARTIO_SOURCE_DIR:-.}
-SMARTIO=$(realpath "$BUILD/tools/smartio/smartio")
+. "$(dirname "$0")/tap.sh"
+
 SHIM=$(realpath "$BUILD/tools/nvme-shim/libsmartio-nvme-shim.so")
 TOPO=$(realpath "$SRC/tests/topologies/nvme-local.yaml")
-[ -x "$SMARTIO" ] || { echo "Bail out! no smartio binary at $SMARTIO (set SMARTIO_BUILD_DIR)"; exit 2; }
 [ -e "$SHIM" ] || { echo "Bail out! no shim at $SHIM"; exit 2; }
-
-WORK=$(mktemp -d)
-export SMARTIO_CLUSTER=$WORK/c
 export SMARTIO_HOST=0
-
-cleanup() {
-	if [ -e "$SMARTIO_CLUSTER/topology.yaml" ]; then
-		"$SMARTIO" cluster down >/dev/null 2>&1 || true
-	fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-n=0
-failed=0
-OUT=$WORK/out
-
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	if [ -s "$OUT" ]; then sed 's/^/#   /' "$OUT" | head -40; fi
-}
-check() {
-	local desc=$1
-	shift
-	if "$@" >"$OUT" 2>&1; then ok "$desc"; else not_ok "$desc"; fi
-}
-check_fails() {
-	local desc=$1
-	shift
-	if "$@" >"$OUT" 2>&1; then not_ok "$desc (it succeeded)"; else ok "$desc"; fi
-}
-has() {
-	local p
-	for p in "$@"; do grep -Eq -- "$p" "$OUT" || { echo "# missing: $p" >>"$OUT"; return 1; }; done
-}
-# json_check DESCRIPTION FILE PYTHON-EXPRESSION-ON-d
-json_check() {
-	if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' \
-		"$2" "$3" >>"$OUT" 2>&1; then ok "$1"; else not_ok "$1"; fi
-}
 
 # What the topology says (kept in one place: the test compares against it).
 SERIAL=SMARTIO-NVMETEST-01
@@ -139,5 +95,4 @@ fi
 
 check "cluster down" "$SMARTIO" cluster down
 
-echo "# $failed of $n failed"
-[ "$failed" -eq 0 ]
+tap_done
