@@ -15,6 +15,7 @@ static const struct cli_cmd cmds[] = {
 	{ "iommu", "inspect and program a host's IOMMU", cmd_iommu },
 	{ "accel", "use a host's accelerators through its driver (copy, pingpong, bench)", cmd_accel },
 	{ "nvme", "use a host's NVMe drives through its driver (list, identify, read, write)", cmd_nvme },
+	{ "predict", "predict latency and bandwidth on real PCIe hardware (timing model)", cmd_predict },
 };
 
 static void usage(FILE *f)
