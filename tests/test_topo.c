@@ -165,7 +165,7 @@ static void test_minimal_defaults(void **state)
 	assert_int_equal(n->doorbells, 16);
 	assert_int_equal(n->scratchpads, 8);
 	assert_int_equal(n->dma_channels, 1);
-	assert_int_equal(n->latency_ns, 360);
+	assert_int_equal(n->latency_ns, 110);
 	assert_int_equal(n->cable.gen, 3);
 	assert_int_equal(n->cable.width, 8);
 	assert_int_equal(n->peer_kind, TOPO_PEER_NONE);

@@ -277,7 +277,7 @@ static int parse_ntb(struct hostctx *hc, struct fy_node *n, int line, const char
 	if (!rc)
 		rc = tp_u32(&o, "dma_channels", &ntb->dma_channels, 1, 0, 16);
 	if (!rc)
-		rc = tp_u32(&o, "latency_ns", &ntb->latency_ns, 360, 0, LATENCY_MAX);
+		rc = tp_u32(&o, "latency_ns", &ntb->latency_ns, 110, 0, LATENCY_MAX);
 	if (!rc)
 		rc = tp_link(&o, "cable", &ntb->cable, 3, 8);
 	if (!rc && tp_has(&o, "connect"))
