@@ -442,6 +442,9 @@ static void test_params_errors(void **state)
 	param_bad("version: 2\n", 1, "from 1 to 1");
 	param_bad("version: 1\nlink:\n  ecrc: maybe\n", 3, "true or false");
 	param_bad("version: 1\nhost_root_complex: {1: pentium}\n", 2, "no root-complex profile");
+	/* Text libfyaml 0.7 would loop on is refused before it gets there. */
+	param_bad("%\xaf\n", 1, "not UTF-8 text");
+	param_bad("version: 1\n---\nversion: 1\n", 3, "second YAML document");
 
 	timing_params_default(&p);
 	assert_int_equal(timing_params_load_string(ok, strlen(ok), "t.yaml", &p, err,

@@ -311,7 +311,7 @@ static void test_errors_yaml(void **state)
 	assert_int_equal(topo_load_string("version: 1\0\n", 12, "z", &t, err, sizeof(err)),
 			 -EINVAL);
 	assert_string_equal(err, "z:1: not UTF-8 text (byte 0x00 at offset 10); "
-			    "a topology is a YAML text file");
+			    "expected a YAML text file");
 	load_bad(H "  - name: \xc3\xa9\n    ports: [{}]\n", 3,
 		 "may only contain letters, digits and '_-'");
 

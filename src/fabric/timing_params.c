@@ -18,6 +18,8 @@
 
 #include <libfyaml.h>
 
+#include "yaml.h"
+
 #include "smartio/timing.h"
 
 #define PARAMS_FILE_MAX (1u << 20)
@@ -124,32 +126,9 @@ static int perr(struct pb *b, int line, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* 1-based line of a node (libfyaml keeps marks on tokens: a collection's first scalar). */
 static int line_of(struct fy_node *n, int fallback)
 {
-	for (int depth = 0; n && depth < 32; depth++) {
-		void *it = NULL;
-		struct fy_node_pair *pr;
-		struct fy_token *tok;
-		const struct fy_mark *m;
-
-		switch (fy_node_get_type(n)) {
-		case FYNT_SCALAR:
-			tok = fy_node_get_scalar_token(n);
-			m = tok ? fy_token_start_mark(tok) : NULL;
-			return m ? m->line + 1 : fallback;
-		case FYNT_MAPPING:
-			pr = fy_node_mapping_iterate(n, &it);
-			n = pr ? fy_node_pair_key(pr) : NULL;
-			break;
-		case FYNT_SEQUENCE:
-			n = fy_node_sequence_iterate(n, &it);
-			break;
-		default:
-			return fallback;
-		}
-	}
-	return fallback;
+	return yaml_line(n, fallback);
 }
 
 /* A scalar's text, NUL-terminated into buf; false if not a short scalar. */
@@ -515,69 +494,28 @@ static int parse_root(struct pb *b, struct fy_node *root, struct timing_params *
 	return rc;
 }
 
-static void diag_drop(struct fy_diag *diag, void *user, const char *buf, size_t len)
-{
-}
-
 int timing_params_load_string(const char *yaml, size_t len, const char *source,
 			      struct timing_params *p, char *err, size_t errlen)
 {
 	struct pb b = { .source = source ? source : "<string>", .err = err, .errlen = errlen };
-	struct fy_parse_cfg pcfg = { .flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG };
-	struct fy_parser *fyp = NULL;
-	struct fy_document *doc = NULL;
-	struct fy_diag_cfg dcfg;
 	struct timing_params tmp;
-	int rc;
+	struct yaml_doc d;
+	char msg[256];
+	int line = 1, rc;
 
 	if (!yaml || !p)
 		return -EINVAL;
-	if (len && !yaml[len - 1])
-		len--;
-	if (memchr(yaml, '\0', len))
-		return perr(&b, 1, "the file contains a NUL byte");
+	rc = yaml_load(yaml, len, "empty calibration file; it needs at least 'version: 1'", &d,
+		       &line, msg, sizeof(msg));
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc)
+		return perr(&b, line, "%s", msg);
 	timing_params_default(&tmp);
-	fy_diag_cfg_default(&dcfg);
-	dcfg.fp = NULL;
-	dcfg.output_fn = diag_drop;
-	dcfg.colorize = false;
-	pcfg.diag = fy_diag_create(&dcfg);
-	if (!pcfg.diag)
-		return -ENOMEM;
-	fy_diag_set_collect_errors(pcfg.diag, true);
-	fyp = fy_parser_create(&pcfg);
-	if (!fyp) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	if (!len || fy_parser_set_string(fyp, yaml, len)) {
-		rc = perr(&b, 1, "empty calibration file; it needs at least 'version: 1'");
-		goto out;
-	}
-	doc = fy_parse_load_document(fyp);
-	if (!doc || fy_diag_got_error(pcfg.diag) || !fy_document_root(doc)) {
-		struct fy_diag_error *e;
-		void *it = NULL;
-
-		rc = perr(&b, 1, "empty calibration file; it needs at least 'version: 1'");
-		while ((e = fy_diag_errors_iterate(pcfg.diag, &it)))
-			if (e->type >= FYET_ERROR) {
-				b.failed = false;
-				rc = perr(&b, e->line, "YAML syntax error: %s (column %d)",
-					  e->msg ? e->msg : "?", e->column);
-				break;
-			}
-		goto out;
-	}
-	rc = parse_root(&b, fy_document_root(doc), &tmp);
+	rc = parse_root(&b, d.root, &tmp);
 	if (!rc)
 		*p = tmp;
-out:
-	if (doc)
-		fy_parse_document_destroy(fyp, doc);
-	if (fyp)
-		fy_parser_destroy(fyp);
-	fy_diag_destroy(pcfg.diag);
+	yaml_free(&d);
 	return rc;
 }
 

@@ -26,6 +26,7 @@
 #include <libfyaml.h>
 
 #include "topo_priv.h"
+#include "yaml.h"
 
 #define TOPO_FILE_MAX   (16u << 20)   /* refuse bigger files: surely a mistake */
 #define TOPO_MAX_CSW    64
@@ -55,35 +56,9 @@ int tp_oom(struct topo_build *b)
 	return -ENOMEM;
 }
 
-/*
- * 1-based line of a node.  libfyaml 0.7 only keeps marks on tokens, so a
- * collection's line is that of its first scalar; an empty one uses @fallback.
- */
 int tp_line(struct fy_node *n, int fallback)
 {
-	for (int depth = 0; n && depth < 64; depth++) {
-		void *it = NULL;
-		struct fy_node_pair *p;
-		struct fy_token *tok;
-		const struct fy_mark *m;
-
-		switch (fy_node_get_type(n)) {
-		case FYNT_SCALAR:
-			tok = fy_node_get_scalar_token(n);
-			m = tok ? fy_token_start_mark(tok) : NULL;
-			return m ? m->line + 1 : fallback;
-		case FYNT_MAPPING:
-			p = fy_node_mapping_iterate(n, &it);
-			n = p ? fy_node_pair_key(p) : NULL;
-			break;
-		case FYNT_SEQUENCE:
-			n = fy_node_sequence_iterate(n, &it);
-			break;
-		default:
-			return fallback;
-		}
-	}
-	return fallback;
+	return yaml_line(n, fallback);
 }
 
 /* Copy untrusted text for a message: bounded, control bytes tp_shown as '?'. */
@@ -715,114 +690,21 @@ static int parse_root(struct topo_build *b, struct fy_node *root)
 	return topo_check(b);
 }
 
-/* libfyaml's own printing goes nowhere: errors are collected and reported once. */
-static void diag_drop(struct fy_diag *diag, void *user, const char *buf, size_t len)
-{
-}
-
-static int yaml_error(struct topo_build *b, struct fy_diag *diag)
-{
-	struct fy_diag_error *e;
-	void *it = NULL;
-
-	while ((e = fy_diag_errors_iterate(diag, &it)))
-		if (e->type >= FYET_ERROR)
-			return topo_err(b, e->line, "YAML syntax error: %s (column %d)",
-					e->msg ? e->msg : "?", e->column);
-	return topo_err(b, 1, "YAML syntax error");
-}
-
-/*
- * A topology is UTF-8 text without NUL bytes.  Checking this first also keeps
- * out input that libfyaml 0.7 mishandles (it loops forever on invalid UTF-8
- * in a '%' directive).
- */
-static int check_text(struct topo_build *b, const char *s, size_t len)
-{
-	int line = 1;
-
-	for (size_t i = 0; i < len;) {
-		unsigned char c = (unsigned char)s[i], c1 = i + 1 < len ? (unsigned char)s[i + 1] : 0;
-		size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 :
-			   c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-		bool ok = c && n && i + n <= len;
-
-		/* No overlong forms, surrogates or code points above U+10FFFF. */
-		if (ok && ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 > 0x9f) ||
-			   (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 > 0x8f)))
-			ok = false;
-		for (size_t k = 1; ok && k < n; k++)
-			ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
-		if (!ok)
-			return topo_err(b, line, "not UTF-8 text (byte 0x%02x at offset %zu); "
-					"a topology is a YAML text file", c, i);
-		line += c == '\n';
-		i += n;
-	}
-	return 0;
-}
-
-/* Parse one YAML document and walk it; anything else in the stream is refused. */
+/* Parse one YAML document and walk it. */
 static int load_doc(struct topo_build *b, const char *yaml, size_t len)
 {
-	struct fy_parser *fyp = NULL;
-	struct fy_document *doc = NULL, *extra;
-	struct fy_parse_cfg pcfg = { .flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG };
-	struct fy_diag_cfg dcfg;
-	int rc;
+	struct yaml_doc d;
+	char msg[256];
+	int line = 1, rc;
 
-	/* Tolerate callers that count the string's terminator. */
-	if (len && !yaml[len - 1])
-		len--;
-	rc = check_text(b, yaml, len);
-	if (rc)
-		return rc;
-	fy_diag_cfg_default(&dcfg);
-	dcfg.fp = NULL;
-	dcfg.output_fn = diag_drop;
-	dcfg.colorize = false;
-	pcfg.diag = fy_diag_create(&dcfg);
-	if (!pcfg.diag)
+	rc = yaml_load(yaml, len, "empty topology; it needs at least 'version: 1' and 'hosts:'",
+		       &d, &line, msg, sizeof(msg));
+	if (rc == -ENOMEM)
 		return tp_oom(b);
-	fy_diag_set_collect_errors(pcfg.diag, true);
-
-	fyp = fy_parser_create(&pcfg);
-	if (!fyp) {
-		rc = tp_oom(b);
-		goto out;
-	}
-	if (!len || fy_parser_set_string(fyp, yaml, len)) {
-		rc = topo_err(b, 1, "empty topology; it needs at least 'version: 1' and 'hosts:'");
-		goto out;
-	}
-	doc = fy_parse_load_document(fyp);
-	if (!doc || fy_diag_got_error(pcfg.diag)) {
-		rc = fy_diag_got_error(pcfg.diag) ? yaml_error(b, pcfg.diag) :
-			topo_err(b, 1, "empty topology; it needs at least 'version: 1' and 'hosts:'");
-		goto out;
-	}
-	extra = fy_parse_load_document(fyp);
-	if (extra) {
-		rc = topo_err(b, tp_line(fy_document_root(extra), 1),
-			      "a second YAML document ('---'); a topology is one document");
-		fy_parse_document_destroy(fyp, extra);
-		goto out;
-	}
-	if (fy_diag_got_error(pcfg.diag)) {
-		rc = yaml_error(b, pcfg.diag);
-		goto out;
-	}
-	if (!fy_document_root(doc)) {
-		rc = topo_err(b, 1, "empty topology; it needs at least 'version: 1' and 'hosts:'");
-		goto out;
-	}
-	rc = parse_root(b, fy_document_root(doc));
-out:
-	if (doc)
-		fy_parse_document_destroy(fyp, doc);
-	if (fyp)
-		fy_parser_destroy(fyp);
-	fy_diag_destroy(pcfg.diag);
+	if (rc)
+		return topo_err(b, line, "%s", msg);
+	rc = parse_root(b, d.root);
+	yaml_free(&d);
 	return rc;
 }
 
