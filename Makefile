@@ -69,10 +69,12 @@ fuzz: deps
 bench: build
 	./bench/run-all.sh $(BUILD)
 
+# DIR/include, DIR/lib (and DIR/lib64 as a link), DIR/lib/pkgconfig/sisci.pc.
 install: build
 	@test -n "$(PREFIX)" || { echo "usage: make install PREFIX=DIR"; exit 2; }
-	$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX))
-	$(MESON) install -C $(BUILD)
+	$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX)) -Dlibdir=lib
+	$(MESON) install -C $(BUILD) --quiet
+	ln -sfn lib $(abspath $(PREFIX))/lib64
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) build-fuzz

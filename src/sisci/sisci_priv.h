@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsisci internals. A process belongs to a host of a smartio cluster
+ * (SMARTIO_HOST, SMARTIO_CLUSTER); each descriptor is a connection to that
+ * host's daemon, which does what Dolphin's kernel driver does.
+ */
+#ifndef SMARTIO_SISCI_PRIV_H
+#define SMARTIO_SISCI_PRIV_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sisci_api.h"
+#include "smartio/proto.h"
+#include "smartio/topology.h"
+
+#define SISCI_TIMEOUT_MS 5000
+
+struct sci_desc {
+	int fd;                     /* connection to this host's daemon */
+	unsigned int objects;       /* segments, maps, ... created through it */
+};
+
+struct sisci_lib {
+	bool initialized;
+	char dir[PATH_MAX];
+	uint32_t host;              /* topology host id */
+	uint32_t node_id;           /* SISCI node ID of this host */
+	struct topo *topo;          /* the cluster, for node IDs and adapters */
+	int host_index;
+};
+
+extern struct sisci_lib sisci;
+
+/* SCI_ERR_NOT_INITIALIZED unless SCIInitialize succeeded. */
+sci_error_t sisci_check_init(void);
+/* A daemon's negative errno as the SISCI error a program expects. */
+sci_error_t sisci_errno(int rc);
+/* One request/reply on a descriptor's connection. */
+int sisci_call(struct sci_desc *sd, uint16_t type, const void *req, uint32_t len, void *rep,
+	       uint32_t cap, uint32_t *rlen, int *fd);
+/* Host (topology index) with SISCI node ID node_id, or -1. */
+int sisci_node_host(unsigned int node_id);
+/* Number of NTB adapters of this host. */
+unsigned int sisci_adapters(void);
+
+#endif
