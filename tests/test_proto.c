@@ -167,6 +167,18 @@ static size_t sample(uint16_t type, bool reply, uint8_t *buf)
 	struct smio_step step = { .host = 2, .ntb_index = 0, .write = 0, .ntb_hops = 1,
 				  .addr = 0x4000, .len = 8 };
 	struct smio_invalidate inv = { .origin_host = 1, .epoch = 9 };
+	struct smio_seg_create sgc = { .segid = SMIO_SEGID_AUTO, .size = 5000 };
+	struct smio_seg_info sgi = { .segid = 0x80000000u, .addr = 0x1000000, .size = 8192 };
+	struct smio_seg_id sgid = { .segid = 7 };
+	struct smio_seg_avail sga = { .segid = 7, .available = 1 };
+	struct smio_seg_connect sgn = { .node_id = 8, .segid = 7, .adapter = 0 };
+	struct smio_seg_conn sgcn = { .conn = 1, .host = 1, .win_addr = 0x2000000000ull,
+				      .offset = 0x1000000, .size = 8192, .lut_count = 1 };
+	struct smio_seg_map sgm = { .conn = 1, .offset = 0, .size = 8192 };
+	struct smio_seg_conn_ref sgr = { .conn = 1 };
+	struct smio_peer_seg ps = { .segid = 7, .ref = 3, .addr = 0x1000000, .size = 8192 };
+	struct smio_peer_seg_ref psr = { .segid = 7, .ref = 3 };
+	struct smio_peer_memfd pmq = { .mem = 0 }, pmr = { .mem = 0, .size = 1ull << 32 };
 
 	switch (type) {
 	case SMIO_HELLO:	return reply ? PUT(hr) : PUT(hello);
@@ -198,6 +210,16 @@ static size_t sample(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_PEER_INVALIDATE: return reply ? NO_DIR : PUT(inv);
 	case SMIO_PEER_DB:	return reply ? 0 : PUT(db);
 	case SMIO_PEER_SPAD:	return PUT(sp);
+	case SMIO_SEG_CREATE:	return reply ? PUT(sgi) : PUT(sgc);
+	case SMIO_SEG_REMOVE:	return reply ? 0 : PUT(sgid);
+	case SMIO_SEG_AVAILABLE: return reply ? 0 : PUT(sga);
+	case SMIO_SEG_MAP_LOCAL: return reply ? PUT(mr) : PUT(sgid);
+	case SMIO_SEG_CONNECT:	return reply ? PUT(sgcn) : PUT(sgn);
+	case SMIO_SEG_MAP_REMOTE: return reply ? PUT(mr) : PUT(sgm);
+	case SMIO_SEG_DISCONNECT: return reply ? 0 : PUT(sgr);
+	case SMIO_PEER_SEG_LOOKUP: return reply ? PUT(ps) : PUT(sgid);
+	case SMIO_PEER_SEG_RELEASE: return reply ? 0 : PUT(psr);
+	case SMIO_PEER_MEMFD:	return reply ? PUT(pmr) : PUT(pmq);
 	}
 	return NO_DIR;
 }
@@ -209,6 +231,9 @@ static const uint16_t known_types[] = {
 	SMIO_NTB_LINK, SMIO_NTB_DB_RING, SMIO_NTB_SPAD, SMIO_IOMMU_DOMAIN,
 	SMIO_IOMMU_MAP, SMIO_IOMMU_UNMAP, SMIO_IOMMU_FAULTS, SMIO_PEER_STEP,
 	SMIO_PEER_INVALIDATE, SMIO_PEER_DB, SMIO_PEER_SPAD,
+	SMIO_SEG_CREATE, SMIO_SEG_REMOVE, SMIO_SEG_AVAILABLE, SMIO_SEG_MAP_LOCAL,
+	SMIO_SEG_CONNECT, SMIO_SEG_MAP_REMOTE, SMIO_SEG_DISCONNECT, SMIO_PEER_SEG_LOOKUP,
+	SMIO_PEER_SEG_RELEASE, SMIO_PEER_MEMFD,
 };
 #define NKNOWN (sizeof(known_types) / sizeof(known_types[0]))
 
@@ -762,6 +787,80 @@ static void test_peer_fields(void **state)
 	assert_int_equal(REQ(SMIO_PEER_INVALIDATE, inv), 0);
 	inv.pad = 1;
 	assert_int_equal(REQ(SMIO_PEER_INVALIDATE, inv), -EINVAL);
+}
+
+static void test_segment_fields(void **state)
+{
+	struct smio_seg_create c;
+	struct smio_seg_info i;
+	struct smio_seg_id id;
+	struct smio_seg_avail av;
+	struct smio_seg_connect cn;
+	struct smio_seg_conn sc;
+	struct smio_seg_map m;
+	struct smio_peer_seg ps;
+	struct smio_peer_memfd pm;
+
+	c = (struct smio_seg_create){ .segid = 1, .size = 1, .flags = SMIO_SEG_F_EMPTY };
+	assert_int_equal(REQ(SMIO_SEG_CREATE, c), 0);
+	c.size = 1ull << 40;
+	assert_int_equal(REQ(SMIO_SEG_CREATE, c), 0);
+	c.size = (1ull << 40) + 1;
+	assert_int_equal(REQ(SMIO_SEG_CREATE, c), -EINVAL);
+	c.size = 0;
+	assert_int_equal(REQ(SMIO_SEG_CREATE, c), -EINVAL);
+	c = (struct smio_seg_create){ .size = 1, .flags = 2 };
+	assert_int_equal(REQ(SMIO_SEG_CREATE, c), -EINVAL);
+
+	i = (struct smio_seg_info){ .segid = 1, .flags = SMIO_SEG_F_EMPTY, .size = 4096 };
+	assert_int_equal(REP(SMIO_SEG_CREATE, i), 0);
+	i.addr = 4096;          /* an empty segment has no address */
+	assert_int_equal(REP(SMIO_SEG_CREATE, i), -EINVAL);
+	i = (struct smio_seg_info){ .segid = 1, .addr = 4096, .size = 4097 };
+	assert_int_equal(REP(SMIO_SEG_CREATE, i), -EINVAL);
+	i = (struct smio_seg_info){ .segid = 1, .addr = 100, .size = 4096 };
+	assert_int_equal(REP(SMIO_SEG_CREATE, i), -EINVAL);
+	i = (struct smio_seg_info){ .segid = SMIO_SEGID_AUTO, .addr = 4096, .size = 4096 };
+	assert_int_equal(REP(SMIO_SEG_CREATE, i), -EINVAL);
+	i = (struct smio_seg_info){ .segid = 1, .addr = UINT64_MAX - 4095, .size = 8192 };
+	assert_int_equal(REP(SMIO_SEG_CREATE, i), -EINVAL);
+
+	id = (struct smio_seg_id){ .segid = 1, .pad = 1 };
+	assert_int_equal(REQ(SMIO_SEG_REMOVE, id), -EINVAL);
+	id = (struct smio_seg_id){ .segid = SMIO_SEGID_AUTO };
+	assert_int_equal(REQ(SMIO_SEG_MAP_LOCAL, id), -EINVAL);
+	assert_int_equal(REQ(SMIO_PEER_SEG_LOOKUP, id), -EINVAL);
+	av = (struct smio_seg_avail){ .segid = 1, .available = 2 };
+	assert_int_equal(REQ(SMIO_SEG_AVAILABLE, av), -EINVAL);
+	cn = (struct smio_seg_connect){ .segid = 1, .pad = 1 };
+	assert_int_equal(REQ(SMIO_SEG_CONNECT, cn), -EINVAL);
+
+	sc = (struct smio_seg_conn){ .size = 4096, .win_addr = UINT64_MAX - 8191,
+				     .offset = 4096 };
+	assert_int_equal(REP(SMIO_SEG_CONNECT, sc), 0);
+	sc.offset = 8192;       /* would wrap */
+	assert_int_equal(REP(SMIO_SEG_CONNECT, sc), -EINVAL);
+	sc = (struct smio_seg_conn){ .size = 0 };
+	assert_int_equal(REP(SMIO_SEG_CONNECT, sc), -EINVAL);
+	sc = (struct smio_seg_conn){ .size = 4096, .lut_first = UINT32_MAX, .lut_count = 1 };
+	assert_int_equal(REP(SMIO_SEG_CONNECT, sc), -EINVAL);
+
+	m = (struct smio_seg_map){ .conn = 1, .size = 0 };
+	assert_int_equal(REQ(SMIO_SEG_MAP_REMOTE, m), -EINVAL);
+	m = (struct smio_seg_map){ .conn = 1, .offset = UINT64_MAX, .size = 2 };
+	assert_int_equal(REQ(SMIO_SEG_MAP_REMOTE, m), -EINVAL);
+	m = (struct smio_seg_map){ .conn = 1, .pad = 1, .size = 2 };
+	assert_int_equal(REQ(SMIO_SEG_MAP_REMOTE, m), -EINVAL);
+
+	ps = (struct smio_peer_seg){ .segid = 1, .addr = 4096, .size = 0 };
+	assert_int_equal(REP(SMIO_PEER_SEG_LOOKUP, ps), -EINVAL);
+	pm = (struct smio_peer_memfd){ .mem = 0, .size = 4096 };
+	assert_int_equal(REQ(SMIO_PEER_MEMFD, pm), -EINVAL);   /* the request has no size */
+	assert_int_equal(REP(SMIO_PEER_MEMFD, pm), 0);
+	pm.size = 0;
+	assert_int_equal(REP(SMIO_PEER_MEMFD, pm), -EINVAL);
+	pm = (struct smio_peer_memfd){ .pad = 1, .size = 4096 };
+	assert_int_equal(REP(SMIO_PEER_MEMFD, pm), -EINVAL);
 }
 
 /* ---- framing over a socketpair ---- */
@@ -1590,6 +1689,7 @@ int main(void)
 		cmocka_unit_test(test_iommu_fields),
 		cmocka_unit_test(test_faults_fields),
 		cmocka_unit_test(test_peer_fields),
+		cmocka_unit_test(test_segment_fields),
 		cmocka_unit_test(test_send_recv_roundtrip),
 		cmocka_unit_test(test_send_args),
 		cmocka_unit_test(test_fd_passing),

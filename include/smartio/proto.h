@@ -75,6 +75,18 @@ enum smio_type {
 	SMIO_NVME_IO        = 71,  /* smio_nvme_io (+ data out) -> smio_nvme_cpl (+ data in) */
 	SMIO_ACCEL_OP       = 80,  /* smio_accel_op -> smio_accel_result */
 
+	/* SISCI segments (the daemon's segment service for libsisci). */
+	SMIO_SEG_CREATE     = 90,  /* smio_seg_create -> smio_seg_info */
+	SMIO_SEG_REMOVE     = 91,  /* smio_seg_id -> empty */
+	SMIO_SEG_AVAILABLE  = 92,  /* smio_seg_avail -> empty */
+	SMIO_SEG_MAP_LOCAL  = 93,  /* smio_seg_id -> smio_map_reply + fd */
+	SMIO_SEG_CONNECT    = 94,  /* smio_seg_connect -> smio_seg_conn */
+	SMIO_SEG_MAP_REMOTE = 95,  /* smio_seg_map -> smio_map_reply + fd */
+	SMIO_SEG_DISCONNECT = 96,  /* smio_seg_conn_ref -> empty */
+	SMIO_PEER_SEG_LOOKUP= 97,  /* smio_seg_id -> smio_peer_seg (owner counts a reference) */
+	SMIO_PEER_SEG_RELEASE=98,  /* smio_peer_seg_ref -> empty */
+	SMIO_PEER_MEMFD     = 99,  /* smio_peer_memfd -> smio_peer_memfd + fd */
+
 	SMIO_TYPE_MAX
 };
 
@@ -390,6 +402,86 @@ struct smio_accel_result {
 	uint64_t elapsed_ns;
 	uint64_t iters_done;
 	uint64_t avg_ns;
+};
+
+/* ---- SISCI segments ---- */
+
+#define SMIO_SEGID_AUTO     0xffffffffu   /* SEG_CREATE: the daemon picks a free id */
+#define SMIO_SEG_F_EMPTY    0x1u          /* SEG_CREATE: no memory yet (attached later) */
+#define SMIO_SEG_FLAGS      SMIO_SEG_F_EMPTY
+#define SMIO_SEG_PAGE       4096ull       /* sizes and addresses are multiples of this */
+
+struct smio_seg_create {
+	uint32_t segid;            /* SMIO_SEGID_AUTO: pick one */
+	uint32_t flags;            /* SMIO_SEG_F_* */
+	uint64_t size;             /* 1 .. 2^40 bytes, rounded up to SMIO_SEG_PAGE */
+};
+
+struct smio_seg_info {
+	uint32_t segid;
+	uint32_t flags;
+	uint64_t addr;             /* bus (physical) address in the owner's RAM; 0 if EMPTY */
+	uint64_t size;             /* page-rounded */
+};
+
+struct smio_seg_id {
+	uint32_t segid;            /* never SMIO_SEGID_AUTO */
+	uint32_t pad;
+};
+
+struct smio_seg_avail {
+	uint32_t segid;
+	uint32_t available;        /* 0/1 */
+};
+
+struct smio_seg_connect {
+	uint32_t node_id;          /* SISCI node id of the owning host (topology node_id) */
+	uint32_t segid;
+	uint32_t adapter;          /* local adapter: NTB index on this host */
+	uint32_t pad;
+};
+
+/* A connection: the segment as seen from this host, through the local NTB. */
+struct smio_seg_conn {
+	uint32_t conn;             /* handle for MAP_REMOTE / DISCONNECT */
+	uint32_t host;             /* owning host id */
+	uint64_t win_addr;         /* local bus address of the first LUT window used */
+	uint64_t offset;           /* the segment starts at win_addr + offset */
+	uint64_t size;
+	uint32_t lut_first;        /* LUT entries [lut_first, lut_first + lut_count) */
+	uint32_t lut_count;        /* 0: a local segment, reached without the NTB */
+};
+
+struct smio_seg_map {
+	uint32_t conn;
+	uint32_t pad;
+	uint64_t offset;           /* in the segment */
+	uint64_t size;             /* 1 .. 2^40; offset + size <= segment size */
+};
+
+struct smio_seg_conn_ref {
+	uint32_t conn;
+	uint32_t pad;
+};
+
+/* Owner -> importer: what the importer programs its NTB with. */
+struct smio_peer_seg {
+	uint32_t segid;
+	uint32_t ref;              /* the owner's reference id, for PEER_SEG_RELEASE */
+	uint64_t addr;             /* bus address in the owner's RAM (page aligned) */
+	uint64_t size;             /* page multiple, > 0 */
+};
+
+struct smio_peer_seg_ref {
+	uint32_t segid;
+	uint32_t ref;
+};
+
+/* Request: mem (pad 0, size 0); reply: mem, its size, and the memfd. */
+struct smio_peer_memfd {
+	uint32_t mem;              /* memory object index on the receiving host */
+	uint32_t pad;
+	uint64_t size;
 };
 
 /* ---- codec (src/proto) ---- */

@@ -32,6 +32,9 @@ struct smd_conn {
 	struct smio_hdr *wait_hdr;
 	void *wait_buf;
 	uint32_t wait_cap;
+	int *wait_fd;             /* where a descriptor with the reply goes (NULL: closed) */
+	uint32_t cid;             /* unique per connection over the daemon's life (never 0):
+				   * what owns segments and holds references */
 	uint32_t role;            /* enum smio_role; 0 until HELLO */
 	uint32_t host;            /* peers: their host id */
 	uint32_t pid;
@@ -57,6 +60,8 @@ struct smd {
 	uint64_t rejected;        /* malformed messages seen */
 	struct devrun_set *devs;  /* device models' threads */
 	struct pci_host *pci;     /* the kernel's PCI core */
+	uint32_t next_cid;        /* last connection id handed out */
+	struct smd_segs *segs;    /* SISCI segments: exported and imported (h_segment.c) */
 };
 
 /* server.c */
@@ -84,6 +89,42 @@ int smd_h_nvme_io(struct smd *d, const void *payload, uint32_t len, void *out,
 		  uint32_t *outlen);
 int smd_h_accel_op(struct smd *d, const void *payload, uint32_t len, void *out,
 		   uint32_t *outlen);
+
+/*
+ * SISCI segment service (h_segment.c). smd_h_segment serves the SEG_*,
+ * PEER_SEG_LOOKUP/RELEASE and PEER_MEMFD types (payload validated; host lock
+ * held); a descriptor for the reply goes to *out_fd and stays the daemon's.
+ * smd_seg_conn_closed runs for every connection before it is closed: it
+ * drops what the connection owned or held (segments, connections, LUT
+ * entries, references, cached peer memfds).
+ */
+int smd_seg_init(struct smd *d);
+void smd_seg_fini(struct smd *d);
+int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
+		  void *out, uint32_t *outlen, int *out_fd);
+void smd_seg_conn_closed(struct smd *d, unsigned idx);
+
+/*
+ * peer.c: one request to another host's daemon over our (cached) peer
+ * connection, waiting for its reply while serving other peers meanwhile (as
+ * remote route steps do). The reply payload goes to rbuf (cap), its length to
+ * *rlen, a descriptor passed with it to *fd (-1 if none; closed if fd is
+ * NULL). Returns 0, the peer's negative status, -EPROTO for a reply of the
+ * wrong type/size, or -EHOSTDOWN when the peer cannot be reached or does not
+ * answer in SMD_PEER_TIMEOUT (the connection is then closed). Called with the
+ * host lock held; the caller must not keep pointers into tables that other
+ * peers' requests may change while it waits.
+ */
+int smd_peer_request(struct smd *d, uint32_t host, uint16_t type, const void *req,
+		     uint32_t len, void *rbuf, uint32_t cap, uint32_t *rlen, int *fd);
+/*
+ * Send a request on an existing connection to host without waiting (its reply
+ * is dropped on arrival): for clean-up paths that cannot wait. -ENOTCONN if
+ * there is no connection (for PEER_SEG_RELEASE: the peer has already dropped
+ * everything that connection held).
+ */
+int smd_peer_post(struct smd *d, uint32_t host, uint16_t type, const void *req,
+		  uint32_t len);
 
 /* peer.c: the world ops of a daemon (remote steps, invalidation fan-out). */
 extern const struct fab_world_ops smd_world_ops;

@@ -50,6 +50,15 @@ void smd_route_to_wire(const struct fab_route *r, const struct fab_forward *fwd,
 	*len = (uint32_t)(sizeof(*out) + out->nhops * sizeof(struct smio_hop));
 }
 
+/* Our open connection to a peer's daemon, or -ENOTCONN. */
+static int peer_find(struct smd *d, uint32_t host)
+{
+	for (unsigned i = 0; i < d->nconns; i++)
+		if (d->conns[i].fd >= 0 && d->conns[i].outgoing && d->conns[i].host == host)
+			return (int)i;
+	return -ENOTCONN;
+}
+
 /* Our connection to a peer's daemon, opened on first use. */
 static int peer_conn(struct smd *d, uint32_t host)
 {
@@ -59,9 +68,9 @@ static int peer_conn(struct smd *d, uint32_t host)
 	uint32_t rlen;
 	int fd, rc;
 
-	for (unsigned i = 0; i < d->nconns; i++)
-		if (d->conns[i].fd >= 0 && d->conns[i].outgoing && d->conns[i].host == host)
-			return (int)i;
+	rc = peer_find(d, host);
+	if (rc >= 0)
+		return rc;
 	fd = smio_connect(d->dir, host, 0);   /* up already, or gone: no retrying */
 	if (fd < 0)
 		return fd;
@@ -80,10 +89,11 @@ static int peer_conn(struct smd *d, uint32_t host)
 /*
  * Wait for the reply to `seq` on conns[idx] while still answering the steps
  * other daemons ask of us: two daemons resolving through each other at the
- * same moment must not deadlock.
+ * same moment must not deadlock. A descriptor that comes with the reply goes
+ * to *rfd (NULL: it is closed).
  */
 static int wait_reply(struct smd *d, unsigned idx, uint32_t seq, struct smio_hdr *h,
-		      void *buf, uint32_t cap)
+		      void *buf, uint32_t cap, int *rfd)
 {
 	struct smd_conn *c = &d->conns[idx];
 	struct timespec t0;
@@ -96,6 +106,7 @@ static int wait_reply(struct smd *d, unsigned idx, uint32_t seq, struct smio_hdr
 	c->wait_hdr = h;
 	c->wait_buf = buf;
 	c->wait_cap = cap;
+	c->wait_fd = rfd;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (left > 0) {
 		struct pollfd pfd[SMD_MAX_CONNS];
@@ -125,6 +136,7 @@ static int wait_reply(struct smd *d, unsigned idx, uint32_t seq, struct smio_hdr
 			return -ECONNRESET;          /* the peer went away */
 		if (c->replied) {
 			c->replied = false;
+			c->wait_fd = NULL;
 			return 0;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -132,6 +144,7 @@ static int wait_reply(struct smd *d, unsigned idx, uint32_t seq, struct smio_hdr
 					   (now.tv_nsec - t0.tv_nsec) / 1000000);
 	}
 	c->waiting = false;
+	c->wait_fd = NULL;
 	return -ETIMEDOUT;
 }
 
@@ -140,6 +153,65 @@ static uint32_t next_seq(void)
 	static uint32_t seq = 0x40000000;
 
 	return ++seq;
+}
+
+int smd_peer_request(struct smd *d, uint32_t host, uint16_t type, const void *req,
+		     uint32_t len, void *rbuf, uint32_t cap, uint32_t *rlen, int *fd)
+{
+	struct smio_hdr h;
+	uint32_t seq = next_seq();
+	uint8_t none;
+	int idx, rc, rfd = -1;
+
+	if (fd)
+		*fd = -1;
+	if (!rbuf) {
+		rbuf = &none;       /* an empty reply is still copied (0 bytes) somewhere */
+		cap = 0;
+	}
+	if (host == d->host_id)
+		return -EINVAL;     /* a daemon does not talk to itself */
+	idx = peer_conn(d, host);
+	if (idx < 0)
+		return -EHOSTDOWN;
+	rc = smio_send(d->conns[idx].fd, type, seq, 0, 0, req, len, -1);
+	if (rc < 0) {
+		smd_close_conn(d, (unsigned)idx);
+		return -EHOSTDOWN;
+	}
+	rc = wait_reply(d, (unsigned)idx, seq, &h, rbuf, cap, &rfd);
+	if (rc < 0) {
+		/* A late answer would land on a stream we no longer follow. */
+		smd_close_conn(d, (unsigned)idx);
+		return -EHOSTDOWN;
+	}
+	if (h.type != type || h.status < 0 || h.len > cap) {
+		if (rfd >= 0)
+			close(rfd);
+		return h.status < 0 && h.type == type ? h.status : -EPROTO;
+	}
+	if (rlen)
+		*rlen = h.len;
+	if (fd)
+		*fd = rfd;
+	else if (rfd >= 0)
+		close(rfd);
+	return 0;
+}
+
+int smd_peer_post(struct smd *d, uint32_t host, uint16_t type, const void *req,
+		  uint32_t len)
+{
+	int idx = peer_find(d, host);
+
+	if (idx < 0)
+		return idx;
+	/* The answer comes back as an unsolicited reply and is dropped. */
+	if (smio_send(d->conns[idx].fd, type, next_seq(), 0, 0, req, len, -1) < 0) {
+		smd_close_conn(d, (unsigned)idx);
+		return -ECONNRESET;
+	}
+	return 0;
 }
 
 static void append_hops(struct fab_route *r, const struct smio_route_reply *rep)
@@ -163,33 +235,24 @@ static int remote_step(struct fab_world *w, const struct fab_step *in, struct fa
 				.write = in->write, .ntb_hops = r->ntb_hops,
 				.addr = in->addr, .len = in->len };
 	const struct smio_route_reply *rep = (const void *)d->peer_reply;
-	struct smio_hdr h;
-	uint32_t seq = next_seq();
-	int idx, rc;
+	uint32_t rlen;
+	int rc, idx;
 
 	if (in->host == d->host_id)
 		return fab_route_step_local(d->host, in, r, fwd);
-	idx = peer_conn(d, in->host);
-	if (idx < 0)
-		return idx;
-	rc = smio_send(d->conns[idx].fd, SMIO_PEER_STEP, seq, 0, 0, &st, sizeof(st), -1);
-	if (rc < 0) {
-		smd_close_conn(d, (unsigned)idx);
+	rc = smd_peer_request(d, in->host, SMIO_PEER_STEP, &st, sizeof(st), d->peer_reply,
+			      SMIO_MAX_PAYLOAD, &rlen, NULL);
+	if (rc < 0)
 		return rc;
-	}
-	rc = wait_reply(d, (unsigned)idx, seq, &h, d->peer_reply, SMIO_MAX_PAYLOAD);
-	if (rc < 0 || h.status < 0 || h.type != SMIO_PEER_STEP) {
-		if (rc < 0)
-			smd_close_conn(d, (unsigned)idx);
-		return rc < 0 ? rc : (h.status < 0 ? h.status : -EPROTO);
-	}
 	/*
 	 * A step ends on the host that ran it. A target elsewhere is a lie that
 	 * would make us trust its memory index as one of ours (h_map indexes
 	 * host->mems with it): drop the peer as broken.
 	 */
 	if (!rep->forward && rep->status == FAB_OK && rep->tgt.host != in->host) {
-		smd_close_conn(d, (unsigned)idx);
+		idx = peer_find(d, in->host);    /* the connection we just used */
+		if (idx >= 0)
+			smd_close_conn(d, (unsigned)idx);
 		return -EPROTO;
 	}
 	append_hops(r, rep);

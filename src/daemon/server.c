@@ -27,8 +27,10 @@ int smd_add_conn(struct smd *d, int fd, bool outgoing, uint32_t role, uint32_t h
 			return -EMFILE;
 		d->nconns++;
 	}
+	if (++d->next_cid == 0)
+		d->next_cid = 1;
 	d->conns[i] = (struct smd_conn){ .fd = fd, .outgoing = outgoing, .role = role,
-					 .host = host, .in_fd = -1 };
+					 .host = host, .in_fd = -1, .cid = d->next_cid };
 	return (int)i;
 }
 
@@ -38,6 +40,8 @@ void smd_close_conn(struct smd *d, unsigned idx)
 
 	if (c->fd < 0)
 		return;
+	/* Segments, connections and references die with their connection. */
+	smd_seg_conn_closed(d, idx);
 	close(c->fd);
 	if (c->in_fd >= 0)
 		close(c->in_fd);
@@ -57,6 +61,7 @@ struct req {
 	struct smd_conn *c;
 	const void *p;             /* validated payload */
 	uint32_t len;              /* its length */
+	uint16_t type;
 	void *out;                 /* reply payload buffer */
 	uint32_t outlen;
 	int out_fd;
@@ -470,6 +475,12 @@ static int h_accel_op(struct req *r)
 	return smd_h_accel_op(r->d, r->p, r->len, r->out, &r->outlen);
 }
 
+/* SISCI segments (h_segment.c). */
+static int h_segment(struct req *r)
+{
+	return smd_h_segment(r->d, r->c, r->type, r->p, r->out, &r->outlen, &r->out_fd);
+}
+
 static int h_peer_step(struct req *r)
 {
 	const struct smio_step *m = r->p;
@@ -544,6 +555,16 @@ static const struct {
 	[SMIO_PEER_STEP] = { .fn = h_peer_step, .roles = R_PEER },
 	[SMIO_PEER_INVALIDATE] = { .fn = h_peer_invalidate, .roles = R_PEER, .no_reply = true },
 	[SMIO_PEER_DB] = { .fn = h_peer_db, .roles = R_PEER },
+	[SMIO_SEG_CREATE] = { .fn = h_segment, .roles = R_LOCAL },
+	[SMIO_SEG_REMOVE] = { .fn = h_segment, .roles = R_LOCAL },
+	[SMIO_SEG_AVAILABLE] = { .fn = h_segment, .roles = R_LOCAL },
+	[SMIO_SEG_MAP_LOCAL] = { .fn = h_segment, .roles = R_LOCAL },
+	[SMIO_SEG_CONNECT] = { .fn = h_segment, .roles = R_LOCAL },
+	[SMIO_SEG_MAP_REMOTE] = { .fn = h_segment, .roles = R_LOCAL },
+	[SMIO_SEG_DISCONNECT] = { .fn = h_segment, .roles = R_LOCAL },
+	[SMIO_PEER_SEG_LOOKUP] = { .fn = h_segment, .roles = R_PEER },
+	[SMIO_PEER_SEG_RELEASE] = { .fn = h_segment, .roles = R_PEER },
+	[SMIO_PEER_MEMFD] = { .fn = h_segment, .roles = R_PEER },
 };
 
 static int dispatch_locked(struct smd *d, unsigned idx, const struct smio_hdr *h,
@@ -553,7 +574,7 @@ int smd_dispatch(struct smd *d, unsigned idx, const struct smio_hdr *h, const vo
 		 int fd)
 {
 	struct req r = { .d = d, .c = &d->conns[idx], .p = payload, .len = h->len,
-			 .out = d->reply, .out_fd = -1 };
+			 .type = h->type, .out = d->reply, .out_fd = -1 };
 	bool reply;
 	int rc;
 
@@ -663,7 +684,12 @@ static void finish_message(struct smd *d, unsigned idx)
 		smd_close_conn(d, idx);
 		return;
 	}
-	rc = smio_payload_check(h.type, h.flags & SMIO_F_REPLY, c->in + sizeof(h), h.len);
+	/* An error reply may be empty whatever its type (as smio_recv accepts). */
+	if ((h.flags & SMIO_F_REPLY) && h.status < 0 && !h.len)
+		rc = 0;
+	else
+		rc = smio_payload_check(h.type, h.flags & SMIO_F_REPLY, c->in + sizeof(h),
+					h.len);
 	if (rc) {
 		/* Framing intact, content invalid: say so and keep the connection. */
 		if (fd >= 0)
@@ -675,8 +701,10 @@ static void finish_message(struct smd *d, unsigned idx)
 		return;
 	}
 	if ((h.flags & SMIO_F_REPLY) && c->waiting && h.seq == c->wait_seq) {
-		/* The answer a peer step is waiting for (see peer.c). */
-		if (fd >= 0)
+		/* The answer a peer request is waiting for (see peer.c). */
+		if (fd >= 0 && c->wait_fd)
+			*c->wait_fd = fd;
+		else if (fd >= 0)
 			close(fd);
 		*c->wait_hdr = h;
 		memcpy(c->wait_buf, c->in + sizeof(h), h.len < c->wait_cap ? h.len : c->wait_cap);

@@ -176,6 +176,9 @@ int main(int argc, char **argv)
 			rc = pci_register_driver(d.pci, &nvme_pci_driver);
 		if (!rc)
 			rc = pci_register_driver(d.pci, &accel_pci_driver);
+		/* SISCI segments take their memory from the PCI core's allocator. */
+		if (!rc)
+			rc = smd_seg_init(&d);
 		fab_host_unlock(d.host);
 	}
 	if (rc) {
@@ -220,6 +223,7 @@ out_host:
 		close(d.signal_fd);
 	if (d.pci) {
 		fab_host_lock(d.host);
+		smd_seg_fini(&d);
 		pci_host_destroy(d.pci);
 		fab_host_unlock(d.host);
 	}

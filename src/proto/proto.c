@@ -58,6 +58,17 @@ _Static_assert(sizeof(struct smio_iommu) == 16, "iommu layout");
 _Static_assert(sizeof(struct smio_iommu_map) == 32, "iommu_map layout");
 _Static_assert(sizeof(struct smio_iommu_fault) == 24, "iommu_fault layout");
 _Static_assert(sizeof(struct smio_iommu_faults) == 16, "iommu_faults layout");
+_Static_assert(sizeof(struct smio_seg_create) == 16, "seg_create layout");
+_Static_assert(sizeof(struct smio_seg_info) == 24, "seg_info layout");
+_Static_assert(sizeof(struct smio_seg_id) == 8, "seg_id layout");
+_Static_assert(sizeof(struct smio_seg_avail) == 8, "seg_avail layout");
+_Static_assert(sizeof(struct smio_seg_connect) == 16, "seg_connect layout");
+_Static_assert(sizeof(struct smio_seg_conn) == 40, "seg_conn layout");
+_Static_assert(sizeof(struct smio_seg_map) == 24, "seg_map layout");
+_Static_assert(sizeof(struct smio_seg_conn_ref) == 8, "seg_conn_ref layout");
+_Static_assert(sizeof(struct smio_peer_seg) == 24, "peer_seg layout");
+_Static_assert(sizeof(struct smio_peer_seg_ref) == 8, "peer_seg_ref layout");
+_Static_assert(sizeof(struct smio_peer_memfd) == 16, "peer_memfd layout");
 _Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_func_list) +
 	       SMIO_MAX_FUNCS * sizeof(struct smio_func_info), "func list fits");
 _Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_route_reply) +
@@ -497,6 +508,134 @@ static int check_accel_result(const void *p, uint32_t len)
 	return m.pad ? -EINVAL : 0;
 }
 
+/* ---- SISCI segments ---- */
+
+#define SEG_PAGE_MASK	(SMIO_SEG_PAGE - 1)
+
+/* A segment's extent as the daemon reports it: page granular, not wrapping. */
+static bool seg_extent_ok(uint64_t addr, uint64_t size)
+{
+	return size && size <= MAX_LEN && !((addr | size) & SEG_PAGE_MASK) &&
+	       range_ok(addr, size);
+}
+
+static int check_seg_create(const void *p, uint32_t len)
+{
+	struct smio_seg_create m;
+
+	memcpy(&m, p, sizeof(m));
+	/* The daemon rounds the size up to a page: bound it before rounding. */
+	if (m.flags & ~SMIO_SEG_FLAGS || !m.size || m.size > MAX_LEN)
+		return -EINVAL;
+	return 0;
+}
+
+static int check_seg_info(const void *p, uint32_t len)
+{
+	struct smio_seg_info m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.segid == SMIO_SEGID_AUTO || m.flags & ~SMIO_SEG_FLAGS)
+		return -EINVAL;
+	if (!seg_extent_ok(m.addr, m.size))
+		return -EINVAL;
+	/* An empty segment has no memory, hence no address. */
+	if ((m.flags & SMIO_SEG_F_EMPTY) && m.addr)
+		return -EINVAL;
+	return 0;
+}
+
+static int check_seg_id(const void *p, uint32_t len)
+{
+	struct smio_seg_id m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.segid == SMIO_SEGID_AUTO ? -EINVAL : 0;
+}
+
+static int check_seg_avail(const void *p, uint32_t len)
+{
+	struct smio_seg_avail m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.segid == SMIO_SEGID_AUTO || !is_bool(m.available) ? -EINVAL : 0;
+}
+
+static int check_seg_connect(const void *p, uint32_t len)
+{
+	struct smio_seg_connect m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.segid == SMIO_SEGID_AUTO ? -EINVAL : 0;
+}
+
+static int check_seg_conn(const void *p, uint32_t len)
+{
+	struct smio_seg_conn m;
+
+	memcpy(&m, p, sizeof(m));
+	if (!m.size || m.size > MAX_LEN || (m.size & SEG_PAGE_MASK))
+		return -EINVAL;
+	/* The segment lies inside what the LUT run translates. */
+	if (m.offset > MAX_LEN || !range_ok(m.win_addr, m.offset + m.size))
+		return -EINVAL;
+	if (m.lut_first + (uint64_t)m.lut_count > UINT32_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+static int check_seg_map(const void *p, uint32_t len)
+{
+	struct smio_seg_map m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || !access_ok(m.offset, m.size))
+		return -EINVAL;
+	return 0;
+}
+
+static int check_seg_conn_ref(const void *p, uint32_t len)
+{
+	struct smio_seg_conn_ref m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad ? -EINVAL : 0;
+}
+
+static int check_peer_seg(const void *p, uint32_t len)
+{
+	struct smio_peer_seg m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.segid == SMIO_SEGID_AUTO || !seg_extent_ok(m.addr, m.size))
+		return -EINVAL;
+	return 0;
+}
+
+static int check_peer_seg_ref(const void *p, uint32_t len)
+{
+	struct smio_peer_seg_ref m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.segid == SMIO_SEGID_AUTO ? -EINVAL : 0;
+}
+
+static int check_peer_memfd_req(const void *p, uint32_t len)
+{
+	struct smio_peer_memfd m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.size ? -EINVAL : 0;
+}
+
+static int check_peer_memfd_reply(const void *p, uint32_t len)
+{
+	struct smio_peer_memfd m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || !m.size ? -EINVAL : 0;
+}
+
 static const struct type_spec types[SMIO_TYPE_MAX] = {
 	[SMIO_HELLO] = { "HELLO", false,
 		FIXED(struct smio_hello, check_hello),
@@ -571,6 +710,33 @@ static const struct type_spec types[SMIO_TYPE_MAX] = {
 	[SMIO_PEER_SPAD] = { "PEER_SPAD", false,
 		FIXED(struct smio_ntb_spad, check_ntb_spad),
 		FIXED(struct smio_ntb_spad, check_ntb_spad) },
+
+	[SMIO_SEG_CREATE] = { "SEG_CREATE", false,
+		FIXED(struct smio_seg_create, check_seg_create),
+		FIXED(struct smio_seg_info, check_seg_info) },
+	[SMIO_SEG_REMOVE] = { "SEG_REMOVE", false,
+		FIXED(struct smio_seg_id, check_seg_id), EMPTY },
+	[SMIO_SEG_AVAILABLE] = { "SEG_AVAILABLE", false,
+		FIXED(struct smio_seg_avail, check_seg_avail), EMPTY },
+	[SMIO_SEG_MAP_LOCAL] = { "SEG_MAP_LOCAL", false,
+		FIXED(struct smio_seg_id, check_seg_id),
+		FIXED(struct smio_map_reply, check_map_reply) },
+	[SMIO_SEG_CONNECT] = { "SEG_CONNECT", false,
+		FIXED(struct smio_seg_connect, check_seg_connect),
+		FIXED(struct smio_seg_conn, check_seg_conn) },
+	[SMIO_SEG_MAP_REMOTE] = { "SEG_MAP_REMOTE", false,
+		FIXED(struct smio_seg_map, check_seg_map),
+		FIXED(struct smio_map_reply, check_map_reply) },
+	[SMIO_SEG_DISCONNECT] = { "SEG_DISCONNECT", false,
+		FIXED(struct smio_seg_conn_ref, check_seg_conn_ref), EMPTY },
+	[SMIO_PEER_SEG_LOOKUP] = { "PEER_SEG_LOOKUP", false,
+		FIXED(struct smio_seg_id, check_seg_id),
+		FIXED(struct smio_peer_seg, check_peer_seg) },
+	[SMIO_PEER_SEG_RELEASE] = { "PEER_SEG_RELEASE", false,
+		FIXED(struct smio_peer_seg_ref, check_peer_seg_ref), EMPTY },
+	[SMIO_PEER_MEMFD] = { "PEER_MEMFD", false,
+		FIXED(struct smio_peer_memfd, check_peer_memfd_req),
+		FIXED(struct smio_peer_memfd, check_peer_memfd_reply) },
 };
 
 /* The table has holes between the groups: a hole has no name. */

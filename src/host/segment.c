@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The host's segment table (segment.h). Small arrays: a host has tens of
+ * segments, not millions, and linear scans keep the invariants obvious.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "segment.h"
+
+struct seg_ref {
+	uint32_t id;
+	uint32_t segid;
+	uint32_t holder;
+};
+
+struct seg_table {
+	struct physmem *pm;
+	struct seg *segs;
+	unsigned nsegs, segcap;
+	struct seg_ref *refs;
+	unsigned nrefs, refcap;
+	uint32_t next_auto;
+	uint32_t next_ref;
+};
+
+int seg_table_create(struct physmem *pm, struct seg_table **out)
+{
+	struct seg_table *t;
+
+	if (!pm)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->pm = pm;
+	t->next_auto = SEG_AUTO_FIRST;
+	*out = t;
+	return 0;
+}
+
+static void seg_free_mem(struct seg_table *t, const struct seg *s)
+{
+	if (!(s->flags & SEG_F_EMPTY))
+		physmem_free(t->pm, s->phys, s->size);
+}
+
+void seg_table_destroy(struct seg_table *t)
+{
+	if (!t)
+		return;
+	for (unsigned i = 0; i < t->nsegs; i++)
+		seg_free_mem(t, &t->segs[i]);
+	free(t->segs);
+	free(t->refs);
+	free(t);
+}
+
+static struct seg *find(const struct seg_table *t, uint32_t id)
+{
+	for (unsigned i = 0; i < t->nsegs; i++)
+		if (t->segs[i].id == id)
+			return &t->segs[i];
+	return NULL;
+}
+
+const struct seg *seg_lookup(const struct seg_table *t, uint32_t id)
+{
+	return find(t, id);
+}
+
+/* Order of the array does not matter: move the last one into the hole. */
+static void drop_seg(struct seg_table *t, struct seg *s)
+{
+	seg_free_mem(t, s);
+	*s = t->segs[--t->nsegs];
+}
+
+static int pick_auto(struct seg_table *t, uint32_t *id)
+{
+	/* At most nsegs ids can be taken, so nsegs + 1 candidates find a free one. */
+	for (unsigned tries = 0; tries <= t->nsegs; tries++) {
+		uint32_t cand = t->next_auto;
+
+		t->next_auto = cand >= SEG_ID_AUTO - 1 ? SEG_AUTO_FIRST : cand + 1;
+		if (!find(t, cand)) {
+			*id = cand;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+int seg_create(struct seg_table *t, uint32_t owner, uint32_t id, uint64_t size,
+	       uint32_t flags, const struct seg **out)
+{
+	struct seg s = { .flags = flags, .owner = owner };
+	int rc;
+
+	if (!owner || !size || size > (1ull << 40) || (flags & ~SEG_F_EMPTY))
+		return -EINVAL;
+	s.size = (size + PHYSMEM_PAGE - 1) & ~(PHYSMEM_PAGE - 1);
+	if (id == SEG_ID_AUTO) {
+		rc = pick_auto(t, &id);
+		if (rc)
+			return rc;
+	} else if (find(t, id)) {
+		return -EEXIST;
+	}
+	s.id = id;
+	/* Room first, so that nothing can fail once the memory is taken. */
+	if (t->nsegs == t->segcap) {
+		unsigned cap = t->segcap ? 2 * t->segcap : 16;
+		struct seg *v = realloc(t->segs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->segs = v;
+		t->segcap = cap;
+	}
+	if (!(flags & SEG_F_EMPTY)) {
+		rc = physmem_alloc(t->pm, s.size, PHYSMEM_PAGE, UINT64_MAX, &s.phys);
+		if (rc)
+			return rc;
+	}
+	t->segs[t->nsegs] = s;
+	*out = &t->segs[t->nsegs++];
+	return 0;
+}
+
+int seg_remove(struct seg_table *t, uint32_t owner, uint32_t id)
+{
+	struct seg *s = find(t, id);
+
+	if (!s || !s->owner)
+		return -ENOENT;
+	if (s->owner != owner)
+		return -EPERM;
+	if (s->nrefs)
+		return -EBUSY;      /* SISCI: not while others are connected */
+	drop_seg(t, s);
+	return 0;
+}
+
+int seg_set_available(struct seg_table *t, uint32_t owner, uint32_t id, bool available)
+{
+	struct seg *s = find(t, id);
+
+	if (!s || !s->owner)
+		return -ENOENT;
+	if (s->owner != owner)
+		return -EPERM;
+	if (available && (s->flags & SEG_F_EMPTY))
+		return -ENXIO;
+	s->available = available;
+	return 0;
+}
+
+int seg_ref_get(struct seg_table *t, uint32_t id, uint32_t holder, uint32_t *ref,
+		const struct seg **out)
+{
+	struct seg *s = find(t, id);
+
+	if (!holder)
+		return -EINVAL;
+	if (!s || !s->owner)
+		return -ENOENT;
+	if (!s->available)
+		return -ECONNREFUSED;
+	if (t->nrefs == t->refcap) {
+		unsigned cap = t->refcap ? 2 * t->refcap : 16;
+		struct seg_ref *v = realloc(t->refs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->refs = v;
+		t->refcap = cap;
+	}
+	/* Reference ids are never 0 and not reused soon: a stale release misses. */
+	if (++t->next_ref == 0)
+		t->next_ref = 1;
+	t->refs[t->nrefs++] = (struct seg_ref){ .id = t->next_ref, .segid = id,
+						.holder = holder };
+	s->nrefs++;
+	*ref = t->next_ref;
+	*out = s;
+	return 0;
+}
+
+/* Drop refs[i]; frees an orphan whose last reference this was. */
+static void put_at(struct seg_table *t, unsigned i)
+{
+	struct seg *s = find(t, t->refs[i].segid);
+
+	t->refs[i] = t->refs[--t->nrefs];
+	if (!s)
+		return;     /* cannot happen: a referenced segment is never dropped */
+	s->nrefs--;
+	if (!s->owner && !s->nrefs)
+		drop_seg(t, s);
+}
+
+int seg_ref_put(struct seg_table *t, uint32_t id, uint32_t ref, uint32_t holder)
+{
+	for (unsigned i = 0; i < t->nrefs; i++) {
+		if (t->refs[i].id != ref)
+			continue;
+		if (t->refs[i].segid != id || t->refs[i].holder != holder)
+			return -ENOENT;
+		put_at(t, i);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+unsigned seg_holder_gone(struct seg_table *t, uint32_t holder)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < t->nrefs;) {
+		if (t->refs[i].holder == holder) {
+			put_at(t, i);       /* refs[i] is now another one: look again */
+			n++;
+		} else {
+			i++;
+		}
+	}
+	return n;
+}
+
+unsigned seg_owner_gone(struct seg_table *t, uint32_t owner)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < t->nsegs;) {
+		struct seg *s = &t->segs[i];
+
+		if (s->owner != owner) {
+			i++;
+			continue;
+		}
+		n++;
+		if (s->nrefs) {
+			/* Connected peers keep their memory until they let go. */
+			s->owner = 0;
+			s->available = false;
+			i++;
+		} else {
+			drop_seg(t, s);
+		}
+	}
+	return n;
+}
+
+unsigned seg_count(const struct seg_table *t)
+{
+	return t->nsegs;
+}
+
+unsigned seg_ref_count(const struct seg_table *t)
+{
+	return t->nrefs;
+}

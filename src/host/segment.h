@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SISCI segments of one host: the kernel's table of exported host RAM.
+ *
+ * A segment is a page-granular range of host RAM from the host's physical
+ * memory allocator (physmem.h), named by a 32-bit id unique on the host. It
+ * has an owner (the process connection that created it) and counts the
+ * references other parties hold on it (connections, local or through an
+ * NTB). The owner decides whether new references may be taken (available);
+ * existing ones are never revoked by that.
+ *
+ * Lifetime, following SISCI: a segment with references cannot be removed
+ * (-EBUSY). If its owner goes away while references remain, the segment is
+ * orphaned: it stays (memory and all) but accepts no new references, and it
+ * is freed when the last reference is dropped.
+ *
+ * Owners and holders are opaque non-zero tokens chosen by the caller (the
+ * daemon uses connection ids), so that everything a dead party held can be
+ * dropped in one call.
+ *
+ * Locking: none of its own; the daemon calls with the host lock held.
+ */
+#ifndef SMARTIO_HOST_SEGMENT_H
+#define SMARTIO_HOST_SEGMENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "physmem.h"
+
+#define SEG_ID_AUTO        0xffffffffu
+#define SEG_AUTO_FIRST     0x80000000u   /* automatic ids come from the upper half */
+#define SEG_F_EMPTY        0x1u           /* no memory (attached later) */
+
+struct seg {
+	uint32_t id;
+	uint32_t flags;            /* SEG_F_* */
+	uint64_t phys;             /* 0 when empty */
+	uint64_t size;             /* page-rounded */
+	uint32_t owner;            /* 0: orphaned, lingering until its references go */
+	uint32_t nrefs;
+	bool available;
+};
+
+struct seg_table;
+
+int seg_table_create(struct physmem *pm, struct seg_table **out);
+/* Frees every segment's memory, referenced or not (the host is going away). */
+void seg_table_destroy(struct seg_table *t);
+
+/*
+ * Create a segment of size bytes (rounded up to a page) for owner; id
+ * SEG_ID_AUTO picks a free id. -EINVAL bad size/owner, -EEXIST id in use,
+ * -ENOSPC no free automatic id, -ENOMEM no RAM. Nothing changes on failure.
+ * *out stays valid until the next call that changes the table.
+ */
+int seg_create(struct seg_table *t, uint32_t owner, uint32_t id, uint64_t size,
+	       uint32_t flags, const struct seg **out);
+/* The segment with this id (orphans included), or NULL. */
+const struct seg *seg_lookup(const struct seg_table *t, uint32_t id);
+/* -ENOENT unknown (or orphaned), -EPERM not the owner, -EBUSY referenced. */
+int seg_remove(struct seg_table *t, uint32_t owner, uint32_t id);
+/* -ENOENT, -EPERM, -ENXIO: an empty segment has nothing to offer. */
+int seg_set_available(struct seg_table *t, uint32_t owner, uint32_t id, bool available);
+
+/*
+ * Take a reference for holder: -ENOENT unknown or orphaned, -ECONNREFUSED not
+ * available, -ENOMEM. Returns the reference id in *ref.
+ */
+int seg_ref_get(struct seg_table *t, uint32_t id, uint32_t holder, uint32_t *ref,
+		const struct seg **out);
+/* Drop reference ref on segment id; -ENOENT unless holder holds exactly it. */
+int seg_ref_put(struct seg_table *t, uint32_t id, uint32_t ref, uint32_t holder);
+/* Drop every reference holder holds (it is gone). Returns how many. */
+unsigned seg_holder_gone(struct seg_table *t, uint32_t holder);
+/* The owner is gone: free its unreferenced segments, orphan the others. */
+unsigned seg_owner_gone(struct seg_table *t, uint32_t owner);
+
+/* Statistics: segments (including orphans), references. */
+unsigned seg_count(const struct seg_table *t);
+unsigned seg_ref_count(const struct seg_table *t);
+
+#endif
