@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "fabric/iommu.h"
 #include "fabric/ntb.h"
 #include "host/segment.h"
 
@@ -61,10 +62,68 @@ struct smd_segs {
 	uint32_t next_handle;
 	struct memfd_ent cache[MEMFD_CACHE];
 	unsigned ncache;
+	uint32_t ntb_domain;       /* IOMMU domain of this host's NTBs (0: none yet) */
 };
 
 _Static_assert(SEG_ID_AUTO == SMIO_SEGID_AUTO, "automatic id on the wire");
 _Static_assert(SEG_F_EMPTY == SMIO_SEG_F_EMPTY, "empty flag on the wire");
+
+/*
+ * With the IOMMU on, requests arriving through an NTB carry the NTB's
+ * requester ID and are translated: exported segments are identity-mapped in
+ * one domain shared by the host's NTBs, so the bus address a remote LUT
+ * points at is the segment's physical address (what Dolphin's driver does
+ * when a segment is prepared on an adapter).
+ */
+static int ntb_domain(struct smd *d)
+{
+	struct smd_segs *s = d->segs;
+	struct fab_iommu *mmu = d->host->iommu;
+	int dom;
+
+	if (s->ntb_domain)
+		return (int)s->ntb_domain;
+	dom = iommu_domain_alloc(mmu);
+	if (dom < 0)
+		return dom;
+	for (uint32_t i = 0; i < d->host->nntbs; i++) {
+		uint16_t rid = fab_func_bdf(d->host->ntbs[i]->fn);
+		int rc;
+
+		/* An NTB someone attached elsewhere by hand keeps its domain. */
+		if (iommu_domain_of(mmu, rid))
+			continue;
+		rc = iommu_attach(mmu, rid, (uint32_t)dom);
+		if (rc)
+			return rc;
+	}
+	s->ntb_domain = (uint32_t)dom;
+	return dom;
+}
+
+static int seg_expose(void *arg, uint64_t phys, uint64_t size)
+{
+	struct smd *d = arg;
+	int dom;
+
+	if (!iommu_enabled(d->host->iommu))
+		return 0;
+	dom = ntb_domain(d);
+	if (dom < 0)
+		return dom;
+	return iommu_map(d->host->iommu, (uint32_t)dom, phys, phys, size,
+			 IOMMU_READ | IOMMU_WRITE);
+}
+
+static void seg_unexpose(void *arg, uint64_t phys, uint64_t size)
+{
+	struct smd *d = arg;
+
+	if (iommu_enabled(d->host->iommu) && d->segs && d->segs->ntb_domain &&
+	    iommu_unmap(d->host->iommu, d->segs->ntb_domain, phys, size))
+		fprintf(stderr, "smartiod: segment at 0x%llx was not mapped for the NTBs\n",
+			(unsigned long long)phys);
+}
 
 int smd_seg_init(struct smd *d)
 {
@@ -78,6 +137,8 @@ int smd_seg_init(struct smd *d)
 		free(s);
 		return rc;
 	}
+	seg_table_set_hooks(s->tab, &(struct seg_hooks){ .expose = seg_expose,
+			    .unexpose = seg_unexpose, .arg = d });
 	d->segs = s;
 	return 0;
 }

@@ -23,6 +23,7 @@ struct seg_table {
 	unsigned nrefs, refcap;
 	uint32_t next_auto;
 	uint32_t next_ref;
+	struct seg_hooks hooks;
 };
 
 int seg_table_create(struct physmem *pm, struct seg_table **out)
@@ -40,10 +41,18 @@ int seg_table_create(struct physmem *pm, struct seg_table **out)
 	return 0;
 }
 
+void seg_table_set_hooks(struct seg_table *t, const struct seg_hooks *h)
+{
+	t->hooks = *h;
+}
+
 static void seg_free_mem(struct seg_table *t, const struct seg *s)
 {
-	if (!(s->flags & SEG_F_EMPTY))
-		physmem_free(t->pm, s->phys, s->size);
+	if (s->flags & SEG_F_EMPTY)
+		return;
+	if (t->hooks.unexpose)
+		t->hooks.unexpose(t->hooks.arg, s->phys, s->size);
+	physmem_free(t->pm, s->phys, s->size);
 }
 
 void seg_table_destroy(struct seg_table *t)
@@ -123,6 +132,11 @@ int seg_create(struct seg_table *t, uint32_t owner, uint32_t id, uint64_t size,
 		rc = physmem_alloc(t->pm, s.size, PHYSMEM_PAGE, UINT64_MAX, &s.phys);
 		if (rc)
 			return rc;
+		rc = t->hooks.expose ? t->hooks.expose(t->hooks.arg, s.phys, s.size) : 0;
+		if (rc) {
+			physmem_free(t->pm, s.phys, s.size);
+			return rc;
+		}
 	}
 	t->segs[t->nsegs] = s;
 	*out = &t->segs[t->nsegs++];

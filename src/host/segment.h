@@ -44,7 +44,21 @@ struct seg {
 
 struct seg_table;
 
+/*
+ * What must happen for a segment's memory to be reachable from outside the
+ * host: with the IOMMU on, the NTBs' requests are translated, so exported
+ * memory is mapped for them (SISCI's "prepared on the adapter"). expose runs
+ * when a segment gets memory and may fail (the creation fails, nothing kept);
+ * unexpose runs before the memory is freed.
+ */
+struct seg_hooks {
+	int (*expose)(void *arg, uint64_t phys, uint64_t size);
+	void (*unexpose)(void *arg, uint64_t phys, uint64_t size);
+	void *arg;
+};
+
 int seg_table_create(struct physmem *pm, struct seg_table **out);
+void seg_table_set_hooks(struct seg_table *t, const struct seg_hooks *h);
 /* Frees every segment's memory, referenced or not (the host is going away). */
 void seg_table_destroy(struct seg_table *t);
 
