@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: start the default 3-host cluster, show every host's PCIe tree,
 # resolve a few routes (local RAM; peer-to-peer under a switch; through an NTB
-# window from the borrower into a lender), then stop the cluster cleanly.
+# window from the borrower into a lender), predict what one costs on real
+# hardware, then stop the cluster cleanly.
 # usage: demo/run.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}
@@ -39,6 +40,10 @@ echo "$out"
 win=$(sed -n 's/^window: local bus address \(0x[0-9a-f]*\).*/\1/p' <<<"$out")
 addr=$(printf '0x%x' "$((win + 0x2000))")
 run route --host 0 --addr "$addr" --len 4096 --read
+
+step "What that route costs on real PCIe hardware (the timing model, calibrated against the papers)"
+run predict path --host 0 --from cpu --addr "$addr" --size 4096 --write
+run predict paper
 
 step "Pull the cable: the same route now fails as PCIe does (writes dropped, reads all-ones)"
 run ntb --host 0 link down
