@@ -89,20 +89,6 @@ static int load_params(const struct popts *o, struct timing_params *p)
 	return 0;
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < ' ')
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void result_json_fields(const struct timing_result *r, const struct timing_hop *h,
 			       unsigned n)
 {
@@ -115,13 +101,13 @@ static void result_json_fields(const struct timing_result *r, const struct timin
 	if (r->bottleneck >= 0 && (unsigned)r->bottleneck < n) {
 		printf("{\"hop\":%d,\"kind\":\"%s\",\"name\":", r->bottleneck,
 		       timing_hop_kind_str(h[r->bottleneck].kind));
-		json_str(h[r->bottleneck].name);
+		cli_json_str(h[r->bottleneck].name);
 		putchar('}');
 	} else {
 		printf("null");
 	}
 	printf(",\"explain\":");
-	json_str(r->explain);
+	cli_json_str(r->explain);
 }
 
 static void result_text(const struct timing_result *r, const struct timing_hop *h, unsigned n,
@@ -293,9 +279,9 @@ static int do_path(const struct popts *o, const struct timing_params *p)
 		return cli_err("the model cannot evaluate this route (no link on it?)"), 1;
 	if (o->json) {
 		printf("{\"host\":%u,\"from\":", c.host);
-		json_str(o->from ? o->from : "cpu");
+		cli_json_str(o->from ? o->from : "cpu");
 		printf(",\"addr\":");
-		json_str(o->addr);
+		cli_json_str(o->addr);
 		printf(",\"size\":%" PRIu64 ",\"write\":%s,\"nhops\":%u,", o->size,
 		       o->write ? "true" : "false", n);
 		result_json_fields(&r, h, n);
@@ -437,11 +423,11 @@ static int do_paper(const struct popts *o, const struct timing_params *p)
 			printf("%s{\"id\":\"%s\",\"unit\":\"%s\",\"stated\":%.3f,\"predicted\":%.3f,"
 			       "\"ok\":%s,\"source\":", i ? "," : "", c.id, c.unit, c.stated,
 			       c.predicted, ok ? "true" : "false");
-			json_str(c.source);
+			cli_json_str(c.source);
 			printf(",\"what\":");
-			json_str(c.what);
+			cli_json_str(c.what);
 			printf(",\"detail\":");
-			json_str(c.detail);
+			cli_json_str(c.detail);
 			putchar('}');
 		} else {
 			printf("%-22s %6.4g %-4s %6.4g %-4s %+6.1f%%  %s%s\n", c.id, c.stated, c.unit,
