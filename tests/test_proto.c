@@ -179,6 +179,16 @@ static size_t sample(uint16_t type, bool reply, uint8_t *buf)
 	struct smio_peer_seg ps = { .segid = 7, .ref = 3, .addr = 0x1000000, .size = 8192 };
 	struct smio_peer_seg_ref psr = { .segid = 7, .ref = 3 };
 	struct smio_peer_memfd pmq = { .mem = 0 }, pmr = { .mem = 0, .size = 1ull << 32 };
+	struct smio_intr_create icr = { .intno = SMIO_INTNO_AUTO, .data = 1 };
+	struct smio_intr_info iinf = { .intno = 0x80000000u, .data = 1 };
+	struct smio_intr_id iid = { .intno = 5, .data = 0 }, iidd = { .intno = 5, .data = 1 };
+	struct smio_intr_connect icn = { .node_id = 8, .intno = 5, .adapter = 0, .data = 1 };
+	struct smio_intr_conn icc = { .handle = 1, .host = 1 };
+	struct smio_intr_conn_ref icref = { .handle = 1 };
+	struct smio_peer_intr pin = { .intno = 5, .serial = 77, .data = 1 };
+	struct smio_intr_trigger itr = { .handle = 1, .len = 3 };
+	struct smio_intr_data idt = { .intno = 5, .len = 3 };
+	struct smio_peer_intr_fire pif = { .intno = 5, .serial = 77, .data = 1, .len = 3 };
 
 	switch (type) {
 	case SMIO_HELLO:	return reply ? PUT(hr) : PUT(hello);
@@ -220,6 +230,29 @@ static size_t sample(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_PEER_SEG_LOOKUP: return reply ? PUT(ps) : PUT(sgid);
 	case SMIO_PEER_SEG_RELEASE: return reply ? 0 : PUT(psr);
 	case SMIO_PEER_MEMFD:	return reply ? PUT(pmr) : PUT(pmq);
+	case SMIO_INTR_CREATE:	return reply ? PUT(iinf) : PUT(icr);
+	case SMIO_INTR_REMOVE:	return reply ? 0 : PUT(iid);
+	case SMIO_INTR_CONNECT:	return reply ? PUT(icc) : PUT(icn);
+	case SMIO_INTR_TRIGGER:
+		if (reply)
+			return 0;
+		memcpy(buf, &itr, sizeof(itr));
+		memcpy(buf + sizeof(itr), "abc", 3);
+		return sizeof(itr) + 3;
+	case SMIO_INTR_RECEIVE:
+		if (!reply)
+			return PUT(iidd);
+		memcpy(buf, &idt, sizeof(idt));
+		memcpy(buf + sizeof(idt), "xyz", 3);
+		return sizeof(idt) + 3;
+	case SMIO_INTR_DISCONNECT: return reply ? 0 : PUT(icref);
+	case SMIO_PEER_INTR_LOOKUP: return reply ? PUT(pin) : PUT(iid);
+	case SMIO_PEER_INTR_FIRE:
+		if (reply)
+			return 0;
+		memcpy(buf, &pif, sizeof(pif));
+		memcpy(buf + sizeof(pif), "msg", 3);
+		return sizeof(pif) + 3;
 	}
 	return NO_DIR;
 }
@@ -234,11 +267,13 @@ static const uint16_t known_types[] = {
 	SMIO_SEG_CREATE, SMIO_SEG_REMOVE, SMIO_SEG_AVAILABLE, SMIO_SEG_MAP_LOCAL,
 	SMIO_SEG_CONNECT, SMIO_SEG_MAP_REMOTE, SMIO_SEG_DISCONNECT, SMIO_PEER_SEG_LOOKUP,
 	SMIO_PEER_SEG_RELEASE, SMIO_PEER_MEMFD,
+	SMIO_INTR_CREATE, SMIO_INTR_REMOVE, SMIO_INTR_CONNECT, SMIO_INTR_TRIGGER,
+	SMIO_INTR_RECEIVE, SMIO_INTR_DISCONNECT, SMIO_PEER_INTR_LOOKUP, SMIO_PEER_INTR_FIRE,
 };
 #define NKNOWN (sizeof(known_types) / sizeof(known_types[0]))
 
 static const uint16_t unknown_types[] = {
-	0, 4, 9, 14, 19, 22, 29, 38, 39, 44, 59, 64, SMIO_TYPE_MAX, 100, 0xffff,
+	0, 4, 9, 14, 19, 22, 29, 38, 39, 44, 59, 64, 108, 109, SMIO_TYPE_MAX, 110, 0xffff,
 };
 
 /* Check a request payload given as a struct lvalue. */
@@ -861,6 +896,94 @@ static void test_segment_fields(void **state)
 	assert_int_equal(REP(SMIO_PEER_MEMFD, pm), -EINVAL);
 	pm = (struct smio_peer_memfd){ .pad = 1, .size = 4096 };
 	assert_int_equal(REP(SMIO_PEER_MEMFD, pm), -EINVAL);
+}
+
+static void test_intr_fields(void **state)
+{
+	static uint8_t buf[sizeof(struct smio_peer_intr_fire) + SMIO_INTR_MAX_DATA + 1];
+	struct smio_intr_create c;
+	struct smio_intr_id id;
+	struct smio_intr_connect cn;
+	struct smio_intr_conn cc;
+	struct smio_intr_conn_ref cr;
+	struct smio_intr_trigger t;
+	struct smio_intr_data dt;
+	struct smio_peer_intr pi;
+	struct smio_peer_intr_fire f;
+
+	c = (struct smio_intr_create){ .intno = 3, .data = 0 };
+	assert_int_equal(REQ(SMIO_INTR_CREATE, c), 0);
+	c.data = 2;
+	assert_int_equal(REQ(SMIO_INTR_CREATE, c), -EINVAL);
+	/* A reply names a real number. */
+	id = (struct smio_intr_id){ .intno = SMIO_INTNO_AUTO };
+	assert_int_equal(REP(SMIO_INTR_CREATE, id), -EINVAL);
+	assert_int_equal(REQ(SMIO_INTR_REMOVE, id), -EINVAL);
+	assert_int_equal(REQ(SMIO_PEER_INTR_LOOKUP, id), -EINVAL);
+	id = (struct smio_intr_id){ .intno = 1, .data = 3 };
+	assert_int_equal(REQ(SMIO_INTR_REMOVE, id), -EINVAL);
+	/* Only data interrupts have messages to receive. */
+	id = (struct smio_intr_id){ .intno = 1, .data = 0 };
+	assert_int_equal(REQ(SMIO_INTR_RECEIVE, id), -EINVAL);
+	id.data = 1;
+	assert_int_equal(REQ(SMIO_INTR_RECEIVE, id), 0);
+
+	cn = (struct smio_intr_connect){ .node_id = 4, .intno = SMIO_INTNO_AUTO };
+	assert_int_equal(REQ(SMIO_INTR_CONNECT, cn), -EINVAL);
+	cn = (struct smio_intr_connect){ .node_id = 4, .intno = 1, .data = 2 };
+	assert_int_equal(REQ(SMIO_INTR_CONNECT, cn), -EINVAL);
+	cc = (struct smio_intr_conn){ .handle = 0 };
+	assert_int_equal(REP(SMIO_INTR_CONNECT, cc), -EINVAL);
+	cr = (struct smio_intr_conn_ref){ .handle = 1, .pad = 1 };
+	assert_int_equal(REQ(SMIO_INTR_DISCONNECT, cr), -EINVAL);
+	cr = (struct smio_intr_conn_ref){ .handle = 0 };
+	assert_int_equal(REQ(SMIO_INTR_DISCONNECT, cr), -EINVAL);
+
+	/* Messages: the length field and the payload agree, up to 4 KiB. */
+	t = (struct smio_intr_trigger){ .handle = 1, .len = SMIO_INTR_MAX_DATA };
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &t, sizeof(t));
+	assert_int_equal(smio_payload_check(SMIO_INTR_TRIGGER, false, buf,
+					    sizeof(t) + SMIO_INTR_MAX_DATA), 0);
+	t.len = SMIO_INTR_MAX_DATA + 1;
+	memcpy(buf, &t, sizeof(t));
+	assert_int_equal(smio_payload_check(SMIO_INTR_TRIGGER, false, buf,
+					    sizeof(t) + SMIO_INTR_MAX_DATA + 1), -EINVAL);
+	t = (struct smio_intr_trigger){ .handle = 1, .len = 0 };
+	assert_int_equal(REQ(SMIO_INTR_TRIGGER, t), 0);
+	assert_int_equal(smio_payload_check(SMIO_INTR_TRIGGER, false, buf, 4), -EINVAL);
+	dt = (struct smio_intr_data){ .intno = SMIO_INTNO_AUTO, .len = 0 };
+	assert_int_equal(REP(SMIO_INTR_RECEIVE, dt), -EINVAL);
+	dt = (struct smio_intr_data){ .intno = 1, .len = 0 };
+	assert_int_equal(REP(SMIO_INTR_RECEIVE, dt), 0);
+	dt.len = 1;              /* promised a byte, none follow */
+	assert_int_equal(REP(SMIO_INTR_RECEIVE, dt), -EINVAL);
+
+	pi = (struct smio_peer_intr){ .intno = 1, .serial = 0 };
+	assert_int_equal(REP(SMIO_PEER_INTR_LOOKUP, pi), -EINVAL);
+	pi = (struct smio_peer_intr){ .intno = 1, .serial = 1, .pad = 1 };
+	assert_int_equal(REP(SMIO_PEER_INTR_LOOKUP, pi), -EINVAL);
+	pi = (struct smio_peer_intr){ .intno = 1, .serial = 1, .data = 2 };
+	assert_int_equal(REP(SMIO_PEER_INTR_LOOKUP, pi), -EINVAL);
+
+	f = (struct smio_peer_intr_fire){ .intno = 1, .serial = 1 };
+	assert_int_equal(REQ(SMIO_PEER_INTR_FIRE, f), 0);
+	f.serial = 0;
+	assert_int_equal(REQ(SMIO_PEER_INTR_FIRE, f), -EINVAL);
+	f = (struct smio_peer_intr_fire){ .intno = SMIO_INTNO_AUTO, .serial = 1 };
+	assert_int_equal(REQ(SMIO_PEER_INTR_FIRE, f), -EINVAL);
+	/* A plain interrupt carries no message. */
+	f = (struct smio_peer_intr_fire){ .intno = 1, .serial = 1, .data = 0, .len = 2 };
+	memcpy(buf, &f, sizeof(f));
+	assert_int_equal(smio_payload_check(SMIO_PEER_INTR_FIRE, false, buf, sizeof(f) + 2),
+			 -EINVAL);
+	f.data = 1;
+	memcpy(buf, &f, sizeof(f));
+	assert_int_equal(smio_payload_check(SMIO_PEER_INTR_FIRE, false, buf, sizeof(f) + 2), 0);
+	f.len = SMIO_INTR_MAX_DATA + 1;
+	memcpy(buf, &f, sizeof(f));
+	assert_int_equal(smio_payload_check(SMIO_PEER_INTR_FIRE, false, buf,
+					    sizeof(f) + SMIO_INTR_MAX_DATA + 1), -EINVAL);
 }
 
 /* ---- framing over a socketpair ---- */
@@ -1690,6 +1813,7 @@ int main(void)
 		cmocka_unit_test(test_faults_fields),
 		cmocka_unit_test(test_peer_fields),
 		cmocka_unit_test(test_segment_fields),
+		cmocka_unit_test(test_intr_fields),
 		cmocka_unit_test(test_send_recv_roundtrip),
 		cmocka_unit_test(test_send_args),
 		cmocka_unit_test(test_fd_passing),

@@ -87,6 +87,17 @@ enum smio_type {
 	SMIO_PEER_SEG_RELEASE=98,  /* smio_peer_seg_ref -> empty */
 	SMIO_PEER_MEMFD     = 99,  /* smio_peer_memfd -> smio_peer_memfd + fd */
 
+	/* SISCI interrupts and data interrupts (NTB doorbells and message
+	 * registers; 108, 109 are reserved for them). */
+	SMIO_INTR_CREATE    = 100, /* smio_intr_create -> smio_intr_info + eventfd */
+	SMIO_INTR_REMOVE    = 101, /* smio_intr_id -> empty */
+	SMIO_INTR_CONNECT   = 102, /* smio_intr_connect -> smio_intr_conn */
+	SMIO_INTR_TRIGGER   = 103, /* smio_intr_trigger (+ message) -> empty */
+	SMIO_INTR_RECEIVE   = 104, /* smio_intr_id (data 1) -> smio_intr_data (+ message) */
+	SMIO_INTR_DISCONNECT= 105, /* smio_intr_conn_ref -> empty */
+	SMIO_PEER_INTR_LOOKUP=106, /* smio_intr_id -> smio_peer_intr */
+	SMIO_PEER_INTR_FIRE = 107, /* smio_peer_intr_fire (+ message) -> empty */
+
 	SMIO_TYPE_MAX
 };
 
@@ -482,6 +493,77 @@ struct smio_peer_memfd {
 	uint32_t mem;              /* memory object index on the receiving host */
 	uint32_t pad;
 	uint64_t size;
+};
+
+/* ---- SISCI interrupts ---- */
+
+#define SMIO_INTNO_AUTO     0xffffffffu   /* INTR_CREATE: the daemon picks a free number */
+#define SMIO_INTR_MAX_DATA  4096u         /* longest data-interrupt message */
+#define SMIO_INTR_QUEUE     16u           /* messages a data interrupt queues before -EAGAIN */
+
+struct smio_intr_create {
+	uint32_t intno;            /* SMIO_INTNO_AUTO: pick one; else this (fixed) number */
+	uint32_t data;             /* 0: plain interrupt, 1: data interrupt */
+};
+
+/* Reply to INTR_CREATE; the interrupt's eventfd travels with it. */
+struct smio_intr_info {
+	uint32_t intno;            /* never SMIO_INTNO_AUTO */
+	uint32_t data;             /* 0/1 */
+};
+
+/* An interrupt of this host: INTR_REMOVE, INTR_RECEIVE, PEER_INTR_LOOKUP. */
+struct smio_intr_id {
+	uint32_t intno;            /* never SMIO_INTNO_AUTO */
+	uint32_t data;             /* 0/1; 1 for INTR_RECEIVE */
+};
+
+struct smio_intr_connect {
+	uint32_t node_id;          /* SISCI node id of the owning host */
+	uint32_t intno;            /* never SMIO_INTNO_AUTO */
+	uint32_t adapter;          /* local adapter: NTB index on this host */
+	uint32_t data;             /* 0/1 */
+};
+
+struct smio_intr_conn {
+	uint32_t handle;           /* for INTR_TRIGGER / INTR_DISCONNECT; never 0 */
+	uint32_t host;             /* owning host id */
+};
+
+struct smio_intr_conn_ref {
+	uint32_t handle;
+	uint32_t pad;
+};
+
+/* INTR_TRIGGER: len message bytes follow (0 for a plain interrupt). */
+struct smio_intr_trigger {
+	uint32_t handle;
+	uint32_t len;              /* <= SMIO_INTR_MAX_DATA; payload = 8 + len */
+	uint8_t data[];
+};
+
+/* INTR_RECEIVE reply: the oldest queued message. */
+struct smio_intr_data {
+	uint32_t intno;
+	uint32_t len;              /* <= SMIO_INTR_MAX_DATA; payload = 8 + len */
+	uint8_t data[];
+};
+
+/* Owner -> importer: what a trigger must name (serial changes with every creation). */
+struct smio_peer_intr {
+	uint32_t intno;
+	uint32_t serial;           /* never 0 */
+	uint32_t data;             /* 0/1 */
+	uint32_t pad;
+};
+
+/* Importer -> owner: the doorbell (and message registers for data interrupts). */
+struct smio_peer_intr_fire {
+	uint32_t intno;
+	uint32_t serial;           /* as PEER_INTR_LOOKUP returned it; never 0 */
+	uint32_t data;             /* 0/1; a plain interrupt carries no message */
+	uint32_t len;              /* <= SMIO_INTR_MAX_DATA; payload = 16 + len */
+	uint8_t payload[];
 };
 
 /* ---- codec (src/proto) ---- */

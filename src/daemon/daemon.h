@@ -62,6 +62,7 @@ struct smd {
 	struct pci_host *pci;     /* the kernel's PCI core */
 	uint32_t next_cid;        /* last connection id handed out */
 	struct smd_segs *segs;    /* SISCI segments: exported and imported (h_segment.c) */
+	struct smd_intrs *intrs;  /* SISCI interrupts: owned and connected (h_intr.c) */
 };
 
 /* server.c */
@@ -103,6 +104,18 @@ void smd_seg_fini(struct smd *d);
 int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 		  void *out, uint32_t *outlen, int *out_fd);
 void smd_seg_conn_closed(struct smd *d, unsigned idx);
+
+/*
+ * SISCI interrupt service (h_intr.c): the INTR_* and PEER_INTR_* types, as
+ * smd_h_segment (the INTR_CREATE reply carries the interrupt's eventfd, which
+ * stays the daemon's). smd_intr_conn_closed removes the interrupts and drops
+ * the connections a closing connection owned.
+ */
+int smd_intr_init(struct smd *d);
+void smd_intr_fini(struct smd *d);
+int smd_h_intr(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
+	       void *out, uint32_t *outlen, int *out_fd);
+void smd_intr_conn_closed(struct smd *d, unsigned idx);
 
 /*
  * peer.c: one request to another host's daemon over our (cached) peer

@@ -42,6 +42,7 @@ void smd_close_conn(struct smd *d, unsigned idx)
 		return;
 	/* Segments, connections and references die with their connection. */
 	smd_seg_conn_closed(d, idx);
+	smd_intr_conn_closed(d, idx);
 	close(c->fd);
 	if (c->in_fd >= 0)
 		close(c->in_fd);
@@ -481,6 +482,12 @@ static int h_segment(struct req *r)
 	return smd_h_segment(r->d, r->c, r->type, r->p, r->out, &r->outlen, &r->out_fd);
 }
 
+/* SISCI interrupts (h_intr.c). */
+static int h_intr(struct req *r)
+{
+	return smd_h_intr(r->d, r->c, r->type, r->p, r->out, &r->outlen, &r->out_fd);
+}
+
 static int h_peer_step(struct req *r)
 {
 	const struct smio_step *m = r->p;
@@ -565,6 +572,14 @@ static const struct {
 	[SMIO_PEER_SEG_LOOKUP] = { .fn = h_segment, .roles = R_PEER },
 	[SMIO_PEER_SEG_RELEASE] = { .fn = h_segment, .roles = R_PEER },
 	[SMIO_PEER_MEMFD] = { .fn = h_segment, .roles = R_PEER },
+	[SMIO_INTR_CREATE] = { .fn = h_intr, .roles = R_LOCAL },
+	[SMIO_INTR_REMOVE] = { .fn = h_intr, .roles = R_LOCAL },
+	[SMIO_INTR_CONNECT] = { .fn = h_intr, .roles = R_LOCAL },
+	[SMIO_INTR_TRIGGER] = { .fn = h_intr, .roles = R_LOCAL },
+	[SMIO_INTR_RECEIVE] = { .fn = h_intr, .roles = R_LOCAL },
+	[SMIO_INTR_DISCONNECT] = { .fn = h_intr, .roles = R_LOCAL },
+	[SMIO_PEER_INTR_LOOKUP] = { .fn = h_intr, .roles = R_PEER },
+	[SMIO_PEER_INTR_FIRE] = { .fn = h_intr, .roles = R_PEER },
 };
 
 static int dispatch_locked(struct smd *d, unsigned idx, const struct smio_hdr *h,

@@ -179,6 +179,8 @@ int main(int argc, char **argv)
 		/* SISCI segments take their memory from the PCI core's allocator. */
 		if (!rc)
 			rc = smd_seg_init(&d);
+		if (!rc)
+			rc = smd_intr_init(&d);
 		fab_host_unlock(d.host);
 	}
 	if (rc) {
@@ -223,6 +225,7 @@ out_host:
 		close(d.signal_fd);
 	if (d.pci) {
 		fab_host_lock(d.host);
+		smd_intr_fini(&d);
 		smd_seg_fini(&d);
 		pci_host_destroy(d.pci);
 		fab_host_unlock(d.host);

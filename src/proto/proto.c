@@ -69,6 +69,18 @@ _Static_assert(sizeof(struct smio_seg_conn_ref) == 8, "seg_conn_ref layout");
 _Static_assert(sizeof(struct smio_peer_seg) == 24, "peer_seg layout");
 _Static_assert(sizeof(struct smio_peer_seg_ref) == 8, "peer_seg_ref layout");
 _Static_assert(sizeof(struct smio_peer_memfd) == 16, "peer_memfd layout");
+_Static_assert(sizeof(struct smio_intr_create) == 8, "intr_create layout");
+_Static_assert(sizeof(struct smio_intr_info) == 8, "intr_info layout");
+_Static_assert(sizeof(struct smio_intr_id) == 8, "intr_id layout");
+_Static_assert(sizeof(struct smio_intr_connect) == 16, "intr_connect layout");
+_Static_assert(sizeof(struct smio_intr_conn) == 8, "intr_conn layout");
+_Static_assert(sizeof(struct smio_intr_conn_ref) == 8, "intr_conn_ref layout");
+_Static_assert(sizeof(struct smio_intr_trigger) == 8, "intr_trigger layout");
+_Static_assert(sizeof(struct smio_intr_data) == 8, "intr_data layout");
+_Static_assert(sizeof(struct smio_peer_intr) == 16, "peer_intr layout");
+_Static_assert(sizeof(struct smio_peer_intr_fire) == 16, "peer_intr_fire layout");
+_Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_peer_intr_fire) + SMIO_INTR_MAX_DATA,
+	       "interrupt message fits");
 _Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_func_list) +
 	       SMIO_MAX_FUNCS * sizeof(struct smio_func_info), "func list fits");
 _Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_route_reply) +
@@ -636,6 +648,105 @@ static int check_peer_memfd_reply(const void *p, uint32_t len)
 	return m.pad || !m.size ? -EINVAL : 0;
 }
 
+/* ---- SISCI interrupts ---- */
+
+static int check_intr_create(const void *p, uint32_t len)
+{
+	struct smio_intr_create m;
+
+	memcpy(&m, p, sizeof(m));
+	return is_bool(m.data) ? 0 : -EINVAL;
+}
+
+/* INTR_CREATE reply, INTR_REMOVE, PEER_INTR_LOOKUP: a real number, a kind. */
+static int check_intr_id(const void *p, uint32_t len)
+{
+	struct smio_intr_id m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.intno == SMIO_INTNO_AUTO || !is_bool(m.data) ? -EINVAL : 0;
+}
+
+/* Only data interrupts queue messages. */
+static int check_intr_receive(const void *p, uint32_t len)
+{
+	struct smio_intr_id m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.intno == SMIO_INTNO_AUTO || m.data != 1 ? -EINVAL : 0;
+}
+
+static int check_intr_connect(const void *p, uint32_t len)
+{
+	struct smio_intr_connect m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.intno == SMIO_INTNO_AUTO || !is_bool(m.data) ? -EINVAL : 0;
+}
+
+static int check_intr_conn(const void *p, uint32_t len)
+{
+	struct smio_intr_conn m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.handle ? 0 : -EINVAL;
+}
+
+static int check_intr_conn_ref(const void *p, uint32_t len)
+{
+	struct smio_intr_conn_ref m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || !m.handle ? -EINVAL : 0;
+}
+
+/* Head {u32, u32 len} + exactly len message bytes. */
+static int check_intr_msg(const void *p, uint32_t len)
+{
+	struct smio_intr_data m;
+
+	if (len < sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (m.len > SMIO_INTR_MAX_DATA || len != sizeof(m) + m.len)
+		return -EINVAL;
+	return 0;
+}
+
+static int check_intr_data(const void *p, uint32_t len)
+{
+	struct smio_intr_data m;
+
+	if (check_intr_msg(p, len))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	return m.intno == SMIO_INTNO_AUTO ? -EINVAL : 0;
+}
+
+static int check_peer_intr(const void *p, uint32_t len)
+{
+	struct smio_peer_intr m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.intno == SMIO_INTNO_AUTO || !m.serial || !is_bool(m.data) || m.pad)
+		return -EINVAL;
+	return 0;
+}
+
+static int check_peer_intr_fire(const void *p, uint32_t len)
+{
+	struct smio_peer_intr_fire m;
+
+	if (len < sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (m.intno == SMIO_INTNO_AUTO || !m.serial || !is_bool(m.data))
+		return -EINVAL;
+	if (m.len > SMIO_INTR_MAX_DATA || (!m.data && m.len))
+		return -EINVAL;
+	return len == sizeof(m) + m.len ? 0 : -EINVAL;
+}
+
 static const struct type_spec types[SMIO_TYPE_MAX] = {
 	[SMIO_HELLO] = { "HELLO", false,
 		FIXED(struct smio_hello, check_hello),
@@ -737,6 +848,27 @@ static const struct type_spec types[SMIO_TYPE_MAX] = {
 	[SMIO_PEER_MEMFD] = { "PEER_MEMFD", false,
 		FIXED(struct smio_peer_memfd, check_peer_memfd_req),
 		FIXED(struct smio_peer_memfd, check_peer_memfd_reply) },
+
+	[SMIO_INTR_CREATE] = { "INTR_CREATE", false,
+		FIXED(struct smio_intr_create, check_intr_create),
+		FIXED(struct smio_intr_info, check_intr_id) },
+	[SMIO_INTR_REMOVE] = { "INTR_REMOVE", false,
+		FIXED(struct smio_intr_id, check_intr_id), EMPTY },
+	[SMIO_INTR_CONNECT] = { "INTR_CONNECT", false,
+		FIXED(struct smio_intr_connect, check_intr_connect),
+		FIXED(struct smio_intr_conn, check_intr_conn) },
+	[SMIO_INTR_TRIGGER] = { "INTR_TRIGGER", false,
+		VAR(struct smio_intr_trigger, check_intr_msg), EMPTY },
+	[SMIO_INTR_RECEIVE] = { "INTR_RECEIVE", false,
+		FIXED(struct smio_intr_id, check_intr_receive),
+		VAR(struct smio_intr_data, check_intr_data) },
+	[SMIO_INTR_DISCONNECT] = { "INTR_DISCONNECT", false,
+		FIXED(struct smio_intr_conn_ref, check_intr_conn_ref), EMPTY },
+	[SMIO_PEER_INTR_LOOKUP] = { "PEER_INTR_LOOKUP", false,
+		FIXED(struct smio_intr_id, check_intr_id),
+		FIXED(struct smio_peer_intr, check_peer_intr) },
+	[SMIO_PEER_INTR_FIRE] = { "PEER_INTR_FIRE", false,
+		VAR(struct smio_peer_intr_fire, check_peer_intr_fire), EMPTY },
 };
 
 /* The table has holes between the groups: a hole has no name. */
