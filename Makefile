@@ -8,7 +8,7 @@ BUILD     ?= build
 BUILD_SAN ?= build-san
 BUILD_TSAN ?= build-tsan
 # Suites whose code runs threads (device models); run under ThreadSanitizer.
-TSAN_SUITES ?= devrun nvme_drv accel_drv
+TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr
 MESON     ?= meson
 CC        ?= cc
 
@@ -54,7 +54,7 @@ $(BUILD_TSAN)/build.ninja:
 	CC=clang $(MESON) setup $(BUILD_TSAN) --werror -Db_sanitize=thread -Db_lundef=false
 
 test-tsan: deps $(BUILD_TSAN)/build.ninja
-	ninja -C $(BUILD_TSAN) $(addprefix tests/test_,$(TSAN_SUITES))
+	ninja -C $(BUILD_TSAN)
 	TSAN_OPTIONS=halt_on_error=1 $(MESON) test -C $(BUILD_TSAN) --no-rebuild \
 	  --print-errorlogs --verbose $(TSAN_SUITES)
 

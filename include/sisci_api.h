@@ -192,7 +192,7 @@ extern "C" {
 #define SCI_Q_LOCAL_SEGMENT_PHYS_ADDR              0x0302U /* bus address of the memory in this host */
 
 /* SCI_Q_REMOTE_SEGMENT subcommands; answer in data.ioaddr. */
-#define SCI_Q_REMOTE_SEGMENT_IOADDR                0x0400U /* bus address of the segment in its host */
+#define SCI_Q_REMOTE_SEGMENT_IOADDR                0x0400U /* address of the segment as seen from this node (through the NTB window) */
 
 /* SCI_Q_MAP subcommands; answer in data. */
 #define SCI_Q_MAP_MAPPED_TO_LOCAL_TARGET           0x0500U /* 1 if the map reaches this host's memory */

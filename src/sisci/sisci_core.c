@@ -110,9 +110,12 @@ int sisci_call(struct sci_desc *sd, uint16_t type, const void *req, uint32_t len
 	       uint32_t cap, uint32_t *rlen, int *fd)
 {
 	uint32_t n;
+	int rc;
 
-	return smio_call(sd->fd, type, req, len, rep, cap, rlen ? rlen : &n, fd,
-			 SISCI_TIMEOUT_MS);
+	pthread_mutex_lock(&sd->lock);
+	rc = smio_call(sd->fd, type, req, len, rep, cap, rlen ? rlen : &n, fd, SISCI_TIMEOUT_MS);
+	pthread_mutex_unlock(&sd->lock);
+	return rc;
 }
 
 int sisci_node_host(unsigned int node_id)
@@ -217,6 +220,7 @@ void SCIOpen(sci_desc_t *sd, unsigned int flags, sci_error_t *error)
 		*error = sisci_errno(rc);
 		return;
 	}
+	pthread_mutex_init(&d->lock, NULL);
 	*sd = d;
 	*error = SCI_ERR_OK;
 }
@@ -231,10 +235,11 @@ void SCIClose(sci_desc_t sd, unsigned int flags, sci_error_t *error)
 		*error = SCI_ERR_ILLEGAL_FLAG;
 		return;
 	}
-	if (sd->objects) {
+	if (__atomic_load_n(&sd->objects, __ATOMIC_ACQUIRE)) {
 		*error = SCI_ERR_BUSY;     /* remove what was created through it first */
 		return;
 	}
+	pthread_mutex_destroy(&sd->lock);
 	close(sd->fd);
 	free(sd);
 	*error = SCI_ERR_OK;
@@ -397,8 +402,17 @@ void SCIQuery(unsigned int command, void *data, unsigned int flags, sci_error_t 
 	case SCI_Q_ADAPTER:
 		query_adapter(data, error);
 		return;
+	case SCI_Q_LOCAL_SEGMENT:
+		sisci_query_local_segment(data, error);
+		return;
+	case SCI_Q_REMOTE_SEGMENT:
+		sisci_query_remote_segment(data, error);
+		return;
+	case SCI_Q_MAP:
+		sisci_query_map(data, error);
+		return;
 	default:
-		/* Segment and device queries arrive with those objects (issue 4). */
+		/* Device queries arrive with devices (issue 4). */
 		*error = SCI_ERR_ILLEGAL_QUERY;
 	}
 }

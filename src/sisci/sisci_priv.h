@@ -8,6 +8,7 @@
 #define SMARTIO_SISCI_PRIV_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -20,6 +21,7 @@
 struct sci_desc {
 	int fd;                     /* connection to this host's daemon */
 	unsigned int objects;       /* segments, maps, ... created through it */
+	pthread_mutex_t lock;       /* one call in flight on fd (callback threads call too) */
 };
 
 struct sisci_lib {
@@ -37,12 +39,17 @@ extern struct sisci_lib sisci;
 sci_error_t sisci_check_init(void);
 /* A daemon's negative errno as the SISCI error a program expects. */
 sci_error_t sisci_errno(int rc);
-/* One request/reply on a descriptor's connection. */
+/* One request/reply on a descriptor's connection; serialised per descriptor. */
 int sisci_call(struct sci_desc *sd, uint16_t type, const void *req, uint32_t len, void *rep,
 	       uint32_t cap, uint32_t *rlen, int *fd);
 /* Host (topology index) with SISCI node ID node_id, or -1. */
 int sisci_node_host(unsigned int node_id);
 /* Number of NTB adapters of this host. */
 unsigned int sisci_adapters(void);
+
+/* SCIQuery subcommands on segments and maps (sisci_segment.c, sisci_map.c). */
+void sisci_query_local_segment(sci_query_local_segment_t *q, sci_error_t *error);
+void sisci_query_remote_segment(sci_query_remote_segment_t *q, sci_error_t *error);
+void sisci_query_map(sci_query_map_t *q, sci_error_t *error);
 
 #endif

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsisci segments, connections, maps and sequences: the objects behind
+ * the handles, and the handle registry.
+ *
+ * Every handle the library gives out is registered; a function first looks
+ * its handle up (pointer comparison only, the candidate is never read), so
+ * a NULL, stale or foreign handle gives SCI_ERR_ILLEGAL_PARAMETER instead of
+ * a crash. Objects are taken out of the registry before they are freed.
+ */
+#ifndef SMARTIO_SISCI_SEG_H
+#define SMARTIO_SISCI_SEG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sisci_priv.h"
+
+enum sisci_kind {
+	SISCI_OBJ_LSEG = 1,
+	SISCI_OBJ_RSEG,
+	SISCI_OBJ_MAP,
+	SISCI_OBJ_SEQ,
+};
+
+struct sisci_obj {
+	struct sisci_obj *next, *prev;
+	enum sisci_kind kind;
+};
+
+/* A segment of this host's RAM, created by this process. */
+struct sci_local_segment {
+	struct sisci_obj obj;
+	struct sci_desc *sd;
+	uint32_t id;
+	unsigned int flags;          /* SCI_FLAG_* given at creation */
+	size_t size;                 /* as created */
+	uint64_t alloc;              /* page-rounded size the daemon allocated */
+	uint64_t phys;               /* bus address in this host's RAM; 0 if empty */
+	uint64_t prepared;           /* adapters it was prepared on (bit n) */
+	uint64_t available;          /* adapters it was made available on */
+	sci_cb_local_segment_t cb;   /* stored; events are not delivered yet */
+	void *cb_arg;
+	unsigned int maps;
+};
+
+/* A connection of this process to a segment (of another host, or its own). */
+struct sci_remote_segment {
+	struct sisci_obj obj;
+	struct sci_desc *sd;
+	uint32_t conn;               /* the daemon's connection handle */
+	uint32_t host;               /* owning host id */
+	unsigned int node_id, segid, adapter;
+	uint64_t size;               /* page-rounded, as the owner reports it */
+	uint64_t ioaddr;             /* the segment's address on this host's bus */
+	sci_cb_remote_segment_t cb;  /* stored; events are not delivered yet */
+	void *cb_arg;
+	unsigned int maps;
+};
+
+struct sci_map {
+	struct sisci_obj obj;
+	struct sci_desc *sd;
+	struct sci_local_segment *lseg;   /* exactly one of lseg, rseg */
+	struct sci_remote_segment *rseg;
+	void *base;                  /* what was mmap()ed */
+	size_t maplen;
+	volatile void *addr;         /* what the program got: base + delta */
+	size_t offset, size;         /* in the segment */
+	unsigned int flags;
+	uint32_t host;               /* host whose memory the map reaches */
+	unsigned int sequences;
+};
+
+struct sci_sequence {
+	struct sisci_obj obj;
+	struct sci_map *map;
+	unsigned int flags;
+};
+
+/* The registry; sisci_lock() guards it and the objects' counters. */
+void sisci_lock(void);
+void sisci_unlock(void);
+void sisci_obj_add(struct sisci_obj *o, enum sisci_kind kind);
+void sisci_obj_del(struct sisci_obj *o);
+/* Is p a live object of that kind? Call with the lock held. */
+bool sisci_obj_valid(const void *p, enum sisci_kind kind);
+
+/* Count an object created through sd (SCIClose refuses while any exist). */
+void sisci_desc_get(struct sci_desc *sd);
+void sisci_desc_put(struct sci_desc *sd);
+
+/* A daemon's negative errno from a segment request as a SISCI error. */
+sci_error_t sisci_seg_errno(int rc);
+
+#endif
