@@ -167,14 +167,16 @@ static void remove_host_files(const char *dir, uint32_t host)
 	}
 }
 
-/* Stop one host's daemon: ask, then insist. Returns true if it is gone. */
-static bool stop_host(const char *dir, uint32_t host)
+enum stop_result { STOP_FAILED, STOP_STOPPED, STOP_WAS_DEAD };
+
+/* Stop one host's daemon: ask, then insist. */
+static enum stop_result stop_host(const char *dir, uint32_t host)
 {
 	pid_t pid = read_pid(dir, host);
 	int fd;
 
 	if (!pid || !is_smartiod(pid))
-		return true;
+		return STOP_WAS_DEAD;
 	fd = cli_connect(dir, host, SMIO_ROLE_ADMIN);
 	if (fd >= 0) {
 		uint32_t rlen;
@@ -185,9 +187,9 @@ static bool stop_host(const char *dir, uint32_t host)
 		kill(pid, SIGTERM);
 	}
 	if (wait_exit(pid, DOWN_TIMEOUT_MS))
-		return true;
+		return STOP_STOPPED;
 	kill(pid, SIGKILL);
-	return wait_exit(pid, DOWN_TIMEOUT_MS);
+	return wait_exit(pid, DOWN_TIMEOUT_MS) ? STOP_STOPPED : STOP_FAILED;
 }
 
 static void tail_log(const char *dir, uint32_t host)
@@ -408,15 +410,23 @@ static int cluster_down(const char *dir)
 {
 	char path[PATH_MAX + 32];
 	struct topo *t;
+	uint32_t stopped = 0, dead = 0;
 	int status = 0;
 
 	if (cli_cluster_topo(dir, &t))
 		return 1;
 	for (uint32_t i = 0; i < t->nhosts; i++) {
-		if (!stop_host(dir, t->hosts[i].id)) {
+		switch (stop_host(dir, t->hosts[i].id)) {
+		case STOP_FAILED:
 			cli_err("host %u does not stop; it is left running", t->hosts[i].id);
 			status = 1;
 			continue;
+		case STOP_STOPPED:
+			stopped++;
+			break;
+		case STOP_WAS_DEAD:
+			dead++;
+			break;
 		}
 		remove_host_files(dir, t->hosts[i].id);
 	}
@@ -424,7 +434,11 @@ static int cluster_down(const char *dir)
 		snprintf(path, sizeof(path), "%s/topology.yaml", dir);
 		unlink(path);
 		rmdir(dir);     /* fails harmlessly if the user keeps other files there */
-		printf("cluster '%s' down: %u hosts stopped\n", t->name, t->nhosts);
+		if (dead)
+			printf("cluster '%s' down: %u hosts stopped, %u not running any more\n",
+			       t->name, stopped, dead);
+		else
+			printf("cluster '%s' down: %u hosts stopped\n", t->name, stopped);
 	}
 	topo_free(t);
 	return status;
