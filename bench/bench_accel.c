@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 	    fab_cluster_create(t, dev_endpoint_init, &c, err, sizeof(err)))
 		die("cluster", err);
 	h = fab_cluster_host(c, 0);
-	if (host_enumerate(h, err, sizeof(err)) || devrun_start(h, &devs, err, sizeof(err)))
+	if (host_enumerate(h, err, sizeof(err)) || devrun_start(h, NULL, &devs, err, sizeof(err)))
 		die("host", err);
 	fab_host_lock(h);
 	if (pci_host_create(h, &ph, err, sizeof(err)))

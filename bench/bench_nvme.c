@@ -361,7 +361,7 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = host_enumerate(c->hosts[0], err, sizeof(err));
 	if (!rc)
-		rc = devrun_start(c->hosts[0], &devs, err, sizeof(err));
+		rc = devrun_start(c->hosts[0], NULL, &devs, err, sizeof(err));
 	if (!rc)
 		rc = pci_host_create(c->hosts[0], &ph, err, sizeof(err));
 	if (rc) {

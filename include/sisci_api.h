@@ -487,7 +487,7 @@ SISCI_API_EXPORT sci_dma_queue_state_t SCIWaitForDMAQueue(sci_dma_queue_t dq,
 /* Current state of the queue (does not block). */
 SISCI_API_EXPORT sci_dma_queue_state_t SCIDMAQueueState(sci_dma_queue_t dq);
 
-/* Destroy the queue; SCI_ERR_ILLEGAL_OPERATION while transfers run. */
+/* Destroy the queue; SCI_ERR_BUSY while transfers run. */
 SISCI_API_EXPORT void SCIRemoveDMAQueue(sci_dma_queue_t dq, unsigned int flags,
                                         sci_error_t *error);
 

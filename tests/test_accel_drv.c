@@ -58,7 +58,7 @@ static void env_up(struct env *e, uint32_t host)
 
 	tc_up(&e->tc, yaml);
 	e->h = tc_host(&e->tc, host);
-	assert_int_equal(devrun_start(e->h, &e->devs, err, sizeof(err)), 0);
+	assert_int_equal(devrun_start(e->h, NULL, &e->devs, err, sizeof(err)), 0);
 	fab_host_lock(e->h);
 	assert_int_equal(pci_host_create(e->h, &e->ph, err, sizeof(err)), 0);
 	assert_int_equal(pci_register_driver(e->ph, &accel_pci_driver), 0);

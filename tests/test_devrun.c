@@ -135,7 +135,7 @@ static void test_copy_and_p2p(void **state)
 
 	tc_up(&tc, NULL);
 	h = tc_host(&tc, 1);           /* lender A: IOMMU off, gpu0+gpu1 under a switch */
-	assert_int_equal(devrun_start(h, &s, err, sizeof(err)), 0);
+	assert_int_equal(devrun_start(h, NULL, &s, err, sizeof(err)), 0);
 	drv_init(&d, h, "gpu0", 0x100000, 0x100000);
 	fill_random(d.ram + 0x400000, 1 << 20, 7);
 	g0 = fab_func_bar_addr(d.fn, 2);
@@ -176,7 +176,7 @@ static void test_dma_through_iommu(void **state)
 
 	tc_up(&tc, NULL);
 	h = tc_host(&tc, 2);           /* lender B: IOMMU on */
-	assert_int_equal(devrun_start(h, &s, err, sizeof(err)), 0);
+	assert_int_equal(devrun_start(h, NULL, &s, err, sizeof(err)), 0);
 	bdf = fab_func_bdf(fab_func_by_name(h, "gpu0"));
 	/* Map IOVA 0x40000000.. onto RAM 0x100000.. before the device looks. */
 	fab_host_lock(h);
@@ -214,7 +214,7 @@ static void test_idle_threads_stop(void **state)
 
 	tc_up(&tc, NULL);
 	/* Lender A: nvme0, gpu0, gpu1 each get a thread; stopping joins them all. */
-	assert_int_equal(devrun_start(tc_host(&tc, 1), &s, err, sizeof(err)), 0);
+	assert_int_equal(devrun_start(tc_host(&tc, 1), NULL, &s, err, sizeof(err)), 0);
 	assert_non_null(devrun_instance(s, fab_func_by_name(tc_host(&tc, 1), "gpu1")));
 	assert_null(devrun_instance(s, fab_func_by_name(tc_host(&tc, 1), "chassis")));
 	devrun_stop(s);

@@ -49,7 +49,7 @@ static void env_up(struct env *e, uint32_t host)
 
 	tc_up(&e->tc, yaml);
 	e->h = tc_host(&e->tc, host);
-	assert_int_equal(devrun_start(e->h, &e->devs, err, sizeof(err)), 0);
+	assert_int_equal(devrun_start(e->h, NULL, &e->devs, err, sizeof(err)), 0);
 	/* As smartiod does: the PCI core and the driver under the host lock. */
 	fab_host_lock(e->h);
 	assert_int_equal(pci_host_create(e->h, &e->ph, err, sizeof(err)), 0);

@@ -189,6 +189,14 @@ static size_t sample(uint16_t type, bool reply, uint8_t *buf)
 	struct smio_intr_trigger itr = { .handle = 1, .len = 3 };
 	struct smio_intr_data idt = { .intno = 5, .len = 3 };
 	struct smio_peer_intr_fire pif = { .intno = 5, .serial = 77, .data = 1, .len = 3 };
+	struct smio_dma_queue_create dqc = { .adapter = 0, .max_entries = 16 };
+	struct smio_dma_queue dq = { .queue = 1, .max_entries = 16, .channels = 1 };
+	struct smio_dma_queue_ref dqr = { .queue = 1 };
+	struct smio_dma_state dst = { .queue = 1, .state = SMIO_DMA_DONE, .submissions = 1,
+				      .bytes = 4096, .total = 4096 };
+	struct smio_dma_start dss = { .queue = 1, .segid = 7, .conn = 1, .n = 2 };
+	struct smio_dma_entry dse[2] = { { .size = 4096 }, { .local_offset = 4096,
+					  .remote_offset = 8192, .size = 8 } };
 
 	switch (type) {
 	case SMIO_HELLO:	return reply ? PUT(hr) : PUT(hello);
@@ -253,6 +261,15 @@ static size_t sample(uint16_t type, bool reply, uint8_t *buf)
 		memcpy(buf, &pif, sizeof(pif));
 		memcpy(buf + sizeof(pif), "msg", 3);
 		return sizeof(pif) + 3;
+	case SMIO_DMA_QUEUE_CREATE: return reply ? PUT(dq) : PUT(dqc);
+	case SMIO_DMA_QUEUE_REMOVE: return reply ? 0 : PUT(dqr);
+	case SMIO_DMA_START:
+		if (reply)
+			return PUT(dst);
+		memcpy(buf, &dss, sizeof(dss));
+		memcpy(buf + sizeof(dss), dse, sizeof(dse));
+		return sizeof(dss) + sizeof(dse);
+	case SMIO_DMA_STATE:	return reply ? PUT(dst) : PUT(dqr);
 	}
 	return NO_DIR;
 }
@@ -269,11 +286,12 @@ static const uint16_t known_types[] = {
 	SMIO_PEER_SEG_RELEASE, SMIO_PEER_MEMFD,
 	SMIO_INTR_CREATE, SMIO_INTR_REMOVE, SMIO_INTR_CONNECT, SMIO_INTR_TRIGGER,
 	SMIO_INTR_RECEIVE, SMIO_INTR_DISCONNECT, SMIO_PEER_INTR_LOOKUP, SMIO_PEER_INTR_FIRE,
+	SMIO_DMA_QUEUE_CREATE, SMIO_DMA_QUEUE_REMOVE, SMIO_DMA_START, SMIO_DMA_STATE,
 };
 #define NKNOWN (sizeof(known_types) / sizeof(known_types[0]))
 
 static const uint16_t unknown_types[] = {
-	0, 4, 9, 14, 19, 22, 29, 38, 39, 44, 59, 64, 108, 109, SMIO_TYPE_MAX, 110, 0xffff,
+	0, 4, 9, 14, 19, 22, 29, 38, 39, 44, 59, 64, 108, 109, SMIO_TYPE_MAX, 129, 0xffff,
 };
 
 /* Check a request payload given as a struct lvalue. */
@@ -896,6 +914,65 @@ static void test_segment_fields(void **state)
 	assert_int_equal(REP(SMIO_PEER_MEMFD, pm), -EINVAL);
 	pm = (struct smio_peer_memfd){ .pad = 1, .size = 4096 };
 	assert_int_equal(REP(SMIO_PEER_MEMFD, pm), -EINVAL);
+}
+
+static void test_dma_fields(void **state)
+{
+	static uint8_t buf[sizeof(struct smio_dma_start) +
+			   (SMIO_DMA_MAX_VEC + 1) * sizeof(struct smio_dma_entry)];
+	struct smio_dma_queue_create c = { .max_entries = 0 };
+	struct smio_dma_queue q = { .queue = 1, .max_entries = 1, .channels = 0 };
+	struct smio_dma_queue_ref r = { .queue = 0 };
+	struct smio_dma_state st = { .queue = 1, .state = 1 };
+	struct smio_dma_start m = { .queue = 1, .n = SMIO_DMA_MAX_VEC };
+	struct smio_dma_entry e = { .size = 1 };
+	size_t full = sizeof(m) + SMIO_DMA_MAX_VEC * sizeof(e);
+
+	assert_int_equal(REQ(SMIO_DMA_QUEUE_CREATE, c), -EINVAL);
+	c.max_entries = SMIO_DMA_MAX_VEC + 1;
+	assert_int_equal(REQ(SMIO_DMA_QUEUE_CREATE, c), -EINVAL);
+	c.max_entries = SMIO_DMA_MAX_VEC;
+	assert_int_equal(REQ(SMIO_DMA_QUEUE_CREATE, c), 0);
+	/* A queue on an adapter without channels cannot exist. */
+	assert_int_equal(REP(SMIO_DMA_QUEUE_CREATE, q), -EINVAL);
+	assert_int_equal(REQ(SMIO_DMA_QUEUE_REMOVE, r), -EINVAL);
+	r = (struct smio_dma_queue_ref){ .queue = 1, .pad = 1 };
+	assert_int_equal(REQ(SMIO_DMA_STATE, r), -EINVAL);
+	/* GATHER is never reported; bytes never exceed the total. */
+	assert_int_equal(REP(SMIO_DMA_STATE, st), -EINVAL);
+	st = (struct smio_dma_state){ .queue = 1, .state = SMIO_DMA_ERROR, .error = -5,
+				      .bytes = 2, .total = 1 };
+	assert_int_equal(REP(SMIO_DMA_STATE, st), -EINVAL);
+	st.bytes = 1;
+	assert_int_equal(REP(SMIO_DMA_STATE, st), 0);
+	st.error = 5;
+	assert_int_equal(REP(SMIO_DMA_STATE, st), -EINVAL);
+
+	/* Vectors: n and the payload agree, 1..256 entries, none empty. */
+	memcpy(buf, &m, sizeof(m));
+	for (unsigned i = 0; i <= SMIO_DMA_MAX_VEC; i++)
+		memcpy(buf + sizeof(m) + i * sizeof(e), &e, sizeof(e));
+	assert_int_equal(smio_payload_check(SMIO_DMA_START, false, buf, full), 0);
+	assert_int_equal(smio_payload_check(SMIO_DMA_START, false, buf, full - 1), -EINVAL);
+	m.n = SMIO_DMA_MAX_VEC + 1;
+	memcpy(buf, &m, sizeof(m));
+	assert_int_equal(smio_payload_check(SMIO_DMA_START, false, buf, full + sizeof(e)),
+			 -EINVAL);
+	m.n = 0;
+	memcpy(buf, &m, sizeof(m));
+	assert_int_equal(smio_payload_check(SMIO_DMA_START, false, buf, sizeof(m)), -EINVAL);
+	m = (struct smio_dma_start){ .queue = 1, .n = 1, .flags = 2 };
+	memcpy(buf, &m, sizeof(m));
+	assert_int_equal(smio_payload_check(SMIO_DMA_START, false, buf, sizeof(m) + sizeof(e)),
+			 -EINVAL);
+	m.flags = SMIO_DMA_F_READ;
+	memcpy(buf, &m, sizeof(m));
+	assert_int_equal(smio_payload_check(SMIO_DMA_START, false, buf, sizeof(m) + sizeof(e)),
+			 0);
+	e.size = 0;
+	memcpy(buf + sizeof(m), &e, sizeof(e));
+	assert_int_equal(smio_payload_check(SMIO_DMA_START, false, buf, sizeof(m) + sizeof(e)),
+			 -EINVAL);
 }
 
 static void test_intr_fields(void **state)
@@ -1814,6 +1891,7 @@ int main(void)
 		cmocka_unit_test(test_peer_fields),
 		cmocka_unit_test(test_segment_fields),
 		cmocka_unit_test(test_intr_fields),
+		cmocka_unit_test(test_dma_fields),
 		cmocka_unit_test(test_send_recv_roundtrip),
 		cmocka_unit_test(test_send_args),
 		cmocka_unit_test(test_fd_passing),

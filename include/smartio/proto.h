@@ -98,6 +98,30 @@ enum smio_type {
 	SMIO_PEER_INTR_LOOKUP=106, /* smio_intr_id -> smio_peer_intr */
 	SMIO_PEER_INTR_FIRE = 107, /* smio_peer_intr_fire (+ message) -> empty */
 
+	/* SISCI DMA queues, executed by an NTB adapter's DMA engine (110..119). */
+	SMIO_DMA_QUEUE_CREATE=110, /* smio_dma_queue_create -> smio_dma_queue + eventfd */
+	SMIO_DMA_QUEUE_REMOVE=111, /* smio_dma_queue_ref -> empty (-EBUSY while posted) */
+	SMIO_DMA_START      = 112, /* smio_dma_start (+ entries) -> smio_dma_state */
+	SMIO_DMA_STATE      = 113, /* smio_dma_queue_ref -> smio_dma_state */
+
+	/* SmartIO device pool and device-side mappings (120..139, h_device.c). */
+	SMIO_DEV_LIST       = 120, /* empty -> smio_dev_list (variable): the cluster's pool */
+	SMIO_DEV_BORROW     = 121, /* smio_dev_borrow -> smio_dev_borrowed */
+	SMIO_DEV_RETURN     = 122, /* smio_dev_ref -> empty */
+	SMIO_DEV_RELEASE_EXCL=123, /* smio_dev_ref -> empty (exclusive -> shared) */
+	SMIO_DEV_SEG_CONNECT= 124, /* smio_dev_seg_connect -> smio_seg_conn */
+	SMIO_DEV_MAP_LOCAL  = 125, /* smio_dev_map_local -> smio_dev_mapping */
+	SMIO_DEV_MAP_REMOTE = 126, /* smio_dev_map_remote -> smio_dev_mapping */
+	SMIO_DEV_UNMAP      = 127, /* smio_dev_unmap -> empty */
+	SMIO_DEV_RID        = 128, /* smio_dev_rid -> empty (register/unregister a requester) */
+	SMIO_PEER_DEV_LIST  = 130, /* empty -> smio_dev_list (variable): this host's lendable devices */
+	SMIO_PEER_DEV_BORROW= 131, /* smio_peer_dev_borrow -> smio_peer_dev_ref */
+	SMIO_PEER_DEV_RETURN= 132, /* smio_peer_dev_ref -> empty */
+	SMIO_PEER_DEV_RELEASE_EXCL=133, /* smio_peer_dev_ref -> empty */
+	SMIO_PEER_DEV_BAR   = 134, /* smio_peer_dev_bar -> smio_peer_dev_bar (addr, size filled) */
+	SMIO_PEER_DEV_MAP   = 135, /* smio_peer_dev_map -> smio_peer_dev_map (map, ioaddr filled) */
+	SMIO_PEER_DEV_UNMAP = 136, /* smio_peer_dev_map (ref, map) -> empty */
+
 	SMIO_TYPE_MAX
 };
 
@@ -564,6 +588,191 @@ struct smio_peer_intr_fire {
 	uint32_t data;             /* 0/1; a plain interrupt carries no message */
 	uint32_t len;              /* <= SMIO_INTR_MAX_DATA; payload = 16 + len */
 	uint8_t payload[];
+};
+
+/* ---- SISCI DMA queues ---- */
+
+#define SMIO_DMA_MAX_VEC     256u        /* entries in one DMA_START (DIS_DMA_MAX_VECLEN) */
+#define SMIO_DMA_F_READ      0x1u        /* DMA_START: remote -> local (else local -> remote) */
+
+/* Queue states; the numbers are sci_dma_queue_state_t's. */
+enum smio_dma_qstate {
+	SMIO_DMA_IDLE    = 0,
+	SMIO_DMA_POSTED  = 2,
+	SMIO_DMA_DONE    = 3,
+	SMIO_DMA_ABORTED = 4,
+	SMIO_DMA_ERROR   = 5,
+};
+
+struct smio_dma_queue_create {
+	uint32_t adapter;          /* local NTB index */
+	uint32_t max_entries;      /* 1..SMIO_DMA_MAX_VEC: entries one DMA_START may carry */
+};
+
+/* Reply to DMA_QUEUE_CREATE; an eventfd signalled on every completion travels with it. */
+struct smio_dma_queue {
+	uint32_t queue;            /* never 0 */
+	uint32_t adapter;
+	uint32_t max_entries;
+	uint32_t channels;         /* the adapter's DMA channels (> 0) */
+};
+
+struct smio_dma_queue_ref {
+	uint32_t queue;            /* never 0 */
+	uint32_t pad;
+};
+
+/* One transfer: size bytes between local_offset in the local segment and
+ * remote_offset in the connected segment. */
+struct smio_dma_entry {
+	uint64_t local_offset;
+	uint64_t remote_offset;
+	uint64_t size;             /* > 0 */
+};
+
+/* DMA_START: n entries follow, executed in order as one submission. */
+struct smio_dma_start {
+	uint32_t queue;            /* never 0 */
+	uint32_t segid;            /* a local segment of the caller */
+	uint32_t conn;             /* the caller's SEG_CONNECT handle */
+	uint32_t flags;            /* SMIO_DMA_F_* */
+	uint32_t n;                /* 1..SMIO_DMA_MAX_VEC; payload = 24 + 24 * n */
+	uint32_t pad;
+	struct smio_dma_entry e[];
+};
+
+struct smio_dma_state {
+	uint32_t queue;
+	uint32_t state;            /* enum smio_dma_qstate */
+	int32_t error;             /* 0, or the failure's negative errno (ERROR/ABORTED) */
+	uint32_t submissions;      /* DMA_STARTs accepted over the queue's life */
+	uint64_t bytes;            /* moved by the current (last) submission */
+	uint64_t total;            /* bytes the current (last) submission asked for */
+};
+
+/* ---- SmartIO device pool ---- */
+
+/*
+ * Fabric device ID: the lender's SISCI node ID in the upper 16 bits, the
+ * device's BDF in its host's domain in the lower 16: fdid = node_id << 16 | bdf.
+ */
+#define SMIO_FDID(node_id, bdf)  (((uint32_t)(node_id) << 16) | (uint16_t)(bdf))
+#define SMIO_FDID_NODE(fdid)     ((uint32_t)(fdid) >> 16)
+#define SMIO_FDID_BDF(fdid)      ((uint16_t)((fdid) & 0xffffu))
+#define SMIO_MAX_DEVS        128         /* devices in one DEV_LIST reply */
+#define SMIO_DEV_BARS        6
+#define SMIO_DEV_F_EXCLUSIVE 0x1u        /* DEV_BORROW / PEER_DEV_BORROW */
+#define SMIO_DEV_MEMTYPE_BAR 1u          /* DEV_SEG_CONNECT memtype (SCI_MEMTYPE_BAR) */
+
+struct smio_dev_info {
+	uint32_t fdid;
+	uint32_t node_id;          /* lender's SISCI node id */
+	uint32_t host;             /* lender's host id */
+	uint16_t bdf;              /* in the lender's domain */
+	uint16_t vendor, device;
+	uint16_t ss_vendor, ss_device;
+	uint16_t pad;
+	uint32_t class;            /* 24-bit class code */
+	uint32_t borrowers;        /* current borrows (shared or exclusive) */
+	uint32_t exclusive;        /* 0/1: borrowed exclusively */
+	uint32_t pad2;
+	uint64_t bar_size[SMIO_DEV_BARS];   /* 0: no such BAR (upper half of a 64-bit BAR) */
+	char name[SMIO_NAME_MAX];
+};
+
+struct smio_dev_list {
+	uint32_t n;                /* <= SMIO_MAX_DEVS; payload = 8 + n * sizeof(info) */
+	uint32_t pad;
+	struct smio_dev_info d[];
+};
+
+struct smio_dev_borrow {
+	uint32_t fdid;
+	uint32_t flags;            /* SMIO_DEV_F_* */
+};
+
+struct smio_dev_borrowed {
+	uint32_t handle;           /* this process's borrow (never 0) */
+	uint32_t flags;
+	struct smio_dev_info info;
+};
+
+struct smio_dev_ref {
+	uint32_t handle;
+	uint32_t pad;
+};
+
+struct smio_dev_seg_connect {
+	uint32_t handle;           /* borrow */
+	uint32_t segid;            /* BAR number with SMIO_DEV_MEMTYPE_BAR */
+	uint32_t memtype;          /* SMIO_DEV_MEMTYPE_BAR (the only one so far) */
+	uint32_t adapter;          /* local NTB index */
+};
+
+/* Make a local segment of this process reachable by the borrowed device. */
+struct smio_dev_map_local {
+	uint32_t handle;           /* borrow */
+	uint32_t segid;            /* a segment this process created */
+	uint64_t offset;           /* page aligned, in the segment */
+	uint64_t size;             /* 1 .. 2^40; offset + size <= segment size */
+};
+
+/* ...or a segment this process is connected to (SEG_CONNECT handle). */
+struct smio_dev_map_remote {
+	uint32_t handle;
+	uint32_t conn;
+	uint64_t offset;
+	uint64_t size;
+};
+
+struct smio_dev_mapping {
+	uint32_t map;              /* for DEV_UNMAP (never 0) */
+	uint32_t pad;
+	uint64_t ioaddr;           /* the address the device must use */
+};
+
+struct smio_dev_unmap {
+	uint32_t handle;
+	uint32_t map;
+};
+
+struct smio_dev_rid {
+	uint32_t adapter;          /* local NTB index */
+	uint16_t rid;              /* requester BDF */
+	uint8_t add;               /* 1 register, 0 unregister */
+	uint8_t pad;
+};
+
+struct smio_peer_dev_borrow {
+	uint16_t bdf;
+	uint16_t pad;
+	uint32_t flags;            /* SMIO_DEV_F_* */
+};
+
+/* The lender's borrow reference (belongs to the peer connection it came on). */
+struct smio_peer_dev_ref {
+	uint16_t bdf;
+	uint16_t pad;
+	uint32_t ref;              /* never 0 */
+};
+
+struct smio_peer_dev_bar {
+	uint16_t bdf;
+	uint16_t bar;              /* 0..5 */
+	uint32_t ref;
+	uint64_t addr;             /* reply: bus address in the lender (page aligned) */
+	uint64_t size;             /* reply: page multiple */
+};
+
+struct smio_peer_dev_map {
+	uint16_t bdf;
+	uint16_t pad;
+	uint32_t ref;
+	uint32_t dest_host;        /* where the memory is */
+	uint32_t map;              /* reply: the lender's mapping id (UNMAP: which) */
+	uint64_t dest_addr;        /* bus address at dest_host, page aligned */
+	uint64_t size;             /* page multiple */
+	uint64_t ioaddr;           /* reply: the address the device uses */
 };
 
 /* ---- codec (src/proto) ---- */

@@ -63,6 +63,8 @@ struct smd {
 	uint32_t next_cid;        /* last connection id handed out */
 	struct smd_segs *segs;    /* SISCI segments: exported and imported (h_segment.c) */
 	struct smd_intrs *intrs;  /* SISCI interrupts: owned and connected (h_intr.c) */
+	struct smd_dma *dma;      /* SISCI DMA queues and the NTBs' DMA engines (h_dma.c) */
+	struct smd_devs *devs_pool; /* SmartIO device pool: lent and borrowed (h_device.c) */
 };
 
 /* server.c */
@@ -116,6 +118,75 @@ void smd_intr_fini(struct smd *d);
 int smd_h_intr(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 	       void *out, uint32_t *outlen, int *out_fd);
 void smd_intr_conn_closed(struct smd *d, unsigned idx);
+
+/*
+ * For the device service (h_device.c), all with the host lock held:
+ * smd_seg_import_bar programs a LUT run to a borrowed device's BAR (at
+ * addr/size on host) as a connection of c, SEG_MAP_REMOTE / SEG_DISCONNECT
+ * then work on it as on any other; smd_seg_borrow_conns counts those of a
+ * borrow. smd_seg_conn_hold pins one of c's connections (delta +1: its
+ * owner, the memory's bus address at the owner, its size; -1 unpins) so that
+ * it cannot be disconnected while a device mapping uses it.
+ * smd_seg_local_get takes a reference to a segment c owns (-ENOENT, -EPERM,
+ * -ENXIO empty); smd_seg_local_put drops it.
+ */
+int smd_seg_import_bar(struct smd *d, struct smd_conn *c, uint32_t borrow, uint32_t host,
+		       uint32_t adapter, uint64_t addr, uint64_t size, struct smio_seg_conn *o);
+unsigned smd_seg_borrow_conns(struct smd *d, uint32_t borrow);
+int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delta,
+		      uint32_t *host, uint64_t *dest, uint64_t *size);
+int smd_seg_local_get(struct smd *d, struct smd_conn *c, uint32_t segid, uint32_t *ref,
+		      uint64_t *phys, uint64_t *size);
+void smd_seg_local_put(struct smd *d, uint32_t segid, uint32_t ref, uint32_t cid);
+
+/*
+ * SmartIO device service (h_device.c): the DEV_* and PEER_DEV_* types, as
+ * smd_h_segment. smd_dev_conn_closed returns what a closing connection
+ * borrowed or mapped (a borrower's peer connection: everything it held here).
+ */
+int smd_dev_init(struct smd *d);
+void smd_dev_fini(struct smd *d);
+int smd_h_device(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
+		 void *out, uint32_t *outlen, int *out_fd);
+void smd_dev_conn_closed(struct smd *d, unsigned idx);
+
+/*
+ * Segment facts other services check (h_segment.c; host lock held).
+ * smd_seg_local_range: the caller's own, non-empty segment: its bus address
+ * and size (-ENOENT, -EPERM, -ENXIO). smd_seg_conn_range: the caller's
+ * connection: the address reaching the segment on this host's bus (NTB
+ * window, or RAM for a local one), its size and the adapter it goes through
+ * (-ENOENT, -EPERM, -ENOLINK when the owner dropped it). smd_seg_peer_memfd:
+ * another host's memory object as an fd of the segment service's cache.
+ */
+int smd_seg_local_range(struct smd *d, uint32_t cid, uint32_t segid, uint64_t *phys,
+			uint64_t *size);
+int smd_seg_conn_range(struct smd *d, uint32_t cid, uint32_t handle, uint64_t *addr,
+		       uint64_t *size, uint32_t *adapter);
+int smd_seg_peer_memfd(struct smd *d, uint32_t host, uint32_t mem, int *fd, uint64_t *size);
+
+/*
+ * SISCI DMA service (h_dma.c): the DMA_* types (the DMA_QUEUE_CREATE reply
+ * carries the queue's completion eventfd, which stays the daemon's).
+ * smd_dma_init starts the NTBs' engine threads (host lock held);
+ * smd_dma_fini stops them and must run WITHOUT the host lock. The event loop
+ * polls smd_dma_fd and calls smd_dma_service when it is readable (the
+ * engines' questions that need peers). smd_dma_mem_map: another host's
+ * memory mapped for the engines (world ops). smd_dma_busy: does a running
+ * transfer touch that local RAM (segment removal refuses then).
+ */
+int smd_dma_init(struct smd *d);
+void smd_dma_fini(struct smd *d);      /* stop the engines; refuse new requests */
+void smd_dma_release(struct smd *d);   /* free it all, after the device threads stopped */
+/* devrun_ops.prepare: a worker thread's access made possible by the main thread. */
+int smd_worker_prepare(void *arg, uint16_t rid, uint64_t addr, uint64_t len, bool write);
+int smd_h_dma(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
+	      void *out, uint32_t *outlen, int *out_fd);
+void smd_dma_conn_closed(struct smd *d, unsigned idx);
+int smd_dma_fd(const struct smd *d);
+void smd_dma_service(struct smd *d);
+void *smd_dma_mem_map(struct smd *d, uint32_t host, uint32_t mem, uint64_t *size);
+bool smd_dma_busy(struct smd *d, uint64_t phys, uint64_t size);
 
 /*
  * peer.c: one request to another host's daemon over our (cached) peer

@@ -45,6 +45,9 @@ struct imp {
 	uint32_t segid, ref;      /* the owner's reference */
 	uint32_t ntb, lut_first, lut_count;   /* lut_count 0: local, no NTB */
 	uint64_t win_addr, offset, size;
+	uint64_t dest;            /* the memory's bus address at host (owner's view) */
+	uint32_t devmaps;         /* device-side mappings through it (h_device.c) */
+	uint32_t borrow;          /* a device BAR of this borrow (no owner reference) */
 	bool lost;                /* the owner dropped our reference (peer connection
 				   * lost); LUT entries already cleared */
 };
@@ -204,7 +207,7 @@ static void release_ref(struct smd *d, const struct imp *im, bool wait)
 	struct smio_peer_seg_ref m = { .segid = im->segid, .ref = im->ref };
 	int rc;
 
-	if (im->lost)
+	if (im->lost || im->borrow)
 		return;
 	if (im->host == d->host_id) {
 		seg_ref_put(d->segs->tab, im->segid, im->ref, im->cid);
@@ -290,6 +293,7 @@ static int h_seg_connect(struct smd *d, struct smd_conn *c, const struct smio_se
 		if (rc)
 			return rc;
 		im.win_addr = sg->phys;
+		im.dest = sg->phys;
 		im.size = sg->size;
 		goto done;
 	}
@@ -314,6 +318,7 @@ static int h_seg_connect(struct smd *d, struct smd_conn *c, const struct smio_se
 	}
 	im.ref = ps.ref;
 	im.size = ps.size;
+	im.dest = ps.addr;
 
 	/* Enough consecutive windows to cover the segment, all or nothing. */
 	win = n->win_size;
@@ -352,6 +357,8 @@ static int h_seg_disconnect(struct smd *d, struct smd_conn *c, const struct smio
 
 	if (rc)
 		return rc;
+	if (p->devmaps)
+		return -EBUSY;      /* mapped for a device: unmap that first */
 	im = *p;
 	imp_unlink(d->segs, p);
 	/* Close the windows before the owner may free the memory behind them. */
@@ -550,8 +557,14 @@ int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *
 	switch (type) {
 	case SMIO_SEG_CREATE:
 		return h_seg_create(d, c, p, out, outlen);
-	case SMIO_SEG_REMOVE:
+	case SMIO_SEG_REMOVE: {
+		const struct seg *sg = seg_lookup(tab, ((const struct smio_seg_id *)p)->segid);
+
+		/* Not while an NTB's DMA engine moves its bytes. */
+		if (sg && sg->owner == c->cid && sg->size && smd_dma_busy(d, sg->phys, sg->size))
+			return -EBUSY;
 		return seg_remove(tab, c->cid, ((const struct smio_seg_id *)p)->segid);
+	}
 	case SMIO_SEG_AVAILABLE: {
 		const struct smio_seg_avail *m = p;
 
@@ -578,6 +591,161 @@ int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *
 	default:
 		return -EOPNOTSUPP;
 	}
+}
+
+/* ---------- for the device service (h_device.c) ---------- */
+
+int smd_seg_import_bar(struct smd *d, struct smd_conn *c, uint32_t borrow, uint32_t host,
+		       uint32_t adapter, uint64_t addr, uint64_t size, struct smio_seg_conn *o)
+{
+	struct smd_segs *s = d->segs;
+	struct imp im = { .cid = c->cid, .host = host, .ntb = adapter, .borrow = borrow,
+			  .segid = SMIO_SEGID_AUTO, .dest = addr, .size = size };
+	struct fab_ntb *n;
+	uint64_t win, base, bar;
+	int rc;
+
+	if (!s)
+		return -ENODEV;
+	if (adapter >= d->host->nntbs)
+		return -ENODEV;
+	rc = imp_reserve(s);
+	if (rc)
+		return rc;
+	if (host == d->host_id) {
+		im.win_addr = addr;     /* our own device: the CPU reaches the BAR directly */
+		goto done;
+	}
+	n = d->host->ntbs[adapter];
+	if (!n->link_up)
+		return -ENOLINK;
+	if (!ntb_can_reach(n, host))
+		return -EHOSTUNREACH;
+	bar = fab_func_bar_addr(n->fn, NTB_BAR_LUT);
+	if (!bar)
+		return -ENODEV;
+	win = n->win_size;
+	base = addr & ~(win - 1);
+	im.lut_count = (uint32_t)((addr + size - base + win - 1) / win);
+	rc = ntb_lut_alloc(n, im.lut_count, host, base, &im.lut_first);
+	if (rc)
+		return rc;
+	im.win_addr = bar + (uint64_t)im.lut_first * win;
+	im.offset = addr - base;
+done:
+	im.handle = new_handle(s);
+	s->imp[s->nimp++] = im;
+	*o = (struct smio_seg_conn){ .conn = im.handle, .host = im.host,
+		.win_addr = im.win_addr, .offset = im.offset, .size = im.size,
+		.lut_first = im.lut_first, .lut_count = im.lut_count };
+	return 0;
+}
+
+unsigned smd_seg_borrow_conns(struct smd *d, uint32_t borrow)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; d->segs && i < d->segs->nimp; i++)
+		n += d->segs->imp[i].borrow == borrow;
+	return n;
+}
+
+int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delta,
+		      uint32_t *host, uint64_t *dest, uint64_t *size)
+{
+	struct imp *im;
+	int rc;
+
+	if (!d->segs)
+		return -ENODEV;
+	if (delta < 0) {
+		im = imp_find(d->segs, conn);
+		if (im && im->devmaps)
+			im->devmaps--;
+		return 0;
+	}
+	rc = imp_get(d->segs, c, conn, &im);
+	if (rc)
+		return rc;
+	if (im->lost)
+		return -ENOLINK;
+	*host = im->host;
+	*dest = im->dest;
+	*size = im->size;
+	im->devmaps++;
+	return 0;
+}
+
+int smd_seg_local_get(struct smd *d, struct smd_conn *c, uint32_t segid, uint32_t *ref,
+		      uint64_t *phys, uint64_t *size)
+{
+	const struct seg *sg;
+	int rc;
+
+	if (!d->segs)
+		return -ENODEV;
+	sg = seg_lookup(d->segs->tab, segid);
+	/* Only memory registered with SISCI, and only the process's own. */
+	if (!sg || !sg->owner)
+		return -ENOENT;
+	if (sg->owner != c->cid)
+		return -EPERM;
+	if (sg->flags & SEG_F_EMPTY)
+		return -ENXIO;
+	rc = seg_ref_get_own(d->segs->tab, segid, c->cid, ref, &sg);
+	if (rc)
+		return rc;
+	*phys = sg->phys;
+	*size = sg->size;
+	return 0;
+}
+
+void smd_seg_local_put(struct smd *d, uint32_t segid, uint32_t ref, uint32_t cid)
+{
+	if (d->segs)
+		seg_ref_put(d->segs->tab, segid, ref, cid);
+}
+
+/* ---------- for other services ---------- */
+
+int smd_seg_local_range(struct smd *d, uint32_t cid, uint32_t segid, uint64_t *phys,
+			uint64_t *size)
+{
+	const struct seg *sg = d->segs ? seg_lookup(d->segs->tab, segid) : NULL;
+
+	if (!sg || !sg->owner)
+		return -ENOENT;
+	if (sg->owner != cid)
+		return -EPERM;
+	if (sg->flags & SEG_F_EMPTY)
+		return -ENXIO;
+	*phys = sg->phys;
+	*size = sg->size;
+	return 0;
+}
+
+int smd_seg_conn_range(struct smd *d, uint32_t cid, uint32_t handle, uint64_t *addr,
+		       uint64_t *size, uint32_t *adapter)
+{
+	struct imp *im = d->segs ? imp_find(d->segs, handle) : NULL;
+
+	if (!im)
+		return -ENOENT;
+	if (im->cid != cid)
+		return -EPERM;
+	if (im->lost)
+		return -ENOLINK;
+	*addr = im->win_addr + im->offset;
+	*size = im->size;
+	*adapter = im->ntb;
+	return 0;
+}
+
+int smd_seg_peer_memfd(struct smd *d, uint32_t host, uint32_t mem, int *fd, uint64_t *size)
+{
+	if (!d->segs || host == d->host_id)
+		return -EINVAL;
+	return peer_memfd(d, host, mem, fd, size);
 }
 
 /* ---------- connection close ---------- */

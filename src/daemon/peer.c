@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "host/ntbdma.h"
 
 void smd_route_to_wire(const struct fab_route *r, const struct fab_forward *fwd,
 		       struct smio_route_reply *out, uint32_t *len)
@@ -240,6 +241,9 @@ static int remote_step(struct fab_world *w, const struct fab_step *in, struct fa
 
 	if (in->host == d->host_id)
 		return fab_route_step_local(d->host, in, r, fwd);
+	/* Only the main thread talks to peers: a DMA engine asks it (h_dma.c). */
+	if (fab_thread_is_worker())
+		return -EWOULDBLOCK;
 	rc = smd_peer_request(d, in->host, SMIO_PEER_STEP, &st, sizeof(st), d->peer_reply,
 			      SMIO_MAX_PAYLOAD, &rlen, NULL);
 	if (rc < 0)
@@ -290,13 +294,16 @@ static void fan_out_invalidate(struct fab_world *w, uint32_t origin)
 	}
 }
 
-/* Memory of this host only, for now: another host's memory reaches a process
- * through that host's daemon (SMIO_MAP there), not through ours. */
+/* Memory of this host, and other hosts' memory objects the DMA engines had
+ * mapped (h_dma.c); another host's memory reaches a process through that
+ * host's daemon (SMIO_MAP there), not through ours. */
 static void *own_mem_map(struct fab_world *w, uint32_t host, uint32_t mem, uint64_t *size)
 {
 	struct smd *d = w->priv;
 
-	if (host != d->host_id || mem >= d->host->nmems)
+	if (host != d->host_id)
+		return smd_dma_mem_map(d, host, mem, size);   /* mapped for the DMA engines */
+	if (mem >= d->host->nmems)
 		return NULL;
 	*size = d->host->mems[mem].size;
 	return fab_mem_map(d->host, mem);

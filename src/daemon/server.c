@@ -41,6 +41,8 @@ void smd_close_conn(struct smd *d, unsigned idx)
 	if (c->fd < 0)
 		return;
 	/* Segments, connections and references die with their connection. */
+	smd_dev_conn_closed(d, idx);   /* device mappings pin segments: first */
+	smd_dma_conn_closed(d, idx);   /* first: its transfers use the segments */
 	smd_seg_conn_closed(d, idx);
 	smd_intr_conn_closed(d, idx);
 	close(c->fd);
@@ -482,10 +484,22 @@ static int h_segment(struct req *r)
 	return smd_h_segment(r->d, r->c, r->type, r->p, r->out, &r->outlen, &r->out_fd);
 }
 
+/* SmartIO devices (h_device.c). */
+static int h_device(struct req *r)
+{
+	return smd_h_device(r->d, r->c, r->type, r->p, r->out, &r->outlen, &r->out_fd);
+}
+
 /* SISCI interrupts (h_intr.c). */
 static int h_intr(struct req *r)
 {
 	return smd_h_intr(r->d, r->c, r->type, r->p, r->out, &r->outlen, &r->out_fd);
+}
+
+/* SISCI DMA queues (h_dma.c). */
+static int h_dma(struct req *r)
+{
+	return smd_h_dma(r->d, r->c, r->type, r->p, r->out, &r->outlen, &r->out_fd);
 }
 
 static int h_peer_step(struct req *r)
@@ -580,6 +594,26 @@ static const struct {
 	[SMIO_INTR_DISCONNECT] = { .fn = h_intr, .roles = R_LOCAL },
 	[SMIO_PEER_INTR_LOOKUP] = { .fn = h_intr, .roles = R_PEER },
 	[SMIO_PEER_INTR_FIRE] = { .fn = h_intr, .roles = R_PEER },
+	[SMIO_DMA_QUEUE_CREATE] = { .fn = h_dma, .roles = R_LOCAL },
+	[SMIO_DMA_QUEUE_REMOVE] = { .fn = h_dma, .roles = R_LOCAL },
+	[SMIO_DMA_START] = { .fn = h_dma, .roles = R_LOCAL },
+	[SMIO_DMA_STATE] = { .fn = h_dma, .roles = R_LOCAL },
+	[SMIO_DEV_LIST] = { .fn = h_device, .roles = R_LOCAL },
+	[SMIO_DEV_BORROW] = { .fn = h_device, .roles = R_LOCAL },
+	[SMIO_DEV_RETURN] = { .fn = h_device, .roles = R_LOCAL },
+	[SMIO_DEV_RELEASE_EXCL] = { .fn = h_device, .roles = R_LOCAL },
+	[SMIO_DEV_SEG_CONNECT] = { .fn = h_device, .roles = R_LOCAL },
+	[SMIO_DEV_MAP_LOCAL] = { .fn = h_device, .roles = R_LOCAL },
+	[SMIO_DEV_MAP_REMOTE] = { .fn = h_device, .roles = R_LOCAL },
+	[SMIO_DEV_UNMAP] = { .fn = h_device, .roles = R_LOCAL },
+	[SMIO_DEV_RID] = { .fn = h_device, .roles = R_LOCAL },
+	[SMIO_PEER_DEV_LIST] = { .fn = h_device, .roles = R_PEER },
+	[SMIO_PEER_DEV_BORROW] = { .fn = h_device, .roles = R_PEER },
+	[SMIO_PEER_DEV_RETURN] = { .fn = h_device, .roles = R_PEER },
+	[SMIO_PEER_DEV_RELEASE_EXCL] = { .fn = h_device, .roles = R_PEER },
+	[SMIO_PEER_DEV_BAR] = { .fn = h_device, .roles = R_PEER },
+	[SMIO_PEER_DEV_MAP] = { .fn = h_device, .roles = R_PEER },
+	[SMIO_PEER_DEV_UNMAP] = { .fn = h_device, .roles = R_PEER },
 };
 
 static int dispatch_locked(struct smd *d, unsigned idx, const struct smio_hdr *h,
@@ -790,8 +824,8 @@ void smd_conn_input(struct smd *d, unsigned idx)
 
 int smd_serve(struct smd *d)
 {
-	static struct pollfd pfd[SMD_MAX_CONNS + 2];
-	static unsigned map[SMD_MAX_CONNS + 2];
+	static struct pollfd pfd[SMD_MAX_CONNS + 3];
+	static unsigned map[SMD_MAX_CONNS + 3];
 
 	while (!d->stop) {
 		unsigned n = 0;
@@ -799,6 +833,8 @@ int smd_serve(struct smd *d)
 
 		pfd[n++] = (struct pollfd){ .fd = d->signal_fd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = d->listen_fd, .events = POLLIN };
+		/* The DMA engines' questions (-1, ignored, without engines). */
+		pfd[n++] = (struct pollfd){ .fd = smd_dma_fd(d), .events = POLLIN };
 		for (unsigned i = 0; i < d->nconns; i++) {
 			if (d->conns[i].fd < 0)
 				continue;
@@ -818,7 +854,9 @@ int smd_serve(struct smd *d)
 			if (read(d->signal_fd, &si, sizeof(si)) == sizeof(si))
 				d->stop = true;
 		}
-		for (unsigned k = 2; k < n && !d->stop; k++)
+		if (pfd[2].revents & POLLIN)
+			smd_dma_service(d);
+		for (unsigned k = 3; k < n && !d->stop; k++)
 			if (pfd[k].revents & (POLLIN | POLLHUP | POLLERR))
 				if (d->conns[map[k]].fd == pfd[k].fd)
 					smd_conn_input(d, map[k]);

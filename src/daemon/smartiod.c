@@ -167,7 +167,8 @@ int main(int argc, char **argv)
 		rc = host_ntb_init(d.host, err, sizeof(err));
 	/* Power the devices on, then let the kernel's PCI core find them. */
 	if (!rc)
-		rc = devrun_start(d.host, &d.devs, err, sizeof(err));
+		rc = devrun_start(d.host, &(struct devrun_ops){ .prepare = smd_worker_prepare,
+				  .arg = &d }, &d.devs, err, sizeof(err));
 	if (!rc) {
 		fab_host_lock(d.host);
 		rc = pci_host_create(d.host, &d.pci, err, sizeof(err));
@@ -181,6 +182,10 @@ int main(int argc, char **argv)
 			rc = smd_seg_init(&d);
 		if (!rc)
 			rc = smd_intr_init(&d);
+		if (!rc)
+			rc = smd_dma_init(&d);
+		if (!rc)
+			rc = smd_dev_init(&d);
 		fab_host_unlock(d.host);
 	}
 	if (rc) {
@@ -223,14 +228,18 @@ int main(int argc, char **argv)
 out_host:
 	if (d.signal_fd >= 0)
 		close(d.signal_fd);
+	/* The DMA engines stop first, without the host lock (they take it). */
+	smd_dma_fini(&d);
 	if (d.pci) {
 		fab_host_lock(d.host);
+		smd_dev_fini(&d);
 		smd_intr_fini(&d);
 		smd_seg_fini(&d);
 		pci_host_destroy(d.pci);
 		fab_host_unlock(d.host);
 	}
 	devrun_stop(d.devs);
+	smd_dma_release(&d);
 	fab_host_destroy(d.host);
 out_topo:
 	free(d.buf);

@@ -493,6 +493,18 @@ int fab_route_resolve(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t 
 	return 0;
 }
 
+static __thread bool worker_thread;
+
+void fab_thread_set_worker(void)
+{
+	worker_thread = true;
+}
+
+bool fab_thread_is_worker(void)
+{
+	return worker_thread;
+}
+
 const char *fab_status_str(int status)
 {
 	static const char *const s[] = {

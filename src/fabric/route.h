@@ -148,6 +148,14 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
  */
 void *fab_target_map(struct fab_host *h, const struct fab_target *t, uint64_t *size);
 
+/*
+ * Worker threads (device models, DMA engines) access the fabric too, but only
+ * a daemon's main thread may talk to other daemons: a step that would need a
+ * peer fails on a worker, which then asks its daemon to prepare the access.
+ */
+void fab_thread_set_worker(void);
+bool fab_thread_is_worker(void);
+
 /* Hops on the cable between two hosts' NTBs (through cluster switches, if any). */
 int fab_cable_hops(const struct topo *t, uint32_t src_host_index, uint32_t src_ntb,
 		   uint32_t dst_host_index, uint32_t *dst_ntb, struct fab_route *r);

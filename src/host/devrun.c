@@ -14,6 +14,7 @@
 struct runner {
 	struct dev_instance inst;
 	struct fab_func *fn;
+	struct devrun_ops ops;
 	pthread_t thread;
 	bool started;
 	bool stop;               /* atomic */
@@ -26,14 +27,38 @@ struct devrun_set {
 	struct runner *r;
 };
 
-static int bus_dma(struct runner *r, uint64_t addr, void *buf, size_t len, bool write)
+static int dma_once(struct runner *r, uint64_t addr, void *buf, size_t len, bool write,
+		    uint16_t *rid)
 {
 	struct fab_host *h = r->fn->host;
 	int rc;
 
 	fab_host_lock(h);
-	rc = fab_access(h, fab_func_bdf(r->fn), addr, buf, len, write);
+	*rid = fab_func_bdf(r->fn);
+	rc = fab_access(h, *rid, addr, buf, len, write);
 	fab_host_unlock(h);
+	return rc;
+}
+
+static int bus_dma(struct runner *r, uint64_t addr, void *buf, size_t len, bool write)
+{
+	uint16_t rid;
+	int rc = dma_once(r, addr, buf, len, write, &rid);
+
+	/* Another host's memory (a borrower's, through an NTB) is resolved and
+	 * mapped by the daemon's main thread; then the DMA goes through. Only
+	 * what the main thread can mend goes there: a step it must take on
+	 * another host (refused here as host-down) or a mapping it must fetch.
+	 * Anything else (nothing decodes, an IOMMU fault) is the answer, and the
+	 * main thread may well be waiting for this very device. */
+	for (int t = 0; (rc == FAB_HOST_DOWN || rc == -EREMOTE) && r->ops.prepare &&
+	     t < DEVRUN_PREPARE_TRIES; t++) {
+		int prc = r->ops.prepare(r->ops.arg, rid, addr, len, write);
+
+		if (prc)
+			return prc;
+		rc = dma_once(r, addr, buf, len, write, &rid);
+	}
 	return rc;
 }
 
@@ -84,6 +109,7 @@ static void *run(void *arg)
 	struct runner *r = arg;
 	uint64_t last_work = mono_ns(), idle = DEVRUN_IDLE_MIN_NS;
 
+	fab_thread_set_worker();
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		int busy = r->inst.ops->poll(&r->inst);
 
@@ -127,7 +153,8 @@ static int setup(struct runner *r, struct fab_func *fn, const struct dev_model_o
 	return ops->create(&r->inst, err, errlen);
 }
 
-int devrun_start(struct fab_host *h, struct devrun_set **out, char *err, size_t errlen)
+int devrun_start(struct fab_host *h, const struct devrun_ops *dops, struct devrun_set **out,
+		 char *err, size_t errlen)
 {
 	struct devrun_set *s = calloc(1, sizeof(*s));
 	int rc = 0;
@@ -151,6 +178,8 @@ int devrun_start(struct fab_host *h, struct devrun_set **out, char *err, size_t 
 		if (!ops)
 			continue;
 		r = &s->r[s->n];
+		if (dops)
+			r->ops = *dops;
 		rc = setup(r, fn, ops, err, errlen);
 		if (rc)
 			break;

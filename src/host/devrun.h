@@ -23,8 +23,22 @@
 struct devrun_set;
 struct dev_instance;
 
-/* Create every model instance of host h and start its thread. */
-int devrun_start(struct fab_host *h, struct devrun_set **out, char *err, size_t errlen);
+/*
+ * A device's DMA may need what only the daemon's main thread can do (a route
+ * step on another host, another host's memory mapped): prepare is then called
+ * on the device's thread with no lock held, and the DMA is retried. Returns
+ * 0, or the enum fab_status (> 0) / -errno the access ends in. NULL: none.
+ */
+struct devrun_ops {
+	int (*prepare)(void *arg, uint16_t rid, uint64_t addr, uint64_t len, bool write);
+	void *arg;
+};
+
+#define DEVRUN_PREPARE_TRIES 4
+
+/* Create every model instance of host h and start its thread. ops may be NULL. */
+int devrun_start(struct fab_host *h, const struct devrun_ops *ops, struct devrun_set **out,
+		 char *err, size_t errlen);
 /* Stop and join every thread, destroy the instances. NULL is fine. */
 void devrun_stop(struct devrun_set *s);
 /* The instance running function fn, or NULL (tests, statistics). */

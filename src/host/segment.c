@@ -171,8 +171,8 @@ int seg_set_available(struct seg_table *t, uint32_t owner, uint32_t id, bool ava
 	return 0;
 }
 
-int seg_ref_get(struct seg_table *t, uint32_t id, uint32_t holder, uint32_t *ref,
-		const struct seg **out)
+static int ref_get(struct seg_table *t, uint32_t id, uint32_t holder, bool own, uint32_t *ref,
+		   const struct seg **out)
 {
 	struct seg *s = find(t, id);
 
@@ -180,7 +180,9 @@ int seg_ref_get(struct seg_table *t, uint32_t id, uint32_t holder, uint32_t *ref
 		return -EINVAL;
 	if (!s || !s->owner)
 		return -ENOENT;
-	if (!s->available)
+	if (own && s->owner != holder)
+		return -EPERM;
+	if (!own && !s->available)
 		return -ECONNREFUSED;
 	if (t->nrefs == t->refcap) {
 		unsigned cap = t->refcap ? 2 * t->refcap : 16;
@@ -200,6 +202,18 @@ int seg_ref_get(struct seg_table *t, uint32_t id, uint32_t holder, uint32_t *ref
 	*ref = t->next_ref;
 	*out = s;
 	return 0;
+}
+
+int seg_ref_get(struct seg_table *t, uint32_t id, uint32_t holder, uint32_t *ref,
+		const struct seg **out)
+{
+	return ref_get(t, id, holder, false, ref, out);
+}
+
+int seg_ref_get_own(struct seg_table *t, uint32_t id, uint32_t owner, uint32_t *ref,
+		    const struct seg **out)
+{
+	return ref_get(t, id, owner, true, ref, out);
 }
 
 /* Drop refs[i]; frees an orphan whose last reference this was. */

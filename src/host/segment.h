@@ -84,6 +84,12 @@ int seg_set_available(struct seg_table *t, uint32_t owner, uint32_t id, bool ava
 int seg_ref_get(struct seg_table *t, uint32_t id, uint32_t holder, uint32_t *ref,
 		const struct seg **out);
 /* Drop reference ref on segment id; -ENOENT unless holder holds exactly it. */
+/*
+ * The owner's own reference (e.g. while its device may DMA into the segment):
+ * as seg_ref_get, but only for the owner (-EPERM) and whether available or not.
+ */
+int seg_ref_get_own(struct seg_table *t, uint32_t id, uint32_t owner, uint32_t *ref,
+		    const struct seg **out);
 int seg_ref_put(struct seg_table *t, uint32_t id, uint32_t ref, uint32_t holder);
 /* Drop every reference holder holds (it is gone). Returns how many. */
 unsigned seg_holder_gone(struct seg_table *t, uint32_t holder);

@@ -81,6 +81,14 @@ _Static_assert(sizeof(struct smio_peer_intr) == 16, "peer_intr layout");
 _Static_assert(sizeof(struct smio_peer_intr_fire) == 16, "peer_intr_fire layout");
 _Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_peer_intr_fire) + SMIO_INTR_MAX_DATA,
 	       "interrupt message fits");
+_Static_assert(sizeof(struct smio_dma_queue_create) == 8, "dma_queue_create layout");
+_Static_assert(sizeof(struct smio_dma_queue) == 16, "dma_queue layout");
+_Static_assert(sizeof(struct smio_dma_queue_ref) == 8, "dma_queue_ref layout");
+_Static_assert(sizeof(struct smio_dma_entry) == 24, "dma_entry layout");
+_Static_assert(sizeof(struct smio_dma_start) == 24, "dma_start layout");
+_Static_assert(sizeof(struct smio_dma_state) == 32, "dma_state layout");
+_Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_dma_start) +
+	       SMIO_DMA_MAX_VEC * sizeof(struct smio_dma_entry), "DMA vector fits");
 _Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_func_list) +
 	       SMIO_MAX_FUNCS * sizeof(struct smio_func_info), "func list fits");
 _Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_route_reply) +
@@ -747,6 +755,266 @@ static int check_peer_intr_fire(const void *p, uint32_t len)
 	return len == sizeof(m) + m.len ? 0 : -EINVAL;
 }
 
+/* ---- SmartIO device pool ---- */
+
+_Static_assert(sizeof(struct smio_dev_info) == 120, "dev_info layout");
+_Static_assert(sizeof(struct smio_dev_list) == 8, "dev_list layout");
+_Static_assert(sizeof(struct smio_dev_borrow) == 8, "dev_borrow layout");
+_Static_assert(sizeof(struct smio_dev_borrowed) == 128, "dev_borrowed layout");
+_Static_assert(sizeof(struct smio_dev_ref) == 8, "dev_ref layout");
+_Static_assert(sizeof(struct smio_dev_seg_connect) == 16, "dev_seg_connect layout");
+_Static_assert(sizeof(struct smio_dev_map_local) == 24, "dev_map_local layout");
+_Static_assert(sizeof(struct smio_dev_map_remote) == 24, "dev_map_remote layout");
+_Static_assert(sizeof(struct smio_dev_mapping) == 16, "dev_mapping layout");
+_Static_assert(sizeof(struct smio_dev_unmap) == 8, "dev_unmap layout");
+_Static_assert(sizeof(struct smio_dev_rid) == 8, "dev_rid layout");
+_Static_assert(sizeof(struct smio_peer_dev_borrow) == 8, "peer_dev_borrow layout");
+_Static_assert(sizeof(struct smio_peer_dev_ref) == 8, "peer_dev_ref layout");
+_Static_assert(sizeof(struct smio_peer_dev_bar) == 24, "peer_dev_bar layout");
+_Static_assert(sizeof(struct smio_peer_dev_map) == 40, "peer_dev_map layout");
+_Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_dev_list) +
+	       SMIO_MAX_DEVS * sizeof(struct smio_dev_info), "device list fits");
+
+static int check_dev_info(const struct smio_dev_info *f)
+{
+	if (f->pad || f->pad2 || !is_bool(f->exclusive) || f->class > 0xffffff)
+		return -EINVAL;
+	if (f->fdid != SMIO_FDID(f->node_id, f->bdf) || f->node_id > 0xffff)
+		return -EINVAL;
+	if (f->exclusive && f->borrowers != 1)
+		return -EINVAL;
+	for (unsigned i = 0; i < SMIO_DEV_BARS; i++)
+		if (f->bar_size[i] > MAX_LEN)
+			return -EINVAL;
+	return str_ok(f->name, sizeof(f->name)) ? 0 : -EINVAL;
+}
+
+static int check_dev_list(const void *p, uint32_t len)
+{
+	const uint8_t *b = p;
+	struct smio_dev_list m;
+	struct smio_dev_info f;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.n > SMIO_MAX_DEVS || m.pad || len != sizeof(m) + (size_t)m.n * sizeof(f))
+		return -EINVAL;
+	for (uint32_t i = 0; i < m.n; i++) {
+		memcpy(&f, b + sizeof(m) + (size_t)i * sizeof(f), sizeof(f));
+		if (check_dev_info(&f))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_dev_borrow(const void *p, uint32_t len)
+{
+	struct smio_dev_borrow m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.flags & ~SMIO_DEV_F_EXCLUSIVE ? -EINVAL : 0;
+}
+
+static int check_dev_borrowed(const void *p, uint32_t len)
+{
+	struct smio_dev_borrowed m;
+
+	memcpy(&m, p, sizeof(m));
+	if (!m.handle || m.flags & ~SMIO_DEV_F_EXCLUSIVE)
+		return -EINVAL;
+	return check_dev_info(&m.info);
+}
+
+static int check_dev_ref(const void *p, uint32_t len)
+{
+	struct smio_dev_ref m;
+
+	memcpy(&m, p, sizeof(m));
+	return !m.handle || m.pad ? -EINVAL : 0;
+}
+
+static int check_dev_seg_connect(const void *p, uint32_t len)
+{
+	struct smio_dev_seg_connect m;
+
+	memcpy(&m, p, sizeof(m));
+	if (!m.handle || m.memtype != SMIO_DEV_MEMTYPE_BAR || m.segid >= SMIO_DEV_BARS)
+		return -EINVAL;
+	return 0;
+}
+
+static int check_dev_map_local(const void *p, uint32_t len)
+{
+	struct smio_dev_map_local m;
+
+	memcpy(&m, p, sizeof(m));
+	if (!m.handle || m.segid == SMIO_SEGID_AUTO || !access_ok(m.offset, m.size))
+		return -EINVAL;
+	return 0;
+}
+
+static int check_dev_map_remote(const void *p, uint32_t len)
+{
+	struct smio_dev_map_remote m;
+
+	memcpy(&m, p, sizeof(m));
+	if (!m.handle || !m.conn || !access_ok(m.offset, m.size))
+		return -EINVAL;
+	return 0;
+}
+
+static int check_dev_mapping(const void *p, uint32_t len)
+{
+	struct smio_dev_mapping m;
+
+	memcpy(&m, p, sizeof(m));
+	return !m.map || m.pad ? -EINVAL : 0;
+}
+
+static int check_dev_unmap(const void *p, uint32_t len)
+{
+	struct smio_dev_unmap m;
+
+	memcpy(&m, p, sizeof(m));
+	return !m.handle || !m.map ? -EINVAL : 0;
+}
+
+static int check_dev_rid(const void *p, uint32_t len)
+{
+	struct smio_dev_rid m;
+
+	memcpy(&m, p, sizeof(m));
+	return !is_bool(m.add) || m.pad || !m.rid ? -EINVAL : 0;
+}
+
+static int check_peer_dev_borrow(const void *p, uint32_t len)
+{
+	struct smio_peer_dev_borrow m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.flags & ~SMIO_DEV_F_EXCLUSIVE ? -EINVAL : 0;
+}
+
+static int check_peer_dev_ref(const void *p, uint32_t len)
+{
+	struct smio_peer_dev_ref m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || !m.ref ? -EINVAL : 0;
+}
+
+static int check_peer_dev_bar_req(const void *p, uint32_t len)
+{
+	struct smio_peer_dev_bar m;
+
+	memcpy(&m, p, sizeof(m));
+	return !m.ref || m.bar >= SMIO_DEV_BARS || m.addr || m.size ? -EINVAL : 0;
+}
+
+static int check_peer_dev_bar_reply(const void *p, uint32_t len)
+{
+	struct smio_peer_dev_bar m;
+
+	memcpy(&m, p, sizeof(m));
+	if (!m.ref || m.bar >= SMIO_DEV_BARS || !seg_extent_ok(m.addr, m.size))
+		return -EINVAL;
+	return 0;
+}
+
+static int check_peer_dev_map(const void *p, uint32_t len)
+{
+	struct smio_peer_dev_map m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || !m.ref || !seg_extent_ok(m.dest_addr, m.size))
+		return -EINVAL;
+	return 0;
+}
+
+static int check_peer_dev_map_reply(const void *p, uint32_t len)
+{
+	struct smio_peer_dev_map m;
+
+	if (check_peer_dev_map(p, len))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	return !m.map || !range_ok(m.ioaddr, m.size) ? -EINVAL : 0;
+}
+
+static int check_peer_dev_unmap(const void *p, uint32_t len)
+{
+	struct smio_peer_dev_map m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || !m.ref || !m.map ? -EINVAL : 0;
+}
+
+/* ---- SISCI DMA queues ---- */
+
+static int check_dma_queue_create(const void *p, uint32_t len)
+{
+	struct smio_dma_queue_create m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.max_entries && m.max_entries <= SMIO_DMA_MAX_VEC ? 0 : -EINVAL;
+}
+
+static int check_dma_queue(const void *p, uint32_t len)
+{
+	struct smio_dma_queue m;
+
+	memcpy(&m, p, sizeof(m));
+	if (!m.queue || !m.max_entries || m.max_entries > SMIO_DMA_MAX_VEC || !m.channels)
+		return -EINVAL;
+	return 0;
+}
+
+static int check_dma_queue_ref(const void *p, uint32_t len)
+{
+	struct smio_dma_queue_ref m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.queue && !m.pad ? 0 : -EINVAL;
+}
+
+static int check_dma_start(const void *p, uint32_t len)
+{
+	struct smio_dma_start m;
+
+	if (len < sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (!m.queue || m.pad || (m.flags & ~SMIO_DMA_F_READ))
+		return -EINVAL;
+	if (!m.n || m.n > SMIO_DMA_MAX_VEC ||
+	    len != sizeof(m) + m.n * sizeof(struct smio_dma_entry))
+		return -EINVAL;
+	for (uint32_t i = 0; i < m.n; i++) {
+		struct smio_dma_entry e;
+
+		memcpy(&e, (const uint8_t *)p + sizeof(m) + i * sizeof(e), sizeof(e));
+		if (!e.size)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_dma_state(const void *p, uint32_t len)
+{
+	struct smio_dma_state m;
+
+	memcpy(&m, p, sizeof(m));
+	switch (m.state) {
+	case SMIO_DMA_IDLE: case SMIO_DMA_POSTED: case SMIO_DMA_DONE:
+	case SMIO_DMA_ABORTED: case SMIO_DMA_ERROR:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!m.queue || m.error > 0 || m.bytes > m.total)
+		return -EINVAL;
+	return 0;
+}
+
 static const struct type_spec types[SMIO_TYPE_MAX] = {
 	[SMIO_HELLO] = { "HELLO", false,
 		FIXED(struct smio_hello, check_hello),
@@ -869,6 +1137,58 @@ static const struct type_spec types[SMIO_TYPE_MAX] = {
 		FIXED(struct smio_peer_intr, check_peer_intr) },
 	[SMIO_PEER_INTR_FIRE] = { "PEER_INTR_FIRE", false,
 		VAR(struct smio_peer_intr_fire, check_peer_intr_fire), EMPTY },
+
+	[SMIO_DMA_QUEUE_CREATE] = { "DMA_QUEUE_CREATE", false,
+		FIXED(struct smio_dma_queue_create, check_dma_queue_create),
+		FIXED(struct smio_dma_queue, check_dma_queue) },
+	[SMIO_DMA_QUEUE_REMOVE] = { "DMA_QUEUE_REMOVE", false,
+		FIXED(struct smio_dma_queue_ref, check_dma_queue_ref), EMPTY },
+	[SMIO_DMA_START] = { "DMA_START", false,
+		VAR(struct smio_dma_start, check_dma_start),
+		FIXED(struct smio_dma_state, check_dma_state) },
+	[SMIO_DMA_STATE] = { "DMA_STATE", false,
+		FIXED(struct smio_dma_queue_ref, check_dma_queue_ref),
+		FIXED(struct smio_dma_state, check_dma_state) },
+
+	[SMIO_DEV_LIST] = { "DEV_LIST", false,
+		EMPTY, VAR(struct smio_dev_list, check_dev_list) },
+	[SMIO_DEV_BORROW] = { "DEV_BORROW", false,
+		FIXED(struct smio_dev_borrow, check_dev_borrow),
+		FIXED(struct smio_dev_borrowed, check_dev_borrowed) },
+	[SMIO_DEV_RETURN] = { "DEV_RETURN", false,
+		FIXED(struct smio_dev_ref, check_dev_ref), EMPTY },
+	[SMIO_DEV_RELEASE_EXCL] = { "DEV_RELEASE_EXCL", false,
+		FIXED(struct smio_dev_ref, check_dev_ref), EMPTY },
+	[SMIO_DEV_SEG_CONNECT] = { "DEV_SEG_CONNECT", false,
+		FIXED(struct smio_dev_seg_connect, check_dev_seg_connect),
+		FIXED(struct smio_seg_conn, check_seg_conn) },
+	[SMIO_DEV_MAP_LOCAL] = { "DEV_MAP_LOCAL", false,
+		FIXED(struct smio_dev_map_local, check_dev_map_local),
+		FIXED(struct smio_dev_mapping, check_dev_mapping) },
+	[SMIO_DEV_MAP_REMOTE] = { "DEV_MAP_REMOTE", false,
+		FIXED(struct smio_dev_map_remote, check_dev_map_remote),
+		FIXED(struct smio_dev_mapping, check_dev_mapping) },
+	[SMIO_DEV_UNMAP] = { "DEV_UNMAP", false,
+		FIXED(struct smio_dev_unmap, check_dev_unmap), EMPTY },
+	[SMIO_DEV_RID] = { "DEV_RID", false,
+		FIXED(struct smio_dev_rid, check_dev_rid), EMPTY },
+	[SMIO_PEER_DEV_LIST] = { "PEER_DEV_LIST", false,
+		EMPTY, VAR(struct smio_dev_list, check_dev_list) },
+	[SMIO_PEER_DEV_BORROW] = { "PEER_DEV_BORROW", false,
+		FIXED(struct smio_peer_dev_borrow, check_peer_dev_borrow),
+		FIXED(struct smio_peer_dev_ref, check_peer_dev_ref) },
+	[SMIO_PEER_DEV_RETURN] = { "PEER_DEV_RETURN", false,
+		FIXED(struct smio_peer_dev_ref, check_peer_dev_ref), EMPTY },
+	[SMIO_PEER_DEV_RELEASE_EXCL] = { "PEER_DEV_RELEASE_EXCL", false,
+		FIXED(struct smio_peer_dev_ref, check_peer_dev_ref), EMPTY },
+	[SMIO_PEER_DEV_BAR] = { "PEER_DEV_BAR", false,
+		FIXED(struct smio_peer_dev_bar, check_peer_dev_bar_req),
+		FIXED(struct smio_peer_dev_bar, check_peer_dev_bar_reply) },
+	[SMIO_PEER_DEV_MAP] = { "PEER_DEV_MAP", false,
+		FIXED(struct smio_peer_dev_map, check_peer_dev_map),
+		FIXED(struct smio_peer_dev_map, check_peer_dev_map_reply) },
+	[SMIO_PEER_DEV_UNMAP] = { "PEER_DEV_UNMAP", false,
+		FIXED(struct smio_peer_dev_map, check_peer_dev_unmap), EMPTY },
 };
 
 /* The table has holes between the groups: a hole has no name. */

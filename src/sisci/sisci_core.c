@@ -411,8 +411,10 @@ void SCIQuery(unsigned int command, void *data, unsigned int flags, sci_error_t 
 	case SCI_Q_MAP:
 		sisci_query_map(data, error);
 		return;
+	case SCI_Q_DEVICE:
+		sisci_query_device(data, error);
+		return;
 	default:
-		/* Device queries arrive with devices (issue 4). */
 		*error = SCI_ERR_ILLEGAL_QUERY;
 	}
 }

@@ -51,5 +51,7 @@ unsigned int sisci_adapters(void);
 void sisci_query_local_segment(sci_query_local_segment_t *q, sci_error_t *error);
 void sisci_query_remote_segment(sci_query_remote_segment_t *q, sci_error_t *error);
 void sisci_query_map(sci_query_map_t *q, sci_error_t *error);
+/* SCIQuery(SCI_Q_DEVICE) (sisci_device.c). */
+void sisci_query_device(sci_smartio_query_device_t *q, sci_error_t *error);
 
 #endif

@@ -22,6 +22,7 @@ enum sisci_kind {
 	SISCI_OBJ_RSEG,
 	SISCI_OBJ_MAP,
 	SISCI_OBJ_SEQ,
+	SISCI_OBJ_DEV,
 };
 
 struct sisci_obj {
@@ -57,6 +58,24 @@ struct sci_remote_segment {
 	sci_cb_remote_segment_t cb;  /* stored; events are not delivered yet */
 	void *cb_arg;
 	unsigned int maps;
+	struct sci_smartio_device *dev;  /* a device BAR of this borrow (SCIConnectDeviceSegment) */
+};
+
+/* A borrowed device (sisci_device.c). */
+struct sisci_devmap {
+	const void *seg;             /* the local or remote segment mapped */
+	uint32_t map;                /* the daemon's mapping handle */
+};
+
+struct sci_smartio_device {
+	struct sisci_obj obj;
+	struct sci_desc *sd;
+	uint32_t handle;             /* the daemon's borrow handle */
+	unsigned int fdid;
+	unsigned int segs;           /* device segments connected */
+	struct sisci_devmap *maps;   /* device-side mappings */
+	unsigned int nmaps, capmaps;
+	sci_smartio_device_info_t info;
 };
 
 struct sci_map {

@@ -509,6 +509,11 @@ void SCIDisconnectSegment(sci_remote_segment_t segment, unsigned int flags, sci_
 		*error = sisci_seg_errno(rc);
 		return;
 	}
+	if (segment->dev) {
+		sisci_lock();
+		segment->dev->segs--;
+		sisci_unlock();
+	}
 	sisci_desc_put(segment->sd);
 	free(segment);
 	*error = SCI_ERR_OK;

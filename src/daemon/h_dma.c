@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The daemon's SISCI DMA service: queues executed by the NTB adapters' DMA
+ * engines (host/ntbdma.c).
+ *
+ * A client creates a queue on an adapter (it gets the queue's completion
+ * eventfd), then starts submissions: transfers between one of its own local
+ * segments and one of its own segment connections (SEG_CONNECT), whose
+ * address on this host's bus - the NTB window the LUT translates to the
+ * owner's segment - the engine writes to or reads from as the NTB's
+ * requester. Everything is checked here: the queue, the segment (the
+ * caller's, not empty), the connection (the caller's, alive, through the
+ * queue's adapter) and every range.
+ *
+ * Engine threads must not talk to other daemons (only the main thread serves
+ * the peer connections). When an access needs the far side - a route step
+ * there, or its memory mapped here - the engine asks the main thread through
+ * an eventfd in the event loop: smd_dma_service() resolves the route
+ * (filling the route cache, which the engine's retry then hits) and maps
+ * the memory object the route ends in (peer memfds, cached until the daemon
+ * stops). The engine waits for the answer without holding any lock.
+ *
+ * Queues die with the connection that created them: running ones are
+ * aborted at their next chunk.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "host/ntbdma.h"
+
+#define DMA_MAPS        32        /* peers' memory objects mapped for the engines */
+#define DMA_PREPARE_MS  (3 * SMD_PEER_TIMEOUT)
+
+/* An engine's question to the main thread (lives on the engine's stack). */
+struct xreq {
+	uint16_t rid;
+	bool write;
+	uint64_t addr, len;
+	bool taken, done;
+	int rc;
+	struct xreq *next;
+};
+
+struct peer_map {
+	uint32_t host, mem;
+	void *p;
+	uint64_t size;
+};
+
+struct smd_dma {
+	struct smd *d;
+	struct ntbdma *eng;
+	int efd;                      /* the main loop polls it */
+	pthread_mutex_t lock;         /* the request list */
+	pthread_cond_t answered;
+	struct xreq *head;
+	bool stopping;
+	struct peer_map maps[DMA_MAPS];   /* host lock */
+	unsigned nmaps;
+};
+
+/* ---------- the engines' questions ---------- */
+
+static int prepare(void *arg, uint16_t rid, uint64_t addr, uint64_t len, bool wr)
+{
+	struct smd_dma *s = arg;
+	struct xreq r = { .rid = rid, .write = wr, .addr = addr, .len = len };
+	struct timespec dl;
+	uint64_t one = 1;
+	int rc = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += DMA_PREPARE_MS / 1000;
+	pthread_mutex_lock(&s->lock);
+	if (s->stopping) {
+		pthread_mutex_unlock(&s->lock);
+		return -ESHUTDOWN;
+	}
+	r.next = s->head;
+	s->head = &r;
+	pthread_mutex_unlock(&s->lock);
+	if (write(s->efd, &one, sizeof(one)) != sizeof(one)) {
+		/* The counter cannot overflow; the main loop is woken anyway. */
+	}
+	pthread_mutex_lock(&s->lock);
+	while (!r.done) {
+		/* Once taken, the main thread finishes it (its steps are bounded). */
+		if (r.taken) {
+			pthread_cond_wait(&s->answered, &s->lock);
+			continue;
+		}
+		if (s->stopping || rc == ETIMEDOUT)
+			break;
+		rc = pthread_cond_timedwait(&s->answered, &s->lock, &dl);
+	}
+	if (!r.done) {
+		for (struct xreq **pp = &s->head; *pp; pp = &(*pp)->next)
+			if (*pp == &r) {
+				*pp = r.next;
+				break;
+			}
+		r.rc = -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r.rc;
+}
+
+static void *peer_mem(struct smd_dma *s, uint32_t host, uint32_t mem, uint64_t *size)
+{
+	for (unsigned i = 0; i < s->nmaps; i++)
+		if (s->maps[i].host == host && s->maps[i].mem == mem) {
+			*size = s->maps[i].size;
+			return s->maps[i].p;
+		}
+	return NULL;
+}
+
+/* Map another host's memory object for the engines. Host lock held. */
+static int map_peer(struct smd_dma *s, uint32_t host, uint32_t mem)
+{
+	uint64_t size;
+	void *p;
+	int fd, rc;
+
+	if (peer_mem(s, host, mem, &size))
+		return 0;
+	if (s->nmaps == DMA_MAPS)
+		return -ENOSPC;
+	rc = smd_seg_peer_memfd(s->d, host, mem, &fd, &size);
+	if (rc)
+		return rc;
+	/* Asked again while we waited for the peer? */
+	if (peer_mem(s, host, mem, &size))
+		return 0;
+	if (s->nmaps == DMA_MAPS)
+		return -ENOSPC;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	s->maps[s->nmaps++] = (struct peer_map){ .host = host, .mem = mem, .p = p, .size = size };
+	return 0;
+}
+
+/* Resolve (and cache) every piece of the access; map what it ends in. */
+static int answer(struct smd_dma *s, const struct xreq *r)
+{
+	struct smd *d = s->d;
+	struct fab_route *rt = malloc(sizeof(*rt));
+	uint64_t a = r->addr, end = r->addr + r->len;
+	int rc = 0;
+
+	if (!rt)
+		return -ENOMEM;
+	while (!rc && a < end) {
+		rc = fab_route_resolve(d->host, r->rid, a, end - a, r->write, rt);
+		if (rc)
+			break;
+		if (rt->status != FAB_OK) {
+			rc = rt->status;
+			break;
+		}
+		if (rt->tgt.kind != FAB_TGT_RAM && rt->tgt.kind != FAB_TGT_BAR) {
+			rc = FAB_UR;
+			break;
+		}
+		if (rt->tgt.host != d->host_id)
+			rc = map_peer(s, rt->tgt.host, rt->tgt.mem);
+		if (!rt->tgt.len)
+			rc = -EIO;
+		a += rt->tgt.len;
+	}
+	free(rt);
+	return rc;
+}
+
+int smd_dma_fd(const struct smd *d)
+{
+	return d->dma ? d->dma->efd : -1;
+}
+
+void smd_dma_service(struct smd *d)
+{
+	struct smd_dma *s = d->dma;
+	struct xreq *list;
+	uint64_t v;
+
+	if (!s)
+		return;
+	if (read(s->efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: someone else took it; look at the list anyway. */
+	}
+	pthread_mutex_lock(&s->lock);
+	list = s->head;
+	s->head = NULL;
+	for (struct xreq *r = list; r; r = r->next)
+		r->taken = true;
+	pthread_mutex_unlock(&s->lock);
+	while (list) {
+		struct xreq *r = list;
+		int rc;
+
+		list = r->next;
+		fab_host_lock(d->host);
+		rc = answer(s, r);
+		fab_host_unlock(d->host);
+		pthread_mutex_lock(&s->lock);
+		r->rc = rc;
+		r->done = true;
+		pthread_cond_broadcast(&s->answered);
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+void *smd_dma_mem_map(struct smd *d, uint32_t host, uint32_t mem, uint64_t *size)
+{
+	return d->dma ? peer_mem(d->dma, host, mem, size) : NULL;
+}
+
+/* ---------- set-up ---------- */
+
+int smd_dma_init(struct smd *d)
+{
+	struct smd_dma *s = calloc(1, sizeof(*s));
+	struct ntbdma_ops ops = { .prepare = prepare, .arg = s };
+	pthread_condattr_t ca;
+	int rc;
+
+	if (!s)
+		return -ENOMEM;
+	s->d = d;
+	s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->efd < 0) {
+		free(s);
+		return -errno;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->answered, &ca);
+	pthread_condattr_destroy(&ca);
+	rc = ntbdma_create(d->host, &ops, &s->eng);
+	if (rc) {
+		pthread_cond_destroy(&s->answered);
+		pthread_mutex_destroy(&s->lock);
+		close(s->efd);
+		free(s);
+		return rc;
+	}
+	__atomic_store_n(&d->dma, s, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void smd_dma_fini(struct smd *d)
+{
+	struct smd_dma *s = d->dma;
+
+	if (!s)
+		return;
+	/* Engines and device threads waiting for the main thread give up: it
+	 * serves no more; later requests are refused at once (stopping). */
+	pthread_mutex_lock(&s->lock);
+	s->stopping = true;
+	pthread_cond_broadcast(&s->answered);
+	pthread_mutex_unlock(&s->lock);
+	ntbdma_destroy(s->eng);
+	s->eng = NULL;
+}
+
+void smd_dma_release(struct smd *d)
+{
+	struct smd_dma *s = d->dma;
+
+	/* After the device threads have stopped: nobody can be in prepare(). */
+	if (!s)
+		return;
+	d->dma = NULL;
+	for (unsigned i = 0; i < s->nmaps; i++)
+		munmap(s->maps[i].p, s->maps[i].size);
+	pthread_cond_destroy(&s->answered);
+	pthread_mutex_destroy(&s->lock);
+	close(s->efd);
+	free(s);
+}
+
+int smd_worker_prepare(void *arg, uint16_t rid, uint64_t addr, uint64_t len, bool write)
+{
+	struct smd *d = arg;
+	struct smd_dma *s = __atomic_load_n(&d->dma, __ATOMIC_ACQUIRE);
+
+	/* Before the service exists the access simply fails, as it would. */
+	return s ? prepare(s, rid, addr, len, write) : -EAGAIN;
+}
+
+/* ---------- requests ---------- */
+
+static void to_wire(uint32_t queue, const struct ntbdma_status *st, struct smio_dma_state *o)
+{
+	*o = (struct smio_dma_state){ .queue = queue, .state = st->state, .error = st->error,
+		.submissions = st->submissions, .bytes = st->bytes, .total = st->total };
+}
+
+static int h_queue_create(struct smd *d, struct smd_conn *c,
+			  const struct smio_dma_queue_create *m, struct smio_dma_queue *o,
+			  uint32_t *outlen, int *out_fd)
+{
+	uint32_t id;
+	int efd, rc;
+
+	if (m->adapter >= d->host->nntbs)
+		return -ENODEV;
+	rc = ntbdma_queue_create(d->dma->eng, c->cid, m->adapter, m->max_entries, &id, &efd);
+	if (rc)
+		return rc;
+	*o = (struct smio_dma_queue){ .queue = id, .adapter = m->adapter,
+		.max_entries = m->max_entries,
+		.channels = ntbdma_channels(d->dma->eng, m->adapter) };
+	*outlen = sizeof(*o);
+	*out_fd = efd;
+	return 0;
+}
+
+static bool in_range(uint64_t off, uint64_t size, uint64_t limit)
+{
+	return off <= limit && size <= limit - off;
+}
+
+static int h_start(struct smd *d, struct smd_conn *c, const struct smio_dma_start *m,
+		   struct smio_dma_state *o, uint32_t *outlen)
+{
+	struct ntbdma_xfer x[SMIO_DMA_MAX_VEC];
+	struct ntbdma_status st;
+	uint64_t lphys, lsize, raddr, rsize;
+	uint32_t adapter, via;
+	int rc;
+
+	rc = ntbdma_queue_adapter(d->dma->eng, c->cid, m->queue, &adapter);
+	if (rc)
+		return rc;
+	rc = smd_seg_local_range(d, c->cid, m->segid, &lphys, &lsize);
+	if (rc)
+		return rc;
+	rc = smd_seg_conn_range(d, c->cid, m->conn, &raddr, &rsize, &via);
+	if (rc)
+		return rc;
+	/* A connection through another adapter is not reachable by this engine. */
+	if (via != adapter)
+		return -EXDEV;
+	for (uint32_t i = 0; i < m->n; i++) {
+		const struct smio_dma_entry *e = &m->e[i];
+
+		if (!in_range(e->local_offset, e->size, lsize) ||
+		    !in_range(e->remote_offset, e->size, rsize))
+			return -ERANGE;
+		x[i] = (struct ntbdma_xfer){ .local = lphys + e->local_offset,
+			.remote = raddr + e->remote_offset, .size = e->size };
+	}
+	rc = ntbdma_post(d->dma->eng, c->cid, m->queue, m->flags & SMIO_DMA_F_READ, x, m->n,
+			 &st);
+	if (rc)
+		return rc;
+	to_wire(m->queue, &st, o);
+	*outlen = sizeof(*o);
+	return 0;
+}
+
+int smd_h_dma(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, void *out,
+	      uint32_t *outlen, int *out_fd)
+{
+	const struct smio_dma_queue_ref *ref = p;
+	struct ntbdma_status st;
+	int rc;
+
+	if (!d->dma)
+		return -ENODEV;
+	switch (type) {
+	case SMIO_DMA_QUEUE_CREATE:
+		return h_queue_create(d, c, p, out, outlen, out_fd);
+	case SMIO_DMA_QUEUE_REMOVE:
+		return ntbdma_queue_remove(d->dma->eng, c->cid, ref->queue);
+	case SMIO_DMA_START:
+		return h_start(d, c, p, out, outlen);
+	case SMIO_DMA_STATE:
+		rc = ntbdma_status(d->dma->eng, c->cid, ref->queue, &st);
+		if (rc)
+			return rc;
+		to_wire(ref->queue, &st, out);
+		*outlen = sizeof(struct smio_dma_state);
+		return 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+bool smd_dma_busy(struct smd *d, uint64_t phys, uint64_t size)
+{
+	return d->dma && d->dma->eng && ntbdma_busy_range(d->dma->eng, phys, size);
+}
+
+void smd_dma_conn_closed(struct smd *d, unsigned idx)
+{
+	uint32_t cid = d->conns[idx].cid;
+
+	if (!d->dma || !d->dma->eng || !cid)
+		return;
+	/* Under the host lock: an engine looks at cancel under it before each chunk,
+	 * so nothing of the connection's is touched once its segments go. */
+	fab_host_lock(d->host);
+	ntbdma_owner_gone(d->dma->eng, cid);
+	fab_host_unlock(d->host);
+}

@@ -1,0 +1,703 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libsisci DMA queues against real daemons: the default cluster is started
+ * with the smartio CLI. The test process belongs to host 1 (node 8, IOMMU
+ * off) and drives its NTB's DMA engine; a forked child of host 0 (node 4,
+ * IOMMU on) owns the remote segment, so every transfer crosses host 1's
+ * look-up table, the cluster switch and host 0's IOMMU. Data is checked by
+ * reading the remote segment through a CPU mapping.
+ *
+ * Every wait is bounded: pipes are read with poll() timeouts, SISCI waits
+ * have timeouts, callbacks are waited for with a timed condition wait.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "sisci_api.h"
+
+#define NODE_HOST0  4
+#define RSEG_ID     0xd0a
+#define LSEG_ID     0xd0b
+#define SEG_SIZE    (16u << 20)
+#define PIPE_MS     10000
+#define WAIT_MS     20000       /* one DMA that must finish */
+
+extern char **environ;
+
+static char dir[PATH_MAX], cli[PATH_MAX];
+static sci_desc_t sd;
+static pid_t owner_pid;
+static int owner_to = -1, owner_from = -1;
+static sci_local_segment_t lseg;
+static sci_remote_segment_t rseg;
+static sci_map_t lmap, rmap;
+static uint8_t *lmem;
+static volatile uint8_t *rmem;
+
+/* ---------- plumbing ---------- */
+
+static int run(char *const argv[])
+{
+	pid_t pid;
+	int st;
+
+	if (posix_spawn(&pid, cli, NULL, NULL, argv, environ))
+		return -1;
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_cluster(const char *cmd, const char *arg)
+{
+	char *argv[] = { cli, (char *)"cluster", (char *)cmd, (char *)arg, NULL };
+
+	return run(argv);
+}
+
+static int link_set(const char *host, const char *state)
+{
+	char *argv[] = { cli, (char *)"ntb", (char *)"--host", (char *)host, (char *)"link",
+			 (char *)state, NULL };
+
+	return run(argv);
+}
+
+static int put(int fd, uint32_t v)
+{
+	return write(fd, &v, sizeof(v)) == sizeof(v) ? 0 : -1;
+}
+
+static int get(int fd, uint32_t *v)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, PIPE_MS) != 1)
+		return -1;
+	return read(fd, v, sizeof(*v)) == sizeof(*v) ? 0 : -1;
+}
+
+/* Deterministic bytes: seed selects the pattern. */
+static void fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p[i] = (uint8_t)x;
+	}
+}
+
+static uint64_t checksum(const volatile uint8_t *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
+/* Host 0: own the remote segment until told to go. */
+static int owner_body(int in, int out)
+{
+	sci_local_segment_t s;
+	sci_desc_t csd;
+	sci_error_t err;
+	uint32_t v;
+
+	SCIOpen(&csd, 0, &err);
+	if (err)
+		return 2;
+	SCICreateSegment(csd, &s, RSEG_ID, SEG_SIZE, NULL, NULL, 0, &err);
+	if (!err)
+		SCIPrepareSegment(s, 0, 0, &err);
+	if (!err)
+		SCISetSegmentAvailable(s, 0, 0, &err);
+	if (put(out, err))
+		return 3;
+	if (err)
+		return 4;
+	/* Until the parent says so (or goes). */
+	(void)get(in, &v);
+	(void)get(in, &v);
+	SCISetSegmentUnavailable(s, 0, 0, &err);
+	for (int i = 0; i < 100; i++) {
+		SCIRemoveSegment(s, 0, &err);
+		if (err != SCI_ERR_BUSY)
+			break;
+		poll(NULL, 0, 20);
+	}
+	SCIClose(csd, 0, &err);
+	return 0;
+}
+
+static int start_owner(void)
+{
+	int down[2], up[2];
+	uint32_t err;
+
+	if (pipe2(down, O_CLOEXEC) || pipe2(up, O_CLOEXEC))
+		return -1;
+	owner_pid = fork();
+	if (owner_pid < 0)
+		return -1;
+	if (owner_pid == 0) {
+		sci_error_t e;
+		int rc;
+
+		close(down[1]);
+		close(up[0]);
+		SCITerminate();
+		setenv("SMARTIO_HOST", "0", 1);
+		SCIInitialize(0, &e);
+		rc = e ? 250 : owner_body(down[0], up[1]);
+		SCITerminate();
+		_exit(rc);
+	}
+	close(down[0]);
+	close(up[1]);
+	owner_to = down[1];
+	owner_from = up[0];
+	return get(owner_from, &err) || err ? -1 : 0;
+}
+
+static int group_setup(void **state)
+{
+	const char *b = getenv("SMARTIO_BUILD_DIR");
+	char tmpl[] = "/tmp/smartio-dma-XXXXXX";
+	sci_error_t err;
+
+	snprintf(cli, sizeof(cli), "%s/tools/smartio/smartio", b ? b : "./build");
+	if (!mkdtemp(tmpl))
+		return -1;
+	snprintf(dir, sizeof(dir), "%s/c", tmpl);
+	setenv("SMARTIO_CLUSTER", dir, 1);
+	if (run_cluster("up", NULL))
+		return -1;
+	setenv("SMARTIO_HOST", "1", 1);
+	SCIInitialize(0, &err);
+	if (err)
+		return -1;
+	SCIOpen(&sd, 0, &err);
+	if (err)
+		return -1;
+	if (start_owner())
+		return -1;
+	SCIConnectSegment(sd, &rseg, NODE_HOST0, RSEG_ID, 0, NULL, NULL, 5000, 0, &err);
+	if (err)
+		return -1;
+	rmem = SCIMapRemoteSegment(rseg, &rmap, 0, SEG_SIZE, NULL, 0, &err);
+	if (err)
+		return -1;
+	SCICreateSegment(sd, &lseg, LSEG_ID, SEG_SIZE, NULL, NULL, 0, &err);
+	if (!err)
+		SCIPrepareSegment(lseg, 0, 0, &err);
+	if (!err)
+		lmem = SCIMapLocalSegment(lseg, &lmap, 0, SEG_SIZE, NULL, 0, &err);
+	return err ? -1 : 0;
+}
+
+static int group_teardown(void **state)
+{
+	char parent[PATH_MAX];
+	sci_error_t err;
+	int rc, st = 0;
+
+	SCIUnmapSegment(lmap, 0, &err);
+	SCIRemoveSegment(lseg, 0, &err);
+	SCIUnmapSegment(rmap, 0, &err);
+	SCIDisconnectSegment(rseg, 0, &err);
+	put(owner_to, 1);
+	close(owner_to);
+	close(owner_from);
+	waitpid(owner_pid, &st, 0);
+	SCIClose(sd, 0, &err);
+	SCITerminate();
+	rc = run_cluster("down", NULL);
+	snprintf(parent, sizeof(parent), "%s", dir);
+	*strrchr(parent, '/') = '\0';
+	rmdir(parent);
+	return rc == 0 && err == SCI_ERR_OK && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
+}
+
+static sci_dma_queue_t queue(unsigned int entries)
+{
+	sci_dma_queue_t q = NULL;
+	sci_error_t err;
+
+	SCICreateDMAQueue(sd, &q, 0, entries, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_IDLE);
+	return q;
+}
+
+static void unqueue(sci_dma_queue_t q)
+{
+	sci_error_t err;
+
+	SCIRemoveDMAQueue(q, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+}
+
+/* ---------- tests ---------- */
+
+/* Local -> remote and back, several sizes up to the whole 16 MiB. */
+static void test_write_read(void **state)
+{
+	static const size_t sizes[] = { 4096, 8, 65536 + 24, 1u << 20, 3u << 20, SEG_SIZE };
+	sci_dma_queue_t q = queue(1);
+	sci_error_t err;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i], roff = n == SEG_SIZE ? 0 : 4096 * (i + 1);
+		uint64_t sum;
+
+		fill(lmem, n, i + 1);
+		sum = checksum(lmem, n);
+		SCIStartDmaTransfer(q, lseg, rseg, 0, n, roff, NULL, NULL, 0, &err);
+		assert_int_equal(err, SCI_ERR_OK);
+		assert_int_equal(SCIWaitForDMAQueue(q, WAIT_MS, 0, &err), SCI_DMAQUEUE_DONE);
+		assert_int_equal(err, SCI_ERR_OK);
+		assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_DONE);
+		/* The bytes are in host 0's segment (read by the CPU through the NTB). */
+		assert_true(checksum(rmem + roff, n) == sum);
+
+		/* And back, into a cleared buffer. */
+		memset(lmem, 0, n);
+		SCIStartDmaTransfer(q, lseg, rseg, 0, n, roff, NULL, NULL,
+				    SCI_FLAG_DMA_READ | SCI_FLAG_DMA_WAIT, &err);
+		assert_int_equal(err, SCI_ERR_OK);
+		assert_true(checksum(lmem, n) == sum);
+	}
+	unqueue(q);
+}
+
+/* A vector of transfers, executed in order as one submission. */
+static void test_vector(void **state)
+{
+	enum { N = 16 };
+	dis_dma_vec_t v[N];
+	sci_dma_queue_t q = queue(N);
+	sci_error_t err;
+
+	fill(lmem, 1u << 20, 77);
+	memset((void *)rmem, 0, 2u << 20);
+	for (int i = 0; i < N; i++)
+		v[i] = (dis_dma_vec_t){ .size = 4096 + 512 * (size_t)i,
+					.local_offset = (size_t)i * 65536,
+					.remote_offset = (size_t)(N - 1 - i) * 131072 };
+	SCIStartDmaTransferVec(q, lseg, rseg, N, v, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIWaitForDMAQueue(q, WAIT_MS, 0, &err), SCI_DMAQUEUE_DONE);
+	assert_int_equal(err, SCI_ERR_OK);
+	for (int i = 0; i < N; i++)
+		assert_true(checksum(rmem + v[i].remote_offset, v[i].size) ==
+			    checksum(lmem + v[i].local_offset, v[i].size));
+	/* Back again, scattered into fresh places. */
+	memset(lmem + (8u << 20), 0, 4u << 20);
+	for (int i = 0; i < N; i++)
+		v[i].local_offset = (8u << 20) + (size_t)i * 65536;
+	SCIStartDmaTransferVec(q, lseg, rseg, N, v, NULL, NULL,
+			       SCI_FLAG_DMA_READ | SCI_FLAG_DMA_WAIT, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	for (int i = 0; i < N; i++)
+		assert_true(checksum(rmem + v[i].remote_offset, v[i].size) ==
+			    checksum(lmem + v[i].local_offset, v[i].size));
+	/* More entries than the queue was made for. */
+	SCIStartDmaTransferVec(q, lseg, rseg, N + 1, v, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_MAX_ENTRIES);
+	unqueue(q);
+}
+
+struct cb_state {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int calls;
+	sci_error_t status;
+	sci_dma_queue_t queue;
+	bool restart;               /* start another transfer from the callback */
+};
+
+static sci_callback_action_t on_done(void *arg, sci_dma_queue_t q, sci_error_t status)
+{
+	struct cb_state *s = arg;
+	sci_error_t err = SCI_ERR_OK;
+
+	if (s->restart) {
+		s->restart = false;
+		/* Allowed from the callback: the queue is free again. */
+		SCIStartDmaTransfer(q, lseg, rseg, 0, 4096, 0, on_done, s,
+				    SCI_FLAG_USE_CALLBACK, &err);
+	}
+	pthread_mutex_lock(&s->lock);
+	s->calls++;
+	s->status = status ? status : err;
+	s->queue = q;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return SCI_CALLBACK_CONTINUE;
+}
+
+static int wait_calls(struct cb_state *s, int calls)
+{
+	struct timespec dl;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += WAIT_MS / 1000;
+	pthread_mutex_lock(&s->lock);
+	while (s->calls < calls && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&s->cond, &s->lock, &dl);
+	rc = s->calls;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static void test_callback(void **state)
+{
+	struct cb_state s = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			      .cond = PTHREAD_COND_INITIALIZER, .restart = true };
+	sci_dma_queue_t q = queue(1);
+	sci_error_t err;
+
+	fill(lmem, 2u << 20, 5);
+	SCIStartDmaTransfer(q, lseg, rseg, 0, 2u << 20, 0, on_done, &s, SCI_FLAG_USE_CALLBACK,
+			    &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	/* The callback gets this completion: waiting for it is refused (or it is over). */
+	SCIWaitForDMAQueue(q, 0, 0, &err);
+	assert_true(err == SCI_ERR_ILLEGAL_OPERATION || err == SCI_ERR_OK);
+	/* The first callback starts a second transfer, which calls back again. */
+	assert_int_equal(wait_calls(&s, 2), 2);
+	assert_int_equal(s.status, SCI_ERR_OK);
+	assert_ptr_equal(s.queue, q);
+	assert_true(checksum(rmem, 2u << 20) == checksum(lmem, 2u << 20));
+	/* A callback without a function is a misuse. */
+	SCIStartDmaTransfer(q, lseg, rseg, 0, 4096, 0, NULL, NULL, SCI_FLAG_USE_CALLBACK, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+	unqueue(q);
+	pthread_cond_destroy(&s.cond);
+	pthread_mutex_destroy(&s.lock);
+}
+
+/* A long submission: the wait times out, removal is refused, then it ends. */
+static void test_timeout_busy(void **state)
+{
+	enum { N = 64 };            /* 64 x 16 MiB: well over a tenth of a second */
+	static dis_dma_vec_t v[N];
+	sci_dma_queue_t q = queue(N);
+	sci_dma_queue_state_t st;
+	sci_error_t err;
+
+	for (int i = 0; i < N; i++)
+		v[i] = (dis_dma_vec_t){ .size = SEG_SIZE };
+	SCIStartDmaTransferVec(q, lseg, rseg, N, v, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	st = SCIWaitForDMAQueue(q, 0, 0, &err);
+	assert_int_equal(err, SCI_ERR_TIMEOUT);
+	assert_int_equal(st, SCI_DMAQUEUE_POSTED);
+	assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_POSTED);
+	/* Busy: a second submission and removal are refused. */
+	SCIStartDmaTransfer(q, lseg, rseg, 0, 4096, 0, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_BUSY);
+	SCIRemoveDMAQueue(q, 0, &err);
+	assert_int_equal(err, SCI_ERR_BUSY);
+	/* Neither may the segment the engine reads go. */
+	SCIUnmapSegment(lmap, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIRemoveSegment(lseg, 0, &err);
+	assert_int_equal(err, SCI_ERR_BUSY);
+	lmem = SCIMapLocalSegment(lseg, &lmap, 0, SEG_SIZE, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	st = SCIWaitForDMAQueue(q, WAIT_MS, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(st, SCI_DMAQUEUE_DONE);
+	unqueue(q);
+}
+
+/* Host 1's link drops: the transfer fails on the fabric and ends in ERROR. */
+static void test_link_down(void **state)
+{
+	sci_dma_queue_t q = queue(1);
+	sci_dma_queue_state_t st;
+	sci_error_t err;
+
+	assert_int_equal(link_set("1", "down"), 0);
+	SCIStartDmaTransfer(q, lseg, rseg, 0, 1u << 20, 0, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	st = SCIWaitForDMAQueue(q, WAIT_MS, 0, &err);
+	assert_int_equal(st, SCI_DMAQUEUE_ERROR);
+	assert_int_equal(err, SCI_ERR_TRANSFER_FAILED);
+	assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_ERROR);
+	SCIStartDmaTransfer(q, lseg, rseg, 0, 4096, 0, NULL, NULL,
+			    SCI_FLAG_DMA_READ | SCI_FLAG_DMA_WAIT, &err);
+	assert_int_equal(err, SCI_ERR_TRANSFER_FAILED);
+	/* Up again: the same queue works. */
+	assert_int_equal(link_set("1", "up"), 0);
+	fill(lmem, 1u << 20, 9);
+	SCIStartDmaTransfer(q, lseg, rseg, 0, 1u << 20, 0, NULL, NULL, SCI_FLAG_DMA_WAIT, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_DONE);
+	assert_true(checksum(rmem, 1u << 20) == checksum(lmem, 1u << 20));
+	unqueue(q);
+}
+
+/* A connection to a segment of this very host: no NTB window, same engine. */
+static void test_loopback(void **state)
+{
+	sci_local_segment_t s2;
+	sci_remote_segment_t r2;
+	sci_map_t m2;
+	sci_dma_queue_t q = queue(1);
+	volatile uint8_t *p2;
+	sci_error_t err;
+
+	SCICreateSegment(sd, &s2, LSEG_ID + 3, 1u << 20, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIPrepareSegment(s2, 0, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCISetSegmentAvailable(s2, 0, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIConnectSegment(sd, &r2, 8, LSEG_ID + 3, 0, NULL, NULL, 5000, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	p2 = SCIMapLocalSegment(s2, &m2, 0, 1u << 20, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	fill(lmem, 1u << 20, 21);
+	SCIStartDmaTransfer(q, lseg, r2, 0, 1u << 20, 0, NULL, NULL, SCI_FLAG_DMA_WAIT, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_true(checksum(p2, 1u << 20) == checksum(lmem, 1u << 20));
+	unqueue(q);
+	SCIUnmapSegment(m2, 0, &err);
+	SCIDisconnectSegment(r2, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIRemoveSegment(s2, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+}
+
+/* Documented error paths. */
+static void test_misuse(void **state)
+{
+	sci_local_segment_t unprepared;
+	sci_dma_queue_t q = NULL, q2;
+	dis_dma_vec_t v = { .size = 4096 };
+	sci_error_t err;
+
+	SCICreateDMAQueue(sd, &q2, 7, 1, 0, &err);
+	assert_int_equal(err, SCI_ERR_NO_SUCH_ADAPTERNO);
+	SCICreateDMAQueue(sd, &q2, 0, 0, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+	SCICreateDMAQueue(sd, &q2, 0, DIS_DMA_MAX_VECLEN + 1, 0, &err);
+	assert_int_equal(err, SCI_ERR_MAX_ENTRIES);
+	SCICreateDMAQueue(sd, &q2, 0, 1, 0x80000000u, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_FLAG);
+	SCICreateDMAQueue(NULL, &q2, 0, 1, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+
+	q = queue(4);
+	SCIStartDmaTransfer(NULL, lseg, rseg, 0, 4096, 0, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+	SCIStartDmaTransfer(q, NULL, rseg, 0, 4096, 0, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+	SCIStartDmaTransfer(q, lseg, (sci_remote_segment_t)lseg, 0, 4096, 0, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+	SCIStartDmaTransfer(q, lseg, rseg, 0, 0, 0, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+	SCIStartDmaTransfer(q, lseg, rseg, SEG_SIZE - 4096, 8192, 0, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OUT_OF_RANGE);
+	SCIStartDmaTransfer(q, lseg, rseg, 0, 8192, SEG_SIZE - 4096, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OUT_OF_RANGE);
+	SCIStartDmaTransfer(q, lseg, rseg, SIZE_MAX - 10, 4096, 0, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OUT_OF_RANGE);
+	SCIStartDmaTransfer(q, lseg, rseg, 0, 4096, 0, NULL, NULL, 0x40000000u, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_FLAG);
+	SCIStartDmaTransfer(q, lseg, rseg, 0, 4096, 0, NULL, NULL, SCI_FLAG_DMA_PHDMA, &err);
+	assert_int_equal(err, SCI_ERR_FLAG_NOT_IMPLEMENTED);
+	SCIStartDmaTransferVec(q, lseg, rseg, 0, &v, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+	SCIStartDmaTransferVec(q, lseg, rseg, 1, NULL, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+	v.flags = 1;
+	SCIStartDmaTransferVec(q, lseg, rseg, 1, &v, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_FLAG);
+
+	/* A segment not prepared on the queue's adapter. */
+	SCICreateSegment(sd, &unprepared, LSEG_ID + 1, 8192, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIStartDmaTransfer(q, unprepared, rseg, 0, 4096, 0, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_SEGMENT_NOT_PREPARED);
+	SCIRemoveSegment(unprepared, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+
+	/* Nothing posted: the wait returns at once. */
+	assert_int_equal(SCIWaitForDMAQueue(q, 0, 0, &err), SCI_DMAQUEUE_IDLE);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIWaitForDMAQueue(q, 0, 1, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_FLAG);
+	SCIWaitForDMAQueue(NULL, 0, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+	assert_int_equal(SCIDMAQueueState(NULL), SCI_DMAQUEUE_ERROR);
+
+	/* The descriptor cannot close while the queue exists. */
+	SCIRemoveDMAQueue(NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+	SCIRemoveDMAQueue(q, 1, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_FLAG);
+	{
+		sci_desc_t sd2;
+
+		SCIOpen(&sd2, 0, &err);
+		assert_int_equal(err, SCI_ERR_OK);
+		SCICreateDMAQueue(sd2, &q2, 0, 1, 0, &err);
+		assert_int_equal(err, SCI_ERR_OK);
+		SCIClose(sd2, 0, &err);
+		assert_int_equal(err, SCI_ERR_BUSY);
+		/* Another descriptor's segments are not this queue's to use. */
+		SCIStartDmaTransfer(q2, lseg, rseg, 0, 4096, 0, NULL, NULL, 0, &err);
+		assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+		SCIRemoveDMAQueue(q2, 0, &err);
+		assert_int_equal(err, SCI_ERR_OK);
+		SCIClose(sd2, 0, &err);
+		assert_int_equal(err, SCI_ERR_OK);
+	}
+	unqueue(q);
+}
+
+/* A process that goes away with a transfer running: the daemon aborts it
+ * and everything still works. */
+static void test_owner_exit(void **state)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		enum { N = 32 };
+		static dis_dma_vec_t v[N];
+		sci_local_segment_t s;
+		sci_remote_segment_t r;
+		sci_dma_queue_t q;
+		sci_desc_t csd;
+		sci_error_t err;
+
+		SCITerminate();
+		SCIInitialize(0, &err);
+		SCIOpen(&csd, 0, &err);
+		if (err)
+			_exit(2);
+		SCICreateSegment(csd, &s, LSEG_ID + 2, SEG_SIZE, NULL, NULL, 0, &err);
+		if (!err)
+			SCIPrepareSegment(s, 0, 0, &err);
+		if (!err)
+			SCIConnectSegment(csd, &r, NODE_HOST0, RSEG_ID, 0, NULL, NULL, 5000, 0,
+					  &err);
+		if (!err)
+			SCICreateDMAQueue(csd, &q, 0, N, 0, &err);
+		for (int i = 0; i < N; i++)
+			v[i] = (dis_dma_vec_t){ .size = SEG_SIZE };
+		if (!err)
+			SCIStartDmaTransferVec(q, s, r, N, v, NULL, NULL, 0, &err);
+		_exit(err ? 3 : 0);     /* no clean-up: the daemon does it */
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	/* Our own transfers still run. */
+	{
+		sci_dma_queue_t q = queue(1);
+		sci_error_t err;
+
+		fill(lmem, 65536, 11);
+		SCIStartDmaTransfer(q, lseg, rseg, 0, 65536, 0, NULL, NULL, SCI_FLAG_DMA_WAIT,
+				    &err);
+		assert_int_equal(err, SCI_ERR_OK);
+		assert_true(checksum(rmem, 65536) == checksum(lmem, 65536));
+		unqueue(q);
+	}
+}
+
+/* An adapter without a DMA engine (a cluster of its own). */
+static void test_no_engine(void **state)
+{
+	static const char topo[] =
+		"version: 1\nname: nodma\ncluster_switches:\n  - name: mxs0\nhosts:\n"
+		"  - id: 0\n    name: a\n    ram: 256M\n    iommu: false\n    ports:\n"
+		"      - ntb: {name: ntb0, connect: mxs0, dma_channels: 0}\n"
+		"  - id: 1\n    name: b\n    ram: 256M\n    iommu: false\n    ports:\n"
+		"      - ntb: {name: ntb0, connect: mxs0}\n";
+	char d2[PATH_MAX], yaml[PATH_MAX + 16], *up[] = { cli, (char *)"cluster", (char *)"up",
+							yaml, (char *)"--dir", d2, NULL };
+	char *down[] = { cli, (char *)"cluster", (char *)"down", (char *)"--dir", d2, NULL };
+	pid_t pid;
+	FILE *f;
+	int st;
+
+	snprintf(d2, sizeof(d2), "%s2", dir);
+	snprintf(yaml, sizeof(yaml), "%s.yaml", d2);
+	f = fopen(yaml, "w");
+	assert_non_null(f);
+	assert_true(fputs(topo, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(run(up), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		sci_dma_queue_t q;
+		sci_desc_t csd;
+		sci_error_t err;
+		int rc = 0;
+
+		SCITerminate();
+		setenv("SMARTIO_CLUSTER", d2, 1);
+		setenv("SMARTIO_HOST", "0", 1);
+		SCIInitialize(0, &err);
+		SCIOpen(&csd, 0, &err);
+		if (err)
+			_exit(2);
+		SCICreateDMAQueue(csd, &q, 0, 1, 0, &err);
+		if (err != SCI_ERR_DMA_NOT_AVAILABLE)
+			rc = 3;
+		SCIClose(csd, 0, &err);
+		SCITerminate();
+		_exit(rc);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(run(down), 0);
+	unlink(yaml);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_write_read),
+		cmocka_unit_test(test_vector),
+		cmocka_unit_test(test_callback),
+		cmocka_unit_test(test_timeout_busy),
+		cmocka_unit_test(test_link_down),
+		cmocka_unit_test(test_loopback),
+		cmocka_unit_test(test_misuse),
+		cmocka_unit_test(test_owner_exit),
+		cmocka_unit_test(test_no_engine),
+	};
+
+	return cmocka_run_group_tests_name("sisci_dma", tests, group_setup, group_teardown);
+}
