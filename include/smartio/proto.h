@@ -122,6 +122,9 @@ enum smio_type {
 	SMIO_PEER_DEV_MAP   = 135, /* smio_peer_dev_map -> smio_peer_dev_map (map, ioaddr filled) */
 	SMIO_PEER_DEV_UNMAP = 136, /* smio_peer_dev_map (ref, map) -> empty */
 
+	/* SISCI segments, continued (140..). */
+	SMIO_SEG_ATTACH     = 140, /* smio_seg_attach -> smio_seg_info (memory for an EMPTY segment) */
+
 	SMIO_TYPE_MAX
 };
 
@@ -497,6 +500,23 @@ struct smio_seg_map {
 struct smio_seg_conn_ref {
 	uint32_t conn;
 	uint32_t pad;
+};
+
+/*
+ * SEG_ATTACH: give an EMPTY segment of the caller's its memory (once).
+ * RAM: fresh host RAM of size bytes (addr 0). PHYS: the existing bus range
+ * [addr, addr + size) of this host, which must lie inside a memory BAR of one
+ * of its functions or inside RAM of a segment the caller owns (-EACCES
+ * otherwise).
+ */
+#define SMIO_SEG_ATTACH_RAM  1u
+#define SMIO_SEG_ATTACH_PHYS 2u
+
+struct smio_seg_attach {
+	uint32_t segid;
+	uint32_t kind;             /* SMIO_SEG_ATTACH_* */
+	uint64_t addr;             /* PHYS: page aligned bus address; RAM: 0 */
+	uint64_t size;             /* page multiple, 1 page .. 2^40 */
 };
 
 /* Owner -> importer: what the importer programs its NTB with. */

@@ -2,8 +2,9 @@
 /*
  * The daemon's SISCI segment service: what libsisci calls.
  *
- * Owner side: segments of this host's RAM (host/segment.c) created, made
- * available, mapped by their owner and removed; other daemons take and drop
+ * Owner side: segments of this host's RAM (host/segment.c) created, given
+ * memory later if created empty (SEG_ATTACH: fresh RAM, or a BAR of one of
+ * this host's devices), made available, mapped by their owner and removed; other daemons take and drop
  * references on them (PEER_SEG_LOOKUP / PEER_SEG_RELEASE) and fetch the
  * memfd behind them (PEER_MEMFD).
  *
@@ -496,6 +497,92 @@ static int h_seg_create(struct smd *d, struct smd_conn *c, const struct smio_seg
 	return 0;
 }
 
+/*
+ * Is [addr, addr + size) inside a memory BAR (one backed by device memory) of
+ * a function of this host, as enumeration programmed it?
+ */
+static bool in_local_bar(struct smd *d, uint64_t addr, uint64_t size)
+{
+	for (uint32_t i = 0; i < d->host->nfuncs; i++) {
+		const struct fab_func *fn = d->host->funcs[i];
+
+		for (unsigned b = 0; fn && b < 6; b++) {
+			const struct fab_bar *bar = &fn->bars[b];
+			uint64_t base;
+
+			if (!bar->present || bar->mem < 0 || !bar->size)
+				continue;
+			base = fab_func_bar_addr(fn, b);
+			if (base && addr >= base && addr + size <= base + bar->size)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * SEG_ATTACH: memory for an empty segment of the caller's. A physical range
+ * must be this host's device memory or RAM the caller already owns as a
+ * segment: a process must not be able to export arbitrary physical memory.
+ * The expose hook maps it for the NTBs, a BAR too: traffic arriving through
+ * an NTB crosses the root complex (and its IOMMU) unless a switch below it
+ * routes it peer-to-peer.
+ */
+static int h_seg_attach(struct smd *d, struct smd_conn *c, const struct smio_seg_attach *m,
+			struct smio_seg_info *o, uint32_t *outlen)
+{
+	enum seg_mem mem = SEG_MEM_RAM;
+	const struct seg *sg;
+	int rc;
+
+	if (m->kind == SMIO_SEG_ATTACH_PHYS)
+		mem = in_local_bar(d, m->addr, m->size) ? SEG_MEM_IO : SEG_MEM_ALIAS;
+	rc = seg_attach(d->segs->tab, c->cid, m->segid, mem, m->addr, m->size, &sg);
+	if (rc)
+		return rc;
+	*o = (struct smio_seg_info){ .segid = sg->id, .flags = sg->flags & SMIO_SEG_FLAGS,
+				     .addr = sg->phys, .size = sg->size };
+	*outlen = sizeof(*o);
+	return 0;
+}
+
+/* SEG_MAP_LOCAL of a segment on device memory: the BAR's object, found as the CPU reaches it. */
+static int map_local_io(struct smd *d, const struct seg *sg, struct smio_map_reply *o,
+			uint32_t *outlen, int *out_fd)
+{
+	struct fab_route *rt = malloc(sizeof(*rt));
+	const struct fab_mem *mem;
+	uint64_t size;
+	int rc;
+
+	if (!rt)
+		return -ENOMEM;
+	rc = fab_route_resolve(d->host, FAB_RID_CPU, sg->phys, sg->size, true, rt);
+	if (!rc)
+		rc = fab_status_errno(rt->status);
+	if (!rc && (rt->tgt.kind != FAB_TGT_BAR || rt->tgt.host != d->host_id ||
+		    rt->tgt.len < sg->size || rt->tgt.mem >= d->host->nmems))
+		rc = -EIO;
+	/* The object is mapped here as the route's target: check it exists. */
+	if (!rc && !fab_target_map(d->host, &rt->tgt, &size))
+		rc = -EIO;
+	if (rc)
+		goto out;
+	mem = &d->host->mems[rt->tgt.mem];
+	if (rt->tgt.offset > mem->size || sg->size > mem->size - rt->tgt.offset) {
+		rc = -EIO;
+		goto out;
+	}
+	*o = (struct smio_map_reply){ .host = d->host_id, .mem = rt->tgt.mem,
+		.offset = rt->tgt.offset, .len = sg->size, .fd_size = mem->size,
+		.status = FAB_OK };
+	*outlen = sizeof(*o);
+	*out_fd = mem->fd;
+out:
+	free(rt);
+	return rc;
+}
+
 static int h_seg_map_local(struct smd *d, struct smd_conn *c, const struct smio_seg_id *m,
 			 struct smio_map_reply *o, uint32_t *outlen, int *out_fd)
 {
@@ -509,6 +596,8 @@ static int h_seg_map_local(struct smd *d, struct smd_conn *c, const struct smio_
 		return -EPERM;
 	if (sg->flags & SEG_F_EMPTY)
 		return -ENXIO;
+	if (sg->mem == SEG_MEM_IO)
+		return map_local_io(d, sg, o, outlen, out_fd);
 	/* Segments come from RAM (memory object 0) and never span its hole. */
 	if (!ram->is_ram || !fab_ram_offset(d->host, sg->phys, &off, &contig) ||
 	    contig < sg->size)
@@ -578,6 +667,8 @@ int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *
 		return h_seg_map_remote(d, c, p, out, outlen, out_fd);
 	case SMIO_SEG_DISCONNECT:
 		return h_seg_disconnect(d, c, p);
+	case SMIO_SEG_ATTACH:
+		return h_seg_attach(d, c, p, out, outlen);
 	case SMIO_PEER_SEG_LOOKUP:
 		return peer_seg_lookup(d, c, p, out, outlen);
 	case SMIO_PEER_SEG_RELEASE: {

@@ -583,6 +583,7 @@ static const struct {
 	[SMIO_SEG_CONNECT] = { .fn = h_segment, .roles = R_LOCAL },
 	[SMIO_SEG_MAP_REMOTE] = { .fn = h_segment, .roles = R_LOCAL },
 	[SMIO_SEG_DISCONNECT] = { .fn = h_segment, .roles = R_LOCAL },
+	[SMIO_SEG_ATTACH] = { .fn = h_segment, .roles = R_LOCAL },
 	[SMIO_PEER_SEG_LOOKUP] = { .fn = h_segment, .roles = R_PEER },
 	[SMIO_PEER_SEG_RELEASE] = { .fn = h_segment, .roles = R_PEER },
 	[SMIO_PEER_MEMFD] = { .fn = h_segment, .roles = R_PEER },

@@ -48,11 +48,12 @@ void seg_table_set_hooks(struct seg_table *t, const struct seg_hooks *h)
 
 static void seg_free_mem(struct seg_table *t, const struct seg *s)
 {
-	if (s->flags & SEG_F_EMPTY)
-		return;
+	if (s->mem == SEG_MEM_NONE || s->mem == SEG_MEM_ALIAS)
+		return;     /* nothing, or the backing segment's memory */
 	if (t->hooks.unexpose)
 		t->hooks.unexpose(t->hooks.arg, s->phys, s->size);
-	physmem_free(t->pm, s->phys, s->size);
+	if (s->mem == SEG_MEM_RAM)
+		physmem_free(t->pm, s->phys, s->size);
 }
 
 void seg_table_destroy(struct seg_table *t)
@@ -79,11 +80,22 @@ const struct seg *seg_lookup(const struct seg_table *t, uint32_t id)
 	return find(t, id);
 }
 
-/* Order of the array does not matter: move the last one into the hole. */
+/*
+ * Order of the array does not matter: move the last one into the hole. An
+ * alias's backing segment, orphaned and waiting only for it, goes too.
+ */
 static void drop_seg(struct seg_table *t, struct seg *s)
 {
-	seg_free_mem(t, s);
+	struct seg old = *s;
+	struct seg *b;
+
 	*s = t->segs[--t->nsegs];
+	seg_free_mem(t, &old);
+	if (old.mem != SEG_MEM_ALIAS)
+		return;
+	b = find(t, old.backing);
+	if (b && b->aliases && !--b->aliases && !b->owner && !b->nrefs)
+		drop_seg(t, b);
 }
 
 static int pick_auto(struct seg_table *t, uint32_t *id)
@@ -104,7 +116,8 @@ static int pick_auto(struct seg_table *t, uint32_t *id)
 int seg_create(struct seg_table *t, uint32_t owner, uint32_t id, uint64_t size,
 	       uint32_t flags, const struct seg **out)
 {
-	struct seg s = { .flags = flags, .owner = owner };
+	struct seg s = { .flags = flags, .owner = owner,
+			 .mem = (flags & SEG_F_EMPTY) ? SEG_MEM_NONE : SEG_MEM_RAM };
 	int rc;
 
 	if (!owner || !size || size > (1ull << 40) || (flags & ~SEG_F_EMPTY))
@@ -143,6 +156,72 @@ int seg_create(struct seg_table *t, uint32_t owner, uint32_t id, uint64_t size,
 	return 0;
 }
 
+static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+int seg_attach(struct seg_table *t, uint32_t owner, uint32_t id, enum seg_mem mem,
+	       uint64_t addr, uint64_t size, const struct seg **out)
+{
+	struct seg *s = find(t, id), *b = NULL;
+	uint64_t phys = addr;
+	int rc;
+
+	if (!s || !s->owner)
+		return -ENOENT;
+	if (s->owner != owner)
+		return -EPERM;
+	if (s->mem != SEG_MEM_NONE)
+		return -EEXIST;
+	if (!size || size > (1ull << 40) || (size & (PHYSMEM_PAGE - 1)) ||
+	    (addr & (PHYSMEM_PAGE - 1)) || addr + size < addr)
+		return -EINVAL;
+	switch (mem) {
+	case SEG_MEM_RAM:
+		rc = physmem_alloc(t->pm, size, PHYSMEM_PAGE, UINT64_MAX, &phys);
+		if (rc)
+			return rc;
+		break;
+	case SEG_MEM_ALIAS:
+		/* Only RAM of the owner's own segments (not aliases, not BARs). */
+		for (unsigned i = 0; i < t->nsegs && !b; i++)
+			if (t->segs[i].owner == owner && t->segs[i].mem == SEG_MEM_RAM &&
+			    addr >= t->segs[i].phys &&
+			    addr + size <= t->segs[i].phys + t->segs[i].size)
+				b = &t->segs[i];
+		if (!b)
+			return -EACCES;
+		break;
+	case SEG_MEM_IO:
+		for (unsigned i = 0; i < t->nsegs; i++)
+			if (t->segs[i].mem == SEG_MEM_IO &&
+			    overlaps(addr, size, t->segs[i].phys, t->segs[i].size))
+				return -EBUSY;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (mem != SEG_MEM_ALIAS && t->hooks.expose) {
+		rc = t->hooks.expose(t->hooks.arg, phys, size);
+		if (rc) {
+			if (mem == SEG_MEM_RAM)
+				physmem_free(t->pm, phys, size);
+			return rc;
+		}
+	}
+	if (b) {
+		b->aliases++;
+		s->backing = b->id;
+	}
+	s->mem = (uint8_t)mem;
+	s->flags &= ~SEG_F_EMPTY;
+	s->phys = phys;
+	s->size = size;
+	*out = s;
+	return 0;
+}
+
 int seg_remove(struct seg_table *t, uint32_t owner, uint32_t id)
 {
 	struct seg *s = find(t, id);
@@ -151,7 +230,7 @@ int seg_remove(struct seg_table *t, uint32_t owner, uint32_t id)
 		return -ENOENT;
 	if (s->owner != owner)
 		return -EPERM;
-	if (s->nrefs)
+	if (s->nrefs || s->aliases)
 		return -EBUSY;      /* SISCI: not while others are connected */
 	drop_seg(t, s);
 	return 0;
@@ -225,7 +304,7 @@ static void put_at(struct seg_table *t, unsigned i)
 	if (!s)
 		return;     /* cannot happen: a referenced segment is never dropped */
 	s->nrefs--;
-	if (!s->owner && !s->nrefs)
+	if (!s->owner && !s->nrefs && !s->aliases)
 		drop_seg(t, s);
 }
 
@@ -269,13 +348,15 @@ unsigned seg_owner_gone(struct seg_table *t, uint32_t owner)
 			continue;
 		}
 		n++;
-		if (s->nrefs) {
+		if (s->nrefs || s->aliases) {
 			/* Connected peers keep their memory until they let go. */
 			s->owner = 0;
 			s->available = false;
 			i++;
 		} else {
+			/* May drop an orphaned backing segment too: look again from the start. */
 			drop_seg(t, s);
+			i = 0;
 		}
 	}
 	return n;

@@ -3,7 +3,9 @@
  * SISCI segments of one host: the kernel's table of exported host RAM.
  *
  * A segment is a page-granular range of host RAM from the host's physical
- * memory allocator (physmem.h), named by a 32-bit id unique on the host. It
+ * memory allocator (physmem.h), named by a 32-bit id unique on the host. One
+ * created empty gets its memory later (seg_attach): fresh RAM, part of another
+ * segment's RAM, or a device BAR. It
  * has an owner (the process connection that created it) and counts the
  * references other parties hold on it (connections, local or through an
  * NTB). The owner decides whether new references may be taken (available);
@@ -32,6 +34,14 @@
 #define SEG_AUTO_FIRST     0x80000000u   /* automatic ids come from the upper half */
 #define SEG_F_EMPTY        0x1u           /* no memory (attached later) */
 
+/* Where an attached segment's memory comes from (SEG_MEM_NONE: empty). */
+enum seg_mem {
+	SEG_MEM_RAM = 0,           /* host RAM the table allocated (and frees) */
+	SEG_MEM_NONE,              /* empty, no memory yet */
+	SEG_MEM_ALIAS,             /* inside another segment of the same owner's RAM */
+	SEG_MEM_IO,                /* a device BAR the caller vouched for; never freed */
+};
+
 struct seg {
 	uint32_t id;
 	uint32_t flags;            /* SEG_F_* */
@@ -39,6 +49,9 @@ struct seg {
 	uint64_t size;             /* page-rounded */
 	uint32_t owner;            /* 0: orphaned, lingering until its references go */
 	uint32_t nrefs;
+	uint32_t aliases;          /* SEG_MEM_ALIAS segments inside this one */
+	uint32_t backing;          /* SEG_MEM_ALIAS: the segment it lies in */
+	uint8_t mem;               /* enum seg_mem */
 	bool available;
 };
 
@@ -70,9 +83,23 @@ void seg_table_destroy(struct seg_table *t);
  */
 int seg_create(struct seg_table *t, uint32_t owner, uint32_t id, uint64_t size,
 	       uint32_t flags, const struct seg **out);
+/*
+ * Give owner's empty segment id its memory, size bytes (a page multiple; the
+ * segment's size becomes size). SEG_MEM_RAM: fresh host RAM (addr ignored);
+ * SEG_MEM_IO: [addr, addr + size), which the caller checked is a device BAR
+ * range of this host and must not overlap another segment's; SEG_MEM_ALIAS:
+ * [addr, addr + size) must lie inside RAM of another segment owner owns
+ * (-EACCES otherwise), which then cannot be removed before this one. The
+ * expose hook runs as for creation, except for aliases (their memory is
+ * exposed already). -ENOENT, -EPERM, -EEXIST not empty, -EINVAL, -EBUSY
+ * overlapping I/O range, -ENOMEM; nothing changes on failure.
+ */
+int seg_attach(struct seg_table *t, uint32_t owner, uint32_t id, enum seg_mem mem,
+	       uint64_t addr, uint64_t size, const struct seg **out);
 /* The segment with this id (orphans included), or NULL. */
 const struct seg *seg_lookup(const struct seg_table *t, uint32_t id);
-/* -ENOENT unknown (or orphaned), -EPERM not the owner, -EBUSY referenced. */
+/* -ENOENT unknown (or orphaned), -EPERM not the owner, -EBUSY referenced
+ * (or an alias lies inside it). */
 int seg_remove(struct seg_table *t, uint32_t owner, uint32_t id);
 /* -ENOENT, -EPERM, -ENXIO: an empty segment has nothing to offer. */
 int seg_set_available(struct seg_table *t, uint32_t owner, uint32_t id, bool available);

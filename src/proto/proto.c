@@ -68,6 +68,7 @@ _Static_assert(sizeof(struct smio_seg_map) == 24, "seg_map layout");
 _Static_assert(sizeof(struct smio_seg_conn_ref) == 8, "seg_conn_ref layout");
 _Static_assert(sizeof(struct smio_peer_seg) == 24, "peer_seg layout");
 _Static_assert(sizeof(struct smio_peer_seg_ref) == 8, "peer_seg_ref layout");
+_Static_assert(sizeof(struct smio_seg_attach) == 24, "seg_attach layout");
 _Static_assert(sizeof(struct smio_peer_memfd) == 16, "peer_memfd layout");
 _Static_assert(sizeof(struct smio_intr_create) == 8, "intr_create layout");
 _Static_assert(sizeof(struct smio_intr_info) == 8, "intr_info layout");
@@ -620,6 +621,23 @@ static int check_seg_conn_ref(const void *p, uint32_t len)
 
 	memcpy(&m, p, sizeof(m));
 	return m.pad ? -EINVAL : 0;
+}
+
+static int check_seg_attach(const void *p, uint32_t len)
+{
+	struct smio_seg_attach m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.segid == SMIO_SEGID_AUTO)
+		return -EINVAL;
+	switch (m.kind) {
+	case SMIO_SEG_ATTACH_RAM:
+		return !m.addr && seg_extent_ok(0, m.size) ? 0 : -EINVAL;
+	case SMIO_SEG_ATTACH_PHYS:
+		return seg_extent_ok(m.addr, m.size) ? 0 : -EINVAL;
+	default:
+		return -EINVAL;
+	}
 }
 
 static int check_peer_seg(const void *p, uint32_t len)
@@ -1189,6 +1207,10 @@ static const struct type_spec types[SMIO_TYPE_MAX] = {
 		FIXED(struct smio_peer_dev_map, check_peer_dev_map_reply) },
 	[SMIO_PEER_DEV_UNMAP] = { "PEER_DEV_UNMAP", false,
 		FIXED(struct smio_peer_dev_map, check_peer_dev_unmap), EMPTY },
+
+	[SMIO_SEG_ATTACH] = { "SEG_ATTACH", false,
+		FIXED(struct smio_seg_attach, check_seg_attach),
+		FIXED(struct smio_seg_info, check_seg_info) },
 };
 
 /* The table has holes between the groups: a hole has no name. */

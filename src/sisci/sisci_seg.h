@@ -44,6 +44,8 @@ struct sci_local_segment {
 	sci_cb_local_segment_t cb;   /* stored; events are not delivered yet */
 	void *cb_arg;
 	unsigned int maps;
+	void *user;                  /* SCIRegisterSegmentMemory: the program's buffer, */
+	size_t user_len;             /* now a shared mapping of the segment's RAM */
 };
 
 /* A connection of this process to a segment (of another host, or its own). */
