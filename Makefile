@@ -8,7 +8,7 @@ BUILD     ?= build
 BUILD_SAN ?= build-san
 BUILD_TSAN ?= build-tsan
 # Suites whose code runs threads (device models); run under ThreadSanitizer.
-TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma
+TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment
 MESON     ?= meson
 CC        ?= cc
 

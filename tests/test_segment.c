@@ -71,6 +71,7 @@ static union {
 	struct smio_route_reply rr;
 	struct smio_peer_seg ps;
 	struct smio_peer_memfd pm;
+	struct smio_seg_state ss;
 	uint64_t align;
 } rbuf;
 
@@ -681,14 +682,34 @@ static void test_kill_owner(void **state)
 	struct smio_seg_conn sc;
 	volatile uint32_t *rp;
 	struct kid pid = child(child_owner, id, &got);
+	struct smio_seg_conn_ref cr = { 0 };
+	uint64_t count = 0;
+	int efd = -1;
 
 	assert_int_equal(got, id);
 	assert_int_equal(seg_connect(use, OWNER, id, &sc), 0);
+	cr.conn = sc.conn;
+
 	rp = map_remote(use, sc.conn, 0, 2 * PAGE);
 	assert_int_equal(rp[0], 0xc0ffee);
+	lut = lut_used(USER);
+	assert_int_equal(call_fd(use, SMIO_SEG_EVENTS, &cr, sizeof(cr), &efd), 0);
+	assert_true(efd >= 0);
+	assert_int_equal(call(use, SMIO_SEG_STATE, &cr, sizeof(cr)), 0);
+	assert_int_equal(rbuf.ss.state, SMIO_SEG_CONNECTED);
+	assert_int_equal(read(efd, &count, sizeof(count)), -1);    /* nothing yet */
 
 	reap(pid);
 	sync_host(OWNER);
+	sync_host(USER);
+	/* The importer was told (PEER_SEG_GONE): its windows are closed, the
+	 * connection is lost, and its eventfd says so. */
+	assert_int_equal(lut_used(USER), lut - sc.lut_count);
+	assert_int_equal(call(use, SMIO_SEG_STATE, &cr, sizeof(cr)), 0);
+	assert_int_equal(rbuf.ss.state, SMIO_SEG_LOST);
+	assert_int_equal(read(efd, &count, sizeof(count)), sizeof(count));
+	assert_int_equal(count, 1);
+	close(efd);
 	/* The segment lingers for its connection, but takes no new ones... */
 	assert_int_equal(seg_connect(use, OWNER, id, NULL), -ENOENT);
 	rp[1] = 7;
@@ -697,7 +718,6 @@ static void test_kill_owner(void **state)
 	assert_int_equal(seg_create(own2, id, PAGE, 0, NULL), -EEXIST);
 	assert_int_equal(seg_remove(own2, id), -ENOENT);
 	/* ...and goes with the last one: its id is free again. */
-	lut = lut_used(USER);
 	assert_int_equal(seg_disconnect(use, sc.conn), 0);
 	assert_int_equal(lut_used(USER), lut - sc.lut_count);
 	assert_int_equal(seg_create(own2, id, PAGE, 0, NULL), 0);

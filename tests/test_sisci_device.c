@@ -369,6 +369,363 @@ static void test_accel_dma(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 }
 
+/*
+ * A borrowed accelerator driven from host 0: its descriptor ring lives in a
+ * host-0 segment mapped for it (64 KiB: ring at 0, source at 0x1000, spare
+ * from 0x8000), its registers through the NTB.
+ */
+struct rig {
+	sci_desc_t sd;
+	sci_smartio_device_t dv;
+	sci_local_segment_t lseg;
+	sci_remote_segment_t bar;
+	sci_map_t lmap, rmap;
+	uint8_t *mem;
+	volatile uint8_t *regs;
+	sci_ioaddr_t io;
+	uint32_t next;
+};
+
+#define RIG_SIZE   0x10000u
+#define RIG_RING   16u
+#define RIG_SRC    0x1000u
+#define RIG_SPARE  0x8000u
+#define RIG_LEN    8192u
+
+static void reg32(struct rig *r, unsigned int off, uint32_t v)
+{
+	__atomic_store_n((volatile uint32_t *)(r->regs + off), v, __ATOMIC_RELEASE);
+}
+
+static void rig_up(struct rig *r, unsigned int node, const char *name, unsigned int segid)
+{
+	sci_error_t err;
+
+	memset(r, 0, sizeof(*r));
+	SCIOpen(&r->sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIBorrowDevice(r->sd, &r->dv, find(r->sd, node, name), 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCICreateSegment(r->sd, &r->lseg, segid, RIG_SIZE, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	r->mem = SCIMapLocalSegment(r->lseg, &r->lmap, 0, RIG_SIZE, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	memset(r->mem, 0, RIG_SIZE);
+	for (size_t i = 0; i < RIG_LEN; i++)
+		r->mem[RIG_SRC + i] = (uint8_t)(i * 13 + segid);
+	SCIMapLocalSegmentForDevice(r->lseg, 0, r->dv, &r->io, 0, RIG_SIZE, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIConnectDeviceSegment(r->dv, &r->bar, ACCEL_BAR_REGS, SCI_MEMTYPE_BAR, NULL, NULL, 0,
+				&err);
+	assert_int_equal(err, SCI_ERR_OK);
+	r->regs = SCIMapRemoteSegment(r->bar, &r->rmap, 0, 0x1000, NULL,
+				      SCI_FLAG_IO_MAP_IOSPACE, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(*(volatile uint32_t *)(r->regs + ACCEL_REG_MAGIC), ACCEL_MAGIC);
+	reg32(r, ACCEL_REG_CTRL, 0);
+	__atomic_store_n((volatile uint64_t *)(r->regs + ACCEL_REG_RING_BASE), r->io,
+			 __ATOMIC_RELEASE);
+	reg32(r, ACCEL_REG_RING_SIZE, RIG_RING);
+	reg32(r, ACCEL_REG_RING_TAIL, 0);
+	reg32(r, ACCEL_REG_CTRL, ACCEL_CTRL_ENABLE);
+}
+
+/* Run one COPY through the ring; returns the descriptor's status. */
+static uint32_t rig_copy(struct rig *r, uint64_t src, uint64_t dst, uint64_t len)
+{
+	volatile struct accel_desc *d = (volatile struct accel_desc *)r->mem + r->next;
+
+	assert_true(r->next + 1 < RIG_RING);
+	*d = (struct accel_desc){ .op = ACCEL_OP_COPY, .src = src, .dst = dst, .len = len };
+	r->next++;
+	reg32(r, ACCEL_REG_RING_TAIL, r->next);
+	return wait_done(d);
+}
+
+static void rig_down(struct rig *r)
+{
+	sci_error_t err;
+
+	reg32(r, ACCEL_REG_CTRL, 0);
+	SCIUnmapSegment(r->rmap, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIDisconnectSegment(r->bar, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIUnmapLocalSegmentForDevice(r->lseg, 0, r->dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIReturnDevice(r->dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIUnmapSegment(r->lmap, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIRemoveSegment(r->lseg, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIClose(r->sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+}
+
+/* Bounded read of one byte (-1 on timeout or EOF). */
+static int pipe_get(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	unsigned char c;
+
+	if (poll(&p, 1, ms) != 1 || read(fd, &c, 1) != 1)
+		return -1;
+	return c;
+}
+
+#define LENDER_SEG  0x5ea0u
+
+/*
+ * Host 1 (lender A) owns a segment: a child process creates it and makes it
+ * available, reports 0 (or an error step) on up, and keeps it until down
+ * closes.
+ */
+static pid_t lender_owner(int *to, int *from)
+{
+	int down[2], up[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(down), 0);
+	assert_int_equal(pipe(up), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		sci_local_segment_t s;
+		sci_error_t err;
+		sci_desc_t sd;
+		unsigned char c = 0;
+
+		close(down[1]);
+		close(up[0]);
+		SCITerminate();
+		setenv("SMARTIO_HOST", "1", 1);
+		SCIInitialize(0, &err);
+		if (err == SCI_ERR_OK)
+			SCIOpen(&sd, 0, &err);
+		c = err ? 1 : 0;
+		if (!c) {
+			SCICreateSegment(sd, &s, LENDER_SEG, RIG_SIZE, NULL, NULL, 0, &err);
+			c = err ? 2 : 0;
+		}
+		if (!c) {
+			SCIPrepareSegment(s, 0, 0, &err);
+			c = err ? 3 : 0;
+		}
+		if (!c) {
+			SCISetSegmentAvailable(s, 0, 0, &err);
+			c = err ? 4 : 0;
+		}
+		if (write(up[1], &c, 1) != 1 || c)
+			_exit(1);
+		(void)pipe_get(down[0], 20000);
+		_exit(0);
+	}
+	close(down[0]);
+	close(up[1]);
+	*to = down[1];
+	*from = up[0];
+	return pid;
+}
+
+/* The accelerator writes into the lender's RAM (and reads it back). */
+static void test_accel_dma_lender_ram(void **state)
+{
+	sci_remote_segment_t rs;
+	sci_map_t map;
+	volatile uint8_t *rmem;
+	uint8_t buf[RIG_LEN];
+	sci_ioaddr_t rio;
+	sci_error_t err;
+	struct rig r;
+	int to, from, st;
+	pid_t pid;
+
+	pid = lender_owner(&to, &from);
+	assert_int_equal(pipe_get(from, 10000), 0);
+	rig_up(&r, NODE_A, "gpu0", 0x5ea1);
+
+	SCIConnectSegment(r.sd, &rs, NODE_A, LENDER_SEG, 0, NULL, NULL, 5000, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	rmem = SCIMapRemoteSegment(rs, &map, 0, RIG_SIZE, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIMapRemoteSegmentForDevice(rs, r.dv, &rio, 0, 2 * RIG_SIZE, 0, &err);
+	assert_int_equal(err, SCI_ERR_OUT_OF_RANGE);
+	SCIMapRemoteSegmentForDevice(rs, r.dv, &rio, 0, RIG_SIZE, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_not_equal(rio, 0);
+	/* Pinned while the device may use it. */
+	SCIUnmapSegment(map, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIDisconnectSegment(rs, 0, &err);
+	assert_int_equal(err, SCI_ERR_BUSY);
+	rmem = SCIMapRemoteSegment(rs, &map, 0, RIG_SIZE, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	for (size_t i = 0; i < RIG_SIZE; i++)
+		rmem[i] = 0;
+
+	/* Host 0 -> lender RAM, through the address the mapping gave. */
+	assert_int_equal(rig_copy(&r, r.io + RIG_SRC, rio + 0x2000, RIG_LEN),
+			 ACCEL_ST_MAKE(ACCEL_SC_OK, 0));
+	for (size_t i = 0; i < RIG_LEN; i++)
+		buf[i] = rmem[0x2000 + i];
+	assert_memory_equal(buf, r.mem + RIG_SRC, RIG_LEN);
+	assert_int_equal(rmem[0x1fff], 0);
+	assert_int_equal(rmem[0x2000 + RIG_LEN], 0);
+	/* And back: lender RAM -> host 0. */
+	assert_int_equal(rig_copy(&r, rio + 0x2000, r.io + RIG_SPARE, RIG_LEN),
+			 ACCEL_ST_MAKE(ACCEL_SC_OK, 0));
+	assert_memory_equal(r.mem + RIG_SPARE, r.mem + RIG_SRC, RIG_LEN);
+
+	SCIUnmapRemoteSegmentForDevice(rs, r.dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIUnmapSegment(map, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIDisconnectSegment(rs, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	rig_down(&r);
+	close(to);
+	close(from);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* Peer-to-peer: gpu0 writes into gpu1's BAR2 (both at lender A). */
+static void test_accel_dma_p2p(void **state)
+{
+	sci_smartio_device_t g1;
+	sci_remote_segment_t b2;
+	sci_map_t map;
+	volatile uint8_t *g1mem;
+	uint8_t buf[RIG_LEN];
+	sci_ioaddr_t pio;
+	sci_error_t err;
+	struct rig r;
+
+	rig_up(&r, NODE_A, "gpu0", 0x5ea2);
+	SCIBorrowDevice(r.sd, &g1, find(r.sd, NODE_A, "gpu1"), 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIConnectDeviceSegment(g1, &b2, ACCEL_BAR_MEM, SCI_MEMTYPE_BAR, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_true(SCIGetRemoteSegmentSize(b2) >= RIG_SIZE);
+	g1mem = SCIMapRemoteSegment(b2, &map, 0, RIG_SIZE, NULL, SCI_FLAG_IO_MAP_IOSPACE, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	for (size_t i = 0; i < RIG_SIZE; i++)
+		g1mem[i] = 0;
+	SCIMapRemoteSegmentForDevice(b2, r.dv, &pio, 0, RIG_SIZE, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_not_equal(pio, 0);
+
+	assert_int_equal(rig_copy(&r, r.io + RIG_SRC, pio + 0x100, RIG_LEN),
+			 ACCEL_ST_MAKE(ACCEL_SC_OK, 0));
+	for (size_t i = 0; i < RIG_LEN; i++)
+		buf[i] = g1mem[0x100 + i];
+	assert_memory_equal(buf, r.mem + RIG_SRC, RIG_LEN);
+	assert_int_equal(g1mem[0xff], 0);
+	assert_int_equal(g1mem[0x100 + RIG_LEN], 0);
+	/* A peer-to-peer read back into host 0. */
+	assert_int_equal(rig_copy(&r, pio + 0x100, r.io + RIG_SPARE, RIG_LEN),
+			 ACCEL_ST_MAKE(ACCEL_SC_OK, 0));
+	assert_memory_equal(r.mem + RIG_SPARE, r.mem + RIG_SRC, RIG_LEN);
+
+	/* gpu1 is not returned while mapped for gpu0 (its BAR is connected). */
+	SCIReturnDevice(g1, 0, &err);
+	assert_int_equal(err, SCI_ERR_BUSY);
+	SCIUnmapRemoteSegmentForDevice(b2, r.dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIUnmapSegment(map, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIDisconnectSegment(b2, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIReturnDevice(g1, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	rig_down(&r);
+}
+
+/* `smartio iommu --host H faults`: the total count (-1 on failure). */
+static long long iommu_faults(const char *host)
+{
+	char *argv[] = { cli, (char *)"iommu", (char *)"--host", (char *)host,
+			 (char *)"faults", NULL };
+	posix_spawn_file_actions_t fa;
+	char out[4096];
+	size_t n = 0;
+	long long total = -1;
+	ssize_t k;
+	pid_t pid;
+	int p[2], st;
+
+	if (pipe(p))
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_addclose(&fa, p[0]);
+	if (posix_spawn(&pid, cli, &fa, NULL, argv, environ)) {
+		posix_spawn_file_actions_destroy(&fa);
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	while (n < sizeof(out) - 1) {
+		struct pollfd q = { .fd = p[0], .events = POLLIN };
+
+		if (poll(&q, 1, 10000) != 1)
+			break;
+		k = read(p[0], out + n, sizeof(out) - 1 - n);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	out[n] = '\0';
+	close(p[0]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -1;
+	if (sscanf(out, "%lld faults in total", &total) != 1)
+		return -1;
+	return total;
+}
+
+/*
+ * DMA outside every mapped window is blocked: at lender A (no IOMMU) by the
+ * NTB's look-up table (an unprogrammed entry: Unsupported Request), at
+ * lender B by its IOMMU (a fault, recorded), even within the LUT entry.
+ */
+static void test_accel_dma_blocked(void **state)
+{
+	const uint64_t ntb_bar = 8ull << 30;    /* default topology: 64 x 128 MiB */
+	long long before, after;
+	uint32_t st;
+	struct rig r;
+
+	/* Lender A: the BAR's last LUT entry is not programmed. */
+	rig_up(&r, NODE_A, "gpu0", 0x5ea3);
+	st = rig_copy(&r, r.io + RIG_SRC, (r.io | (ntb_bar - 1)) - 0xfff, 0x1000);
+	assert_int_equal(ACCEL_ST_CODE(st), ACCEL_SC_WRITE_FAULT);
+	assert_int_equal(ACCEL_ST_FAB(st), 1);
+	/* The engine goes on with the next descriptor. */
+	st = rig_copy(&r, r.io + RIG_SRC, r.io + RIG_SPARE, RIG_LEN);
+	assert_int_equal(st, ACCEL_ST_MAKE(ACCEL_SC_OK, 0));
+	assert_memory_equal(r.mem + RIG_SPARE, r.mem + RIG_SRC, RIG_LEN);
+	rig_down(&r);
+
+	/* Lender B (IOMMU on): just past the mapped window. */
+	before = iommu_faults("2");
+	assert_true(before >= 0);
+	rig_up(&r, 12, "gpu0", 0x5ea4);
+	st = rig_copy(&r, r.io + RIG_SRC, r.io + RIG_SPARE, RIG_LEN);
+	assert_int_equal(st, ACCEL_ST_MAKE(ACCEL_SC_OK, 0));
+	assert_memory_equal(r.mem + RIG_SPARE, r.mem + RIG_SRC, RIG_LEN);
+	assert_int_equal(iommu_faults("2"), before);
+	st = rig_copy(&r, r.io + RIG_SRC, r.io + RIG_SIZE, 0x1000);
+	assert_int_equal(ACCEL_ST_CODE(st), ACCEL_SC_WRITE_FAULT);
+	assert_int_equal(ACCEL_ST_FAB(st), 2);
+	after = iommu_faults("2");
+	assert_true(after > before);
+	rig_down(&r);
+}
+
 static void test_requester(void **state)
 {
 	sci_error_t err;
@@ -405,6 +762,9 @@ int main(void)
 		cmocka_unit_test(test_borrow),
 		cmocka_unit_test(test_nvme_bar),
 		cmocka_unit_test(test_accel_dma),
+		cmocka_unit_test(test_accel_dma_lender_ram),
+		cmocka_unit_test(test_accel_dma_p2p),
+		cmocka_unit_test(test_accel_dma_blocked),
 		cmocka_unit_test(test_requester),
 	};
 

@@ -150,8 +150,8 @@ static uint32_t recv_step(int fd)
 	return v;
 }
 
-/* Fork a child that runs fn as a program of host 0 (a fresh SCIInitialize). */
-static struct kid spawn_user(int (*fn)(struct kid *k, void *arg), void *arg)
+/* Fork a child that runs fn as a program of host (a fresh SCIInitialize). */
+static struct kid spawn_on(const char *host, int (*fn)(struct kid *k, void *arg), void *arg)
 {
 	int down[2], up[2];
 	struct kid k;
@@ -167,9 +167,9 @@ static struct kid spawn_user(int (*fn)(struct kid *k, void *arg), void *arg)
 		close(up[0]);
 		k.to = up[1];
 		k.from = down[0];
-		/* The library is a copy of the parent's: start it again as host 0. */
+		/* The library is a copy of the parent's: start it again as host. */
 		SCITerminate();
-		setenv("SMARTIO_HOST", USER_HOST, 1);
+		setenv("SMARTIO_HOST", host, 1);
 		SCIInitialize(0, &err);
 		CHK_ERR(err, SCI_ERR_OK);
 		_exit(fn(&k, arg));
@@ -179,6 +179,12 @@ static struct kid spawn_user(int (*fn)(struct kid *k, void *arg), void *arg)
 	k.to = down[1];
 	k.from = up[0];
 	return k;
+}
+
+/* Fork a child that runs fn as a program of host 0. */
+static struct kid spawn_user(int (*fn)(struct kid *k, void *arg), void *arg)
+{
+	return spawn_on(USER_HOST, fn, arg);
 }
 
 /* Wait (bounded) for the child; it must exit with status 0. */
@@ -888,6 +894,144 @@ static void test_memcpy_readonly(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 }
 
+/* ---------- 6. the owner dies: connected programs get SCI_CB_DISCONNECT ---------- */
+
+#define GONE_ID   (SEG_ID + 6)
+#define GONE_MS   5000            /* the bound on the disconnect event */
+
+static unsigned int gone_events, gone_reason;
+
+static sci_callback_action_t gone_cb(void *arg, sci_remote_segment_t seg,
+				     sci_segment_cb_reason_t reason, sci_error_t status)
+{
+	(void)seg;
+	(void)status;
+	*(int *)arg = 1;          /* callbackArg reaches the callback */
+	__atomic_store_n(&gone_reason, (unsigned int)reason, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&gone_events, 1, __ATOMIC_RELEASE);
+	return SCI_CALLBACK_CONTINUE;
+}
+
+/* Has the callback run, within ms? */
+static bool gone_wait(unsigned int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (!__atomic_load_n(&gone_events, __ATOMIC_ACQUIRE))
+		if (now_ms() > end || poll(NULL, 0, 5) < 0)
+			return false;
+	return true;
+}
+
+/* Host 1: a segment, available, then nothing until killed. */
+static int gone_owner(struct kid *k, void *arg)
+{
+	sci_local_segment_t seg;
+	volatile uint32_t *p;
+	sci_map_t map;
+	sci_error_t err;
+	sci_desc_t sd;
+
+	(void)arg;
+	SCIOpen(&sd, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	SCICreateSegment(sd, &seg, GONE_ID, SEG_SIZE, NULL, NULL, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	SCIPrepareSegment(seg, 0, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	p = SCIMapLocalSegment(seg, &map, 0, PAGE, NULL, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	p[0] = 0x600d;
+	SCISetSegmentAvailable(seg, 0, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	send_step(k->to, 1);
+	for (;;)
+		pause();
+}
+
+/* Host 0: connected with a callback and without; told at step 2 the owner is dead. */
+static int gone_user(struct kid *k, void *arg)
+{
+	sci_remote_segment_t rs, plain;
+	volatile uint32_t *p;
+	sci_map_t map;
+	sci_error_t err;
+	sci_desc_t sd;
+	int got_arg = 0;
+
+	(void)arg;
+	SCIOpen(&sd, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	SCIConnectSegment(sd, &rs, OWNER_NODE, GONE_ID, 0, gone_cb, &got_arg, WAIT_MS,
+			  SCI_FLAG_USE_CALLBACK, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	SCIConnectSegment(sd, &plain, OWNER_NODE, GONE_ID, 0, NULL, NULL, WAIT_MS, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	p = SCIMapRemoteSegment(rs, &map, 0, PAGE, NULL, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	CHK(p[0] == 0x600d);
+	SCIUnmapSegment(map, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	CHK(!__atomic_load_n(&gone_events, __ATOMIC_ACQUIRE));
+	send_step(k->to, 1);
+	CHK(recv_step(k->from) == 2);           /* the owner was killed just now */
+	CHK(gone_wait(GONE_MS));
+	CHK(__atomic_load_n(&gone_reason, __ATOMIC_RELAXED) == SCI_CB_DISCONNECT && got_arg == 1);
+	/* Without a callback: operations say the link is gone. */
+	CHK(!SCIMapRemoteSegment(plain, &map, 0, PAGE, NULL, 0, &err));
+	CHK_ERR(err, SCI_ERR_NO_LINK_ACCESS);
+	CHK(!SCIMapRemoteSegment(rs, &map, 0, PAGE, NULL, 0, &err));
+	CHK_ERR(err, SCI_ERR_NO_LINK_ACCESS);
+	SCIDisconnectSegment(rs, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	SCIDisconnectSegment(plain, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	CHK(__atomic_load_n(&gone_events, __ATOMIC_ACQUIRE) == 1);   /* once */
+	SCIClose(sd, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	return 0;
+}
+
+static void test_owner_killed(void **state)
+{
+	struct kid owner, user;
+	sci_remote_segment_t rs;
+	sci_error_t err;
+	sci_desc_t sd;
+	uint64_t t0;
+	int got_arg = 0, ws;
+
+	owner = spawn_on("1", gone_owner, NULL);
+	assert_int_equal(recv_step(owner.from), 1);
+	user = spawn_user(gone_user, NULL);
+	assert_int_equal(recv_step(user.from), 1);
+	/* This process (host 1 too) connects as well: a local connection. */
+	SCIOpen(&sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIConnectSegment(sd, &rs, OWNER_NODE, GONE_ID, 0, gone_cb, &got_arg, WAIT_MS,
+			  SCI_FLAG_USE_CALLBACK, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIGetRemoteSegmentSize(rs), SEG_SIZE);
+	assert_false(gone_wait(0));
+
+	t0 = now_ms();
+	assert_int_equal(kill(owner.pid, SIGKILL), 0);
+	assert_int_equal(waitpid(owner.pid, &ws, 0), owner.pid);
+	assert_true(WIFSIGNALED(ws));
+	close(owner.to);
+	close(owner.from);
+	send_step(user.to, 2);
+	assert_true(gone_wait(GONE_MS));
+	assert_true(now_ms() - t0 <= GONE_MS);
+	assert_int_equal(__atomic_load_n(&gone_reason, __ATOMIC_RELAXED), SCI_CB_DISCONNECT);
+	assert_int_equal(got_arg, 1);
+	SCIDisconnectSegment(rs, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	join(&user);
+	SCIClose(sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -896,6 +1040,7 @@ int main(void)
 		cmocka_unit_test(test_pingpong),
 		cmocka_unit_test(test_connect),
 		cmocka_unit_test(test_memcpy_readonly),
+		cmocka_unit_test(test_owner_killed),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -124,6 +124,9 @@ enum smio_type {
 
 	/* SISCI segments, continued (140..). */
 	SMIO_SEG_ATTACH     = 140, /* smio_seg_attach -> smio_seg_info (memory for an EMPTY segment) */
+	SMIO_PEER_SEG_GONE  = 141, /* smio_peer_seg_ref -> no reply (owner -> importer: owner died) */
+	SMIO_SEG_EVENTS     = 142, /* smio_seg_conn_ref -> empty + eventfd (the connection's events) */
+	SMIO_SEG_STATE      = 143, /* smio_seg_conn_ref -> smio_seg_state */
 
 	SMIO_TYPE_MAX
 };
@@ -530,6 +533,20 @@ struct smio_peer_seg {
 struct smio_peer_seg_ref {
 	uint32_t segid;
 	uint32_t ref;
+};
+
+/*
+ * SEG_STATE: is a connection still usable? LOST: its owner process died
+ * (PEER_SEG_GONE), or the owner's host became unreachable; its windows are
+ * closed and only SEG_DISCONNECT is left to do. The SEG_EVENTS eventfd
+ * counts 1 when a connection becomes LOST.
+ */
+#define SMIO_SEG_CONNECTED  1u
+#define SMIO_SEG_LOST       2u
+
+struct smio_seg_state {
+	uint32_t conn;
+	uint32_t state;            /* SMIO_SEG_CONNECTED or SMIO_SEG_LOST */
 };
 
 /* Request: mem (pad 0, size 0); reply: mem, its size, and the memfd. */

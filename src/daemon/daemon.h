@@ -95,7 +95,7 @@ int smd_h_accel_op(struct smd *d, const void *payload, uint32_t len, void *out,
 
 /*
  * SISCI segment service (h_segment.c). smd_h_segment serves the SEG_*,
- * PEER_SEG_LOOKUP/RELEASE and PEER_MEMFD types (payload validated; host lock
+ * PEER_SEG_LOOKUP/RELEASE/GONE and PEER_MEMFD types (payload validated; host lock
  * held); a descriptor for the reply goes to *out_fd and stays the daemon's.
  * smd_seg_conn_closed runs for every connection before it is closed: it
  * drops what the connection owned or held (segments, connections, LUT
@@ -118,6 +118,15 @@ void smd_intr_fini(struct smd *d);
 int smd_h_intr(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 	       void *out, uint32_t *outlen, int *out_fd);
 void smd_intr_conn_closed(struct smd *d, unsigned idx);
+
+/*
+ * smd_seg_ntb_expose makes [phys, phys + size) of this host (a lent device's
+ * BAR) reachable by requests arriving through its NTBs: identity-mapped in
+ * the NTBs' IOMMU domain when the IOMMU is on (no-op otherwise);
+ * smd_seg_ntb_unexpose undoes it.
+ */
+int smd_seg_ntb_expose(struct smd *d, uint64_t phys, uint64_t size);
+void smd_seg_ntb_unexpose(struct smd *d, uint64_t phys, uint64_t size);
 
 /*
  * For the device service (h_device.c), all with the host lock held:

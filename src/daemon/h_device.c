@@ -63,6 +63,13 @@ struct ddom {
 	uint32_t dom;
 };
 
+/* Lender: a BAR of a lent device exposed to our NTBs (IOMMU on). */
+struct bexp {
+	uint16_t bdf;
+	uint8_t bar;
+	uint64_t addr, size;
+};
+
 /* Borrower: a process's borrow. */
 struct brw {
 	uint32_t handle;          /* never 0 */
@@ -91,6 +98,7 @@ struct smd_devs {
 	VEC(struct lend, lends);
 	VEC(struct dmap, dmaps);
 	VEC(struct ddom, ddoms);
+	VEC(struct bexp, bexps);
 	VEC(struct brw, brws);
 	VEC(struct bmap, bmaps);
 	uint32_t next_id;
@@ -157,6 +165,7 @@ void smd_dev_fini(struct smd *d)
 	free(s->lends);
 	free(s->dmaps);
 	free(s->ddoms);
+	free(s->bexps);
 	free(s->brws);
 	free(s->bmaps);
 	free(s);
@@ -439,6 +448,18 @@ static void lend_drop(struct smd *d, struct lend *l)
 			i++;
 	}
 	*l = s->lends[--s->nlends];
+	/* The last borrow of the device gone: its BARs are no longer exposed. */
+	for (unsigned i = 0; i < s->nlends; i++)
+		if (s->lends[i].bdf == c.bdf)
+			return;
+	for (unsigned i = 0; i < s->nbexps;) {
+		if (s->bexps[i].bdf == c.bdf) {
+			smd_seg_ntb_unexpose(d, s->bexps[i].addr, s->bexps[i].size);
+			s->bexps[i] = s->bexps[--s->nbexps];
+		} else {
+			i++;
+		}
+	}
 }
 
 static int lend_return(struct smd *d, uint32_t holder, const struct smio_peer_dev_ref *m)
@@ -481,6 +502,28 @@ static int lend_bar(struct smd *d, uint32_t holder, struct smio_peer_dev_bar *m)
 		return -ENXIO;
 	m->addr = addr;
 	m->size = fn->bars[m->bar].size;
+	/*
+	 * With the IOMMU on, the borrower's requests arrive with the NTB's
+	 * requester ID and are translated like DMA: expose the BAR to the NTBs
+	 * (once per BAR, while the device is lent).
+	 */
+	if (iommu_enabled(d->host->iommu)) {
+		struct smd_devs *s = d->devs_pool;
+		int rc;
+
+		for (unsigned i = 0; i < s->nbexps; i++)
+			if (s->bexps[i].bdf == m->bdf && s->bexps[i].bar == m->bar &&
+			    s->bexps[i].addr == addr && s->bexps[i].size == m->size)
+				return 0;
+		rc = RESERVE(s, bexps);
+		if (rc)
+			return rc;
+		rc = smd_seg_ntb_expose(d, addr, m->size);
+		if (rc)
+			return rc;
+		s->bexps[s->nbexps++] = (struct bexp){ .bdf = m->bdf, .bar = (uint8_t)m->bar,
+						       .addr = addr, .size = m->size };
+	}
 	return 0;
 }
 

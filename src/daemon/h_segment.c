@@ -21,6 +21,15 @@
  * drop everything it carried (the owner its references, the importer its LUT
  * entries, which then lead nowhere), so they never disagree for long.
  *
+ * Disconnect events: when the owner process dies, the owner's daemon tells
+ * every importer of its referenced segments (PEER_SEG_GONE over the peer
+ * connection each reference came on; a local importer directly). The
+ * importer closes the connection's windows and marks it gone; the orphaned
+ * segment keeps its memory until the importer's process disconnects (its
+ * mappings still point there), when the reference is released as usual. A
+ * connection that becomes gone or lost adds 1 to its eventfd (SEG_EVENTS),
+ * which the process polls for SISCI's disconnect callback.
+ *
  * Every handler runs with the host lock held. Those that wait for a peer
  * (connect, map, disconnect) serve other peers meanwhile, which may change
  * the tables: they copy what they need and look entries up again afterwards.
@@ -29,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -51,6 +61,9 @@ struct imp {
 	uint32_t borrow;          /* a device BAR of this borrow (no owner reference) */
 	bool lost;                /* the owner dropped our reference (peer connection
 				   * lost); LUT entries already cleared */
+	bool gone;                /* the owner process died (PEER_SEG_GONE); LUT entries
+				   * cleared, the reference still ours to release */
+	int efd;                  /* SEG_EVENTS eventfd, or -1 */
 };
 
 struct memfd_ent {
@@ -129,6 +142,18 @@ static void seg_unexpose(void *arg, uint64_t phys, uint64_t size)
 			(unsigned long long)phys);
 }
 
+/* For the device service: a lent device's BAR, reachable through our NTBs. */
+int smd_seg_ntb_expose(struct smd *d, uint64_t phys, uint64_t size)
+{
+	return seg_expose(d, phys, size);
+}
+
+void smd_seg_ntb_unexpose(struct smd *d, uint64_t phys, uint64_t size)
+{
+	if (iommu_enabled(d->host->iommu) && d->segs && d->segs->ntb_domain)
+		iommu_unmap(d->host->iommu, d->segs->ntb_domain, phys, size);
+}
+
 int smd_seg_init(struct smd *d)
 {
 	struct smd_segs *s = calloc(1, sizeof(*s));
@@ -185,10 +210,27 @@ static int imp_get(struct smd_segs *s, const struct smd_conn *c, uint32_t handle
 	return 0;
 }
 
-/* Take the entry out of the table (the caller has a copy). */
+/* Take the entry out of the table (the caller has a copy, without the eventfd). */
 static void imp_unlink(struct smd_segs *s, struct imp *im)
 {
+	if (im->efd >= 0)
+		close(im->efd);
 	*im = s->imp[--s->nimp];
+}
+
+/* Has the connection's segment gone away (owner process or host)? */
+static bool imp_dead(const struct imp *im)
+{
+	return im->lost || im->gone;
+}
+
+/* Tell the process: its connection im just became unusable. */
+static void imp_signal(struct imp *im)
+{
+	uint64_t one = 1;
+
+	if (im->efd >= 0 && write(im->efd, &one, sizeof(one)) != sizeof(one))
+		fprintf(stderr, "smartiod: connection %u: event not delivered\n", im->handle);
 }
 
 static void lut_clear_run(struct smd *d, const struct imp *im)
@@ -267,7 +309,7 @@ static int h_seg_connect(struct smd *d, struct smd_conn *c, const struct smio_se
 		       struct smio_seg_conn *o, uint32_t *outlen)
 {
 	struct smd_segs *s = d->segs;
-	struct imp im = { .cid = c->cid, .segid = m->segid, .ntb = m->adapter };
+	struct imp im = { .cid = c->cid, .segid = m->segid, .ntb = m->adapter, .efd = -1 };
 	struct fab_ntb *n;
 	struct smio_seg_id q = { .segid = m->segid };
 	struct smio_peer_seg ps;
@@ -363,10 +405,60 @@ static int h_seg_disconnect(struct smd *d, struct smd_conn *c, const struct smio
 	im = *p;
 	imp_unlink(d->segs, p);
 	/* Close the windows before the owner may free the memory behind them. */
-	if (!im.lost)
+	if (!imp_dead(&im))
 		lut_clear_run(d, &im);
 	release_ref(d, &im, true);
 	return 0;
+}
+
+static int h_seg_events(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m,
+			int *out_fd)
+{
+	struct imp *im;
+	int rc = imp_get(d->segs, c, m->conn, &im);
+
+	if (rc)
+		return rc;
+	if (im->efd < 0) {
+		im->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (im->efd < 0)
+			return -errno;
+		if (imp_dead(im))
+			imp_signal(im);     /* already gone: say so at once */
+	}
+	*out_fd = im->efd;
+	return 0;
+}
+
+static int h_seg_state(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m,
+		       struct smio_seg_state *o, uint32_t *outlen)
+{
+	struct imp *im;
+	int rc = imp_get(d->segs, c, m->conn, &im);
+
+	if (rc)
+		return rc;
+	*o = (struct smio_seg_state){ .conn = im->handle,
+		.state = imp_dead(im) ? SMIO_SEG_LOST : SMIO_SEG_CONNECTED };
+	*outlen = sizeof(*o);
+	return 0;
+}
+
+/* The owner process of segment segid on host died: our connection holding ref is gone. */
+static void seg_gone(struct smd *d, uint32_t host, uint32_t segid, uint32_t ref)
+{
+	struct smd_segs *s = d->segs;
+
+	for (unsigned i = 0; i < s->nimp; i++) {
+		struct imp *im = &s->imp[i];
+
+		if (im->host != host || im->segid != segid || im->ref != ref || im->borrow ||
+		    imp_dead(im))
+			continue;
+		lut_clear_run(d, im);
+		im->gone = true;
+		imp_signal(im);
+	}
 }
 
 static int fab_status_errno(int status)
@@ -438,7 +530,7 @@ static int h_seg_map_remote(struct smd *d, struct smd_conn *c, const struct smio
 	if (rc)
 		return rc;
 	im = *p;                    /* the table may change while peers are served */
-	if (im.lost)
+	if (imp_dead(&im))
 		return -ENOLINK;
 	if (m->offset > im.size || m->size > im.size - m->offset)
 		return -ERANGE;
@@ -669,6 +761,19 @@ int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *
 		return h_seg_disconnect(d, c, p);
 	case SMIO_SEG_ATTACH:
 		return h_seg_attach(d, c, p, out, outlen);
+	case SMIO_SEG_EVENTS:
+		return h_seg_events(d, c, p, out_fd);
+	case SMIO_SEG_STATE:
+		return h_seg_state(d, c, p, out, outlen);
+	case SMIO_PEER_SEG_GONE: {
+		const struct smio_peer_seg_ref *m = p;
+
+		/* Only the owner sends it, on our connection to it. */
+		if (!c->outgoing)
+			return -EPROTO;
+		seg_gone(d, c->host, m->segid, m->ref);
+		return 0;
+	}
 	case SMIO_PEER_SEG_LOOKUP:
 		return peer_seg_lookup(d, c, p, out, outlen);
 	case SMIO_PEER_SEG_RELEASE: {
@@ -691,7 +796,7 @@ int smd_seg_import_bar(struct smd *d, struct smd_conn *c, uint32_t borrow, uint3
 {
 	struct smd_segs *s = d->segs;
 	struct imp im = { .cid = c->cid, .host = host, .ntb = adapter, .borrow = borrow,
-			  .segid = SMIO_SEGID_AUTO, .dest = addr, .size = size };
+			  .segid = SMIO_SEGID_AUTO, .dest = addr, .size = size, .efd = -1 };
 	struct fab_ntb *n;
 	uint64_t win, base, bar;
 	int rc;
@@ -758,7 +863,7 @@ int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delt
 	rc = imp_get(d->segs, c, conn, &im);
 	if (rc)
 		return rc;
-	if (im->lost)
+	if (imp_dead(im))
 		return -ENOLINK;
 	*host = im->host;
 	*dest = im->dest;
@@ -824,7 +929,7 @@ int smd_seg_conn_range(struct smd *d, uint32_t cid, uint32_t handle, uint64_t *a
 		return -ENOENT;
 	if (im->cid != cid)
 		return -EPERM;
-	if (im->lost)
+	if (imp_dead(im))
 		return -ENOLINK;
 	*addr = im->win_addr + im->offset;
 	*size = im->size;
@@ -852,7 +957,10 @@ static void peer_lost(struct smd *d, uint32_t host)
 		if (im->host != host || im->lost || im->host == d->host_id)
 			continue;
 		/* The memory may be reused by the owner now: close the windows. */
-		lut_clear_run(d, im);
+		if (!im->gone) {
+			lut_clear_run(d, im);
+			imp_signal(im);
+		}
 		im->lost = true;
 	}
 	/* A restarted daemon has new memory objects. */
@@ -864,6 +972,37 @@ static void peer_lost(struct smd *d, uint32_t host)
 			i++;
 		}
 	}
+}
+
+/*
+ * Owner cid is going: tell the holders of references to its segments. Copy
+ * them first: a failed send closes a peer connection, which drops the
+ * references it held (and walks these tables).
+ */
+static void owner_gone_notify(struct smd *d, uint32_t cid)
+{
+	struct smd_segs *s = d->segs;
+	struct seg_ref_info *v = NULL;
+	unsigned n = seg_owner_refs(s->tab, cid, &v);
+
+	for (unsigned k = 0; k < n; k++) {
+		struct smio_peer_seg_ref m = { .segid = v[k].segid, .ref = v[k].ref };
+		unsigned i;
+
+		for (i = 0; i < d->nconns; i++)
+			if (d->conns[i].fd >= 0 && d->conns[i].cid == v[k].holder)
+				break;
+		if (i == d->nconns)
+			continue;
+		if (d->conns[i].role == SMIO_ROLE_CLIENT) {
+			seg_gone(d, d->host_id, m.segid, m.ref);    /* an importer of this host */
+		} else if (d->conns[i].role == SMIO_ROLE_PEER && !d->conns[i].outgoing) {
+			if (smio_send(d->conns[i].fd, SMIO_PEER_SEG_GONE, 0, 0, 0, &m, sizeof(m),
+				      -1) < 0)
+				smd_close_conn(d, i);
+		}
+	}
+	free(v);
 }
 
 void smd_seg_conn_closed(struct smd *d, unsigned idx)
@@ -893,13 +1032,15 @@ void smd_seg_conn_closed(struct smd *d, unsigned idx)
 			break;
 		im = s->imp[i];
 		imp_unlink(s, &s->imp[i]);
-		if (!im.lost)
+		if (!imp_dead(&im))
 			lut_clear_run(d, &im);
 		release_ref(d, &im, false);
 	}
 	/* References peers held through this connection, then its own segments
-	 * (those still referenced linger until the last reference goes). */
+	 * (those still referenced linger until the last reference goes): their
+	 * importers learn that the owner is gone. */
 	seg_holder_gone(s->tab, cid);
+	owner_gone_notify(d, cid);
 	seg_owner_gone(s->tab, cid);
 	fab_host_unlock(d->host);
 }

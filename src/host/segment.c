@@ -336,6 +336,32 @@ unsigned seg_holder_gone(struct seg_table *t, uint32_t holder)
 	return n;
 }
 
+unsigned seg_owner_refs(const struct seg_table *t, uint32_t owner, struct seg_ref_info **out)
+{
+	struct seg_ref_info *v;
+	unsigned n = 0;
+
+	*out = NULL;
+	if (!owner || !t->nrefs)
+		return 0;
+	v = malloc(t->nrefs * sizeof(*v));
+	if (!v)
+		return 0;
+	for (unsigned i = 0; i < t->nrefs; i++) {
+		const struct seg *s = find(t, t->refs[i].segid);
+
+		if (s && s->owner == owner && t->refs[i].holder != owner)
+			v[n++] = (struct seg_ref_info){ .segid = t->refs[i].segid,
+				.ref = t->refs[i].id, .holder = t->refs[i].holder };
+	}
+	if (!n) {
+		free(v);
+		return 0;
+	}
+	*out = v;
+	return n;
+}
+
 unsigned seg_owner_gone(struct seg_table *t, uint32_t owner)
 {
 	unsigned n = 0;

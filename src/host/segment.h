@@ -120,6 +120,15 @@ int seg_ref_get_own(struct seg_table *t, uint32_t id, uint32_t owner, uint32_t *
 int seg_ref_put(struct seg_table *t, uint32_t id, uint32_t ref, uint32_t holder);
 /* Drop every reference holder holds (it is gone). Returns how many. */
 unsigned seg_holder_gone(struct seg_table *t, uint32_t holder);
+/*
+ * The references others hold on owner's segments (what seg_owner_gone will
+ * orphan): a malloc()ed array in *out (NULL if none; the caller frees it).
+ * Returns how many; 0 also when out of memory.
+ */
+struct seg_ref_info {
+	uint32_t segid, ref, holder;
+};
+unsigned seg_owner_refs(const struct seg_table *t, uint32_t owner, struct seg_ref_info **out);
 /* The owner is gone: free its unreferenced segments, orphan the others. */
 unsigned seg_owner_gone(struct seg_table *t, uint32_t owner);
 

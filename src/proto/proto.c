@@ -623,6 +623,14 @@ static int check_seg_conn_ref(const void *p, uint32_t len)
 	return m.pad ? -EINVAL : 0;
 }
 
+static int check_seg_state(const void *p, uint32_t len)
+{
+	struct smio_seg_state m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.state == SMIO_SEG_CONNECTED || m.state == SMIO_SEG_LOST ? 0 : -EINVAL;
+}
+
 static int check_seg_attach(const void *p, uint32_t len)
 {
 	struct smio_seg_attach m;
@@ -1211,6 +1219,13 @@ static const struct type_spec types[SMIO_TYPE_MAX] = {
 	[SMIO_SEG_ATTACH] = { "SEG_ATTACH", false,
 		FIXED(struct smio_seg_attach, check_seg_attach),
 		FIXED(struct smio_seg_info, check_seg_info) },
+	[SMIO_PEER_SEG_GONE] = { "PEER_SEG_GONE", true,
+		FIXED(struct smio_peer_seg_ref, check_peer_seg_ref), EMPTY },
+	[SMIO_SEG_EVENTS] = { "SEG_EVENTS", false,
+		FIXED(struct smio_seg_conn_ref, check_seg_conn_ref), EMPTY },
+	[SMIO_SEG_STATE] = { "SEG_STATE", false,
+		FIXED(struct smio_seg_conn_ref, check_seg_conn_ref),
+		FIXED(struct smio_seg_state, check_seg_state) },
 };
 
 /* The table has holes between the groups: a hole has no name. */

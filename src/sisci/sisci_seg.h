@@ -57,8 +57,11 @@ struct sci_remote_segment {
 	unsigned int node_id, segid, adapter;
 	uint64_t size;               /* page-rounded, as the owner reports it */
 	uint64_t ioaddr;             /* the segment's address on this host's bus */
-	sci_cb_remote_segment_t cb;  /* stored; events are not delivered yet */
+	sci_cb_remote_segment_t cb;  /* SCI_FLAG_USE_CALLBACK: told of SCI_CB_DISCONNECT */
 	void *cb_arg;
+	int efd, cancel_fd;          /* with cb: the daemon's SEG_EVENTS eventfd, and ours */
+	pthread_t watcher;           /* with cb: waits on efd and calls cb once */
+	bool watching;               /* the watcher was started (efd, cancel_fd open) */
 	unsigned int maps;
 	struct sci_smartio_device *dev;  /* a device BAR of this borrow (SCIConnectDeviceSegment) */
 };

@@ -11,6 +11,14 @@
  * a segment of this host no window is needed). Mapping either is in
  * sisci_map.c.
  *
+ * A connection made with SCI_FLAG_USE_CALLBACK has a watcher thread: it
+ * waits on the connection's eventfd from the daemon (SEG_EVENTS), which
+ * counts when the segment goes away (its owner process died, or the owner's
+ * host became unreachable), and then calls the callback once with
+ * SCI_CB_DISCONNECT. Without a callback, the program finds out when an
+ * operation fails with SCI_ERR_NO_LINK_ACCESS; either way SCIDisconnectSegment
+ * is what is left to do.
+ *
  * Locking: the registry lock is held to look handles up and to change the
  * objects' counters, never across a daemon call or a wait. An object being
  * destroyed is taken out of the registry first, and put back if the daemon
@@ -21,6 +29,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -623,6 +632,91 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/*
+ * The watcher of a connection with a callback. The callback may disconnect
+ * the segment (which frees r): nothing of r is touched after it returns.
+ */
+static __thread const struct sci_remote_segment *watcher_of;   /* in a watcher: its r */
+
+static void *rseg_watch(void *arg)
+{
+	struct sci_remote_segment *r = arg;
+	struct pollfd p[2] = { { .fd = r->efd, .events = POLLIN },
+			       { .fd = r->cancel_fd, .events = POLLIN } };
+	struct smio_seg_conn_ref q = { .conn = r->conn };
+	struct smio_seg_state st;
+	uint64_t count;
+	uint32_t rlen = 0;
+	int rc;
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return NULL;
+		}
+		if (p[1].revents)
+			return NULL;        /* SCIDisconnectSegment */
+		if (!(p[0].revents & POLLIN))
+			return NULL;        /* not an eventfd any more: nothing will come */
+		if (read(r->efd, &count, sizeof(count)) != sizeof(count))
+			continue;
+		/* The daemon's word on it (a daemon that cannot answer: gone too). */
+		rc = sisci_call(r->sd, SMIO_SEG_STATE, &q, sizeof(q), &st, sizeof(st), &rlen, NULL);
+		if (!rc && rlen == sizeof(st) && st.state == SMIO_SEG_CONNECTED)
+			continue;
+		break;
+	}
+	watcher_of = r;
+	r->cb(r->cb_arg, r, SCI_CB_DISCONNECT, SCI_ERR_OK);
+	return NULL;
+}
+
+/* Start r's watcher: SCI_ERR_OK, or an error with nothing left behind. */
+static sci_error_t rseg_watch_start(struct sci_remote_segment *r)
+{
+	struct smio_seg_conn_ref q = { .conn = r->conn };
+	int rc;
+
+	r->efd = -1;
+	r->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r->cancel_fd < 0)
+		return SCI_ERR_NOSPC;
+	rc = sisci_call(r->sd, SMIO_SEG_EVENTS, &q, sizeof(q), NULL, 0, NULL, &r->efd);
+	if (!rc && r->efd < 0)
+		rc = -EPROTO;
+	if (!rc && pthread_create(&r->watcher, NULL, rseg_watch, r))
+		rc = -ENOMEM;
+	if (rc) {
+		if (r->efd >= 0)
+			close(r->efd);
+		close(r->cancel_fd);
+		r->efd = r->cancel_fd = -1;
+		return rc == -ENOMEM ? SCI_ERR_NOSPC : sisci_seg_errno(rc);
+	}
+	r->watching = true;
+	return SCI_ERR_OK;
+}
+
+/* Stop r's watcher (unless it is the caller: then it ends by itself). */
+static void rseg_watch_stop(struct sci_remote_segment *r)
+{
+	uint64_t one = 1;
+
+	if (!r->watching)
+		return;
+	if (watcher_of == r) {
+		watcher_of = NULL;
+		pthread_detach(r->watcher);
+	} else {
+		if (write(r->cancel_fd, &one, sizeof(one)) != sizeof(one))
+			abort();        /* an eventfd of ours with a count of 0 or 1 */
+		pthread_join(r->watcher, NULL);
+	}
+	close(r->efd);
+	close(r->cancel_fd);
+}
+
 void SCIConnectSegment(sci_desc_t sd, sci_remote_segment_t *segment, unsigned int nodeId,
 		       unsigned int segmentId, unsigned int localAdapterNo,
 		       sci_cb_remote_segment_t callback, void *callbackArg,
@@ -650,7 +744,7 @@ void SCIConnectSegment(sci_desc_t sd, sci_remote_segment_t *segment, unsigned in
 		*error = SCI_ERR_ILLEGAL_FLAG;
 		return;
 	}
-	/* Its outcome would be reported by a callback, and events are not delivered yet. */
+	/* Its outcome would be reported by a callback: not implemented. */
 	if (flags & SCI_FLAG_ASYNCHRONOUS_CONNECT) {
 		*error = SCI_ERR_FLAG_NOT_IMPLEMENTED;
 		return;
@@ -724,14 +818,27 @@ void SCIConnectSegment(sci_desc_t sd, sci_remote_segment_t *segment, unsigned in
 	r->adapter = localAdapterNo;
 	r->size = sc.size;
 	r->ioaddr = sc.win_addr + sc.offset;
-	if (flags & SCI_FLAG_USE_CALLBACK) {
-		r->cb = callback;
-		r->cb_arg = callbackArg;
-	}
 	sisci_lock();
 	sisci_obj_add(&r->obj, SISCI_OBJ_RSEG);
 	sisci_desc_get(sd);
 	sisci_unlock();
+	/* Registered first: the callback may run at once and use the handle. */
+	if (flags & SCI_FLAG_USE_CALLBACK) {
+		struct smio_seg_conn_ref ref = { .conn = sc.conn };
+
+		r->cb = callback;
+		r->cb_arg = callbackArg;
+		*error = rseg_watch_start(r);
+		if (*error) {
+			sisci_lock();
+			sisci_obj_del(&r->obj);
+			sisci_desc_put(sd);
+			sisci_unlock();
+			sisci_call(sd, SMIO_SEG_DISCONNECT, &ref, sizeof(ref), NULL, 0, NULL, NULL);
+			free(r);
+			return;
+		}
+	}
 	*segment = r;
 	*error = SCI_ERR_OK;
 }
@@ -780,6 +887,7 @@ void SCIDisconnectSegment(sci_remote_segment_t segment, unsigned int flags, sci_
 		segment->dev->segs--;
 		sisci_unlock();
 	}
+	rseg_watch_stop(segment);
 	sisci_desc_put(segment->sd);
 	free(segment);
 	*error = SCI_ERR_OK;
