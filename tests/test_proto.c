@@ -287,11 +287,12 @@ static const uint16_t known_types[] = {
 	SMIO_INTR_CREATE, SMIO_INTR_REMOVE, SMIO_INTR_CONNECT, SMIO_INTR_TRIGGER,
 	SMIO_INTR_RECEIVE, SMIO_INTR_DISCONNECT, SMIO_PEER_INTR_LOOKUP, SMIO_PEER_INTR_FIRE,
 	SMIO_DMA_QUEUE_CREATE, SMIO_DMA_QUEUE_REMOVE, SMIO_DMA_START, SMIO_DMA_STATE,
+	SMIO_DEV_SEG_CREATE, SMIO_PEER_DEV_SEG_CREATE, SMIO_PEER_DEV_SEG_LOOKUP,
 };
 #define NKNOWN (sizeof(known_types) / sizeof(known_types[0]))
 
 static const uint16_t unknown_types[] = {
-	0, 4, 9, 14, 19, 22, 29, 38, 39, 44, 59, 64, 108, 109, SMIO_TYPE_MAX, 129, 0xffff,
+	0, 4, 9, 14, 19, 22, 29, 38, 39, 44, 59, 64, 108, 109, SMIO_TYPE_MAX, 139, 0xffff,
 };
 
 /* Check a request payload given as a struct lvalue. */
@@ -1865,6 +1866,53 @@ static void test_env_host(void **state)
 	unsetenv("SMARTIO_HOST");
 }
 
+/* Device segments: DEV_SEG_CREATE, PEER_DEV_SEG_*, DEV_SEG_CONNECT's memtypes. */
+static void test_dev_seg_messages(void **state)
+{
+	struct smio_dev_seg_create c = { .handle = 1, .segid = 7, .size = 4096,
+		.memtype = SMIO_DEV_MEMTYPE_SHARED, .place = SMIO_DEV_PLACE_LENDER };
+	struct smio_dev_seg r = { .host = 1, .segid = 9, .place = SMIO_DEV_PLACE_LENDER,
+				  .size = 4096 };
+	struct smio_peer_dev_seg q = { .bdf = 0x100, .ref = 3, .devsegid = 7,
+				       .memtype = SMIO_DEV_MEMTYPE_PRIVATE };
+	struct smio_dev_seg_connect k = { .handle = 1, .segid = 77,
+					  .memtype = SMIO_DEV_MEMTYPE_SHARED };
+
+	assert_int_equal(REQ(SMIO_DEV_SEG_CREATE, c), 0);
+	c.memtype = SMIO_DEV_MEMTYPE_BAR;
+	assert_int_equal(REQ(SMIO_DEV_SEG_CREATE, c), -EINVAL);
+	c.memtype = SMIO_DEV_MEMTYPE_PRIVATE;
+	c.place = 0;
+	assert_int_equal(REQ(SMIO_DEV_SEG_CREATE, c), -EINVAL);
+	c.place = SMIO_DEV_PLACE_BORROWER;
+	c.size = 0;
+	assert_int_equal(REQ(SMIO_DEV_SEG_CREATE, c), -EINVAL);
+	assert_int_equal(REP(SMIO_DEV_SEG_CREATE, r), 0);
+	r.pad = 1;
+	assert_int_equal(REP(SMIO_DEV_SEG_CREATE, r), -EINVAL);
+	/* A lookup names no placement; the answer does. */
+	assert_int_equal(REQ(SMIO_PEER_DEV_SEG_LOOKUP, q), 0);
+	q.place = SMIO_DEV_PLACE_BORROWER;
+	assert_int_equal(REP(SMIO_PEER_DEV_SEG_LOOKUP, q), 0);
+	assert_int_equal(REQ(SMIO_PEER_DEV_SEG_CREATE, q), 0);
+	q.place = 3;
+	assert_int_equal(REQ(SMIO_PEER_DEV_SEG_CREATE, q), -EINVAL);
+	q.place = 0;
+	q.ref = 0;
+	assert_int_equal(REQ(SMIO_PEER_DEV_SEG_LOOKUP, q), -EINVAL);
+	q.ref = 3;
+	q.memtype = 0;
+	assert_int_equal(REQ(SMIO_PEER_DEV_SEG_LOOKUP, q), -EINVAL);
+	/* Any id for a device segment, a BAR number for a BAR. */
+	assert_int_equal(REQ(SMIO_DEV_SEG_CONNECT, k), 0);
+	k.memtype = SMIO_DEV_MEMTYPE_BAR;
+	assert_int_equal(REQ(SMIO_DEV_SEG_CONNECT, k), -EINVAL);
+	k.segid = 2;
+	assert_int_equal(REQ(SMIO_DEV_SEG_CONNECT, k), 0);
+	k.memtype = 3;
+	assert_int_equal(REQ(SMIO_DEV_SEG_CONNECT, k), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1910,6 +1958,7 @@ int main(void)
 		cmocka_unit_test(test_sock_path),
 		cmocka_unit_test(test_env_host),
 		cmocka_unit_test(test_driver_messages),
+		cmocka_unit_test(test_dev_seg_messages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

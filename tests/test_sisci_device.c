@@ -755,6 +755,197 @@ static void test_requester(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 }
 
+#define DSEG_SHARED   0x10u
+#define DSEG_PRIVATE  0x11u
+#define DSEG_NEAR_CPU 0x12u
+#define DSEG_SIZE     0x4000u
+
+/* A host-2 borrower of the same NVMe: the exit code says how far it got. */
+static void dseg_child(unsigned int fdid)
+{
+	sci_smartio_device_t dv;
+	sci_remote_segment_t rs;
+	volatile uint8_t *p;
+	sci_error_t err;
+	sci_map_t map;
+	sci_desc_t sd;
+
+	setenv("SMARTIO_HOST", "2", 1);
+	SCITerminate();
+	SCIInitialize(0, &err);
+	if (err)
+		_exit(1);
+	SCIOpen(&sd, 0, &err);
+	if (err)
+		_exit(1);
+	SCIBorrowDevice(sd, &dv, fdid, 0, &err);
+	if (err)
+		_exit(2);
+	/* Private: only its creator finds it; a shared one is not private. */
+	SCIConnectDeviceSegment(dv, &rs, DSEG_PRIVATE, SCI_MEMTYPE_PRIVATE, NULL, NULL, 0, &err);
+	if (err != SCI_ERR_NO_SUCH_SEGMENT)
+		_exit(3);
+	SCIConnectDeviceSegment(dv, &rs, DSEG_SHARED, SCI_MEMTYPE_PRIVATE, NULL, NULL, 0, &err);
+	if (err != SCI_ERR_NO_SUCH_SEGMENT)
+		_exit(4);
+	SCIConnectDeviceSegment(dv, &rs, DSEG_SHARED, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &err);
+	if (err)
+		_exit(5);
+	if (SCIGetRemoteSegmentNodeId(rs) != NODE_A)
+		_exit(6);
+	p = SCIMapRemoteSegment(rs, &map, 0, DSEG_SIZE, NULL, 0, &err);
+	if (err)
+		_exit(7);
+	for (size_t i = 0; i < DSEG_SIZE; i++)
+		p[i] = (uint8_t)(i * 7 + 3);
+	SCIUnmapSegment(map, 0, &err);
+	if (!err)
+		SCIDisconnectSegment(rs, 0, &err);
+	if (!err)
+		SCIReturnDevice(dv, 0, &err);
+	if (err)
+		_exit(8);
+	SCIClose(sd, 0, &err);
+	_exit(0);
+}
+
+/*
+ * Device segments: placed by access hints (HOST_WRITE|DEVICE_READ in lender
+ * A's RAM, HOST_READ|DEVICE_WRITE in ours), shared with another borrower on
+ * host 2, private to their creator, ids per device, DMA by a borrowed
+ * accelerator into one near it, and gone when the creating borrow ends.
+ */
+static void test_device_segments(void **state)
+{
+	sci_remote_segment_t sh, pv, nc, ds;
+	sci_smartio_device_t dv;
+	volatile uint8_t *p, *dmem;
+	unsigned int nvme, node;
+	uint8_t buf[RIG_LEN];
+	sci_map_t map, dmap;
+	sci_ioaddr_t dio;
+	sci_error_t err;
+	sci_desc_t sd;
+	struct rig r;
+	pid_t pid;
+	int st;
+
+	SCIOpen(&sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	nvme = find(sd, NODE_A, "nvme0");
+	SCIBorrowDevice(sd, &dv, nvme, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIGetLocalNodeId(0, &node, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+
+	SCICreateDeviceSegment(dv, DSEG_SHARED, DSEG_SIZE, SCI_MEMTYPE_BAR,
+			       SCI_MEMACCESS_HOST_WRITE, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+	SCICreateDeviceSegment(dv, DSEG_SHARED, DSEG_SIZE, SCI_MEMTYPE_SHARED,
+			       SCI_MEMACCESS_HOST_WRITE, 1, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_FLAG);
+	SCIConnectDeviceSegment(dv, &sh, DSEG_SHARED, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_NO_SUCH_SEGMENT);
+	SCICreateDeviceSegment(dv, DSEG_SHARED, DSEG_SIZE, SCI_MEMTYPE_SHARED,
+			       SCI_MEMACCESS_HOST_WRITE | SCI_MEMACCESS_DEVICE_READ, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCICreateDeviceSegment(dv, DSEG_SHARED, DSEG_SIZE, SCI_MEMTYPE_SHARED,
+			       SCI_MEMACCESS_HOST_WRITE | SCI_MEMACCESS_DEVICE_READ, 0, &err);
+	assert_int_equal(err, SCI_ERR_SEGMENTID_USED);
+	SCICreateDeviceSegment(dv, DSEG_PRIVATE, DSEG_SIZE, SCI_MEMTYPE_PRIVATE,
+			       SCI_MEMACCESS_DEVICE_READ, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCICreateDeviceSegment(dv, DSEG_NEAR_CPU, DSEG_SIZE, SCI_MEMTYPE_SHARED,
+			       SCI_MEMACCESS_HOST_READ | SCI_MEMACCESS_DEVICE_WRITE, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+
+	/* Where they landed: lender A's RAM, lender A's RAM, ours. */
+	SCIConnectDeviceSegment(dv, &sh, DSEG_SHARED, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIGetRemoteSegmentNodeId(sh), NODE_A);
+	assert_true(SCIGetRemoteSegmentSize(sh) >= DSEG_SIZE);
+	SCIConnectDeviceSegment(dv, &pv, DSEG_PRIVATE, SCI_MEMTYPE_PRIVATE, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIGetRemoteSegmentNodeId(pv), NODE_A);
+	SCIConnectDeviceSegment(dv, &nc, DSEG_NEAR_CPU, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIGetRemoteSegmentNodeId(nc), node);
+
+	p = SCIMapRemoteSegment(sh, &map, 0, DSEG_SIZE, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	for (size_t i = 0; i < DSEG_SIZE; i++)
+		p[i] = 0;
+
+	/* Another borrower of the device, on host 2, writes into the shared one. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid)
+		dseg_child(nvme);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	for (size_t i = 0; i < DSEG_SIZE; i++)
+		if (p[i] != (uint8_t)(i * 7 + 3))
+			fail_msg("byte %zu: %#x", i, p[i]);
+
+	/* Not returned while connected; returning drops the segments. */
+	SCIReturnDevice(dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_BUSY);
+	SCIUnmapSegment(map, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIDisconnectSegment(sh, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIDisconnectSegment(pv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIDisconnectSegment(nc, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIReturnDevice(dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIBorrowDevice(sd, &dv, nvme, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIConnectDeviceSegment(dv, &sh, DSEG_SHARED, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_NO_SUCH_SEGMENT);
+	SCIConnectDeviceSegment(dv, &nc, DSEG_NEAR_CPU, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_NO_SUCH_SEGMENT);
+	SCIReturnDevice(dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIClose(sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+
+	/* The accelerator DMAs into a device segment near it (same id, its namespace). */
+	rig_up(&r, NODE_A, "gpu0", 0x5ea3);
+	SCICreateDeviceSegment(r.dv, DSEG_SHARED, RIG_SIZE, SCI_MEMTYPE_SHARED,
+			       SCI_MEMACCESS_HOST_WRITE | SCI_MEMACCESS_DEVICE_READ, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIConnectDeviceSegment(r.dv, &ds, DSEG_SHARED, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIGetRemoteSegmentNodeId(ds), NODE_A);
+	dmem = SCIMapRemoteSegment(ds, &dmap, 0, RIG_SIZE, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	for (size_t i = 0; i < RIG_SIZE; i++)
+		dmem[i] = 0;
+	SCIMapRemoteSegmentForDevice(ds, r.dv, &dio, 0, RIG_SIZE, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_not_equal(dio, 0);
+	assert_int_equal(rig_copy(&r, r.io + RIG_SRC, dio + 0x1000, RIG_LEN),
+			 ACCEL_ST_MAKE(ACCEL_SC_OK, 0));
+	for (size_t i = 0; i < RIG_LEN; i++)
+		buf[i] = dmem[0x1000 + i];
+	assert_memory_equal(buf, r.mem + RIG_SRC, RIG_LEN);
+	assert_int_equal(dmem[0xfff], 0);
+	assert_int_equal(dmem[0x1000 + RIG_LEN], 0);
+	assert_int_equal(rig_copy(&r, dio + 0x1000, r.io + RIG_SPARE, RIG_LEN),
+			 ACCEL_ST_MAKE(ACCEL_SC_OK, 0));
+	assert_memory_equal(r.mem + RIG_SPARE, r.mem + RIG_SRC, RIG_LEN);
+	SCIUnmapRemoteSegmentForDevice(ds, r.dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIUnmapSegment(dmap, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIDisconnectSegment(ds, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	rig_down(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -766,6 +957,7 @@ int main(void)
 		cmocka_unit_test(test_accel_dma_p2p),
 		cmocka_unit_test(test_accel_dma_blocked),
 		cmocka_unit_test(test_requester),
+		cmocka_unit_test(test_device_segments),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -114,6 +114,7 @@ enum smio_type {
 	SMIO_DEV_MAP_REMOTE = 126, /* smio_dev_map_remote -> smio_dev_mapping */
 	SMIO_DEV_UNMAP      = 127, /* smio_dev_unmap -> empty */
 	SMIO_DEV_RID        = 128, /* smio_dev_rid -> empty (register/unregister a requester) */
+	SMIO_DEV_SEG_CREATE = 129, /* smio_dev_seg_create -> smio_dev_seg (a device segment) */
 	SMIO_PEER_DEV_LIST  = 130, /* empty -> smio_dev_list (variable): this host's lendable devices */
 	SMIO_PEER_DEV_BORROW= 131, /* smio_peer_dev_borrow -> smio_peer_dev_ref */
 	SMIO_PEER_DEV_RETURN= 132, /* smio_peer_dev_ref -> empty */
@@ -121,6 +122,8 @@ enum smio_type {
 	SMIO_PEER_DEV_BAR   = 134, /* smio_peer_dev_bar -> smio_peer_dev_bar (addr, size filled) */
 	SMIO_PEER_DEV_MAP   = 135, /* smio_peer_dev_map -> smio_peer_dev_map (map, ioaddr filled) */
 	SMIO_PEER_DEV_UNMAP = 136, /* smio_peer_dev_map (ref, map) -> empty */
+	SMIO_PEER_DEV_SEG_CREATE=137, /* smio_peer_dev_seg -> smio_peer_dev_seg (host, segid filled) */
+	SMIO_PEER_DEV_SEG_LOOKUP=138, /* smio_peer_dev_seg -> smio_peer_dev_seg (host, segid filled) */
 
 	/* SISCI segments, continued (140..). */
 	SMIO_SEG_ATTACH     = 140, /* smio_seg_attach -> smio_seg_info (memory for an EMPTY segment) */
@@ -700,6 +703,10 @@ struct smio_dma_state {
 #define SMIO_DEV_BARS        6
 #define SMIO_DEV_F_EXCLUSIVE 0x1u        /* DEV_BORROW / PEER_DEV_BORROW */
 #define SMIO_DEV_MEMTYPE_BAR 1u          /* DEV_SEG_CONNECT memtype (SCI_MEMTYPE_BAR) */
+#define SMIO_DEV_MEMTYPE_PRIVATE 2u      /* device segment of its creator only (SCI_MEMTYPE_PRIVATE) */
+#define SMIO_DEV_MEMTYPE_SHARED  4u      /* device segment of every borrower (SCI_MEMTYPE_SHARED) */
+#define SMIO_DEV_PLACE_BORROWER  1u      /* device segment in the borrower's RAM */
+#define SMIO_DEV_PLACE_LENDER    2u      /* device segment in the lender's RAM */
 
 struct smio_dev_info {
 	uint32_t fdid;
@@ -741,9 +748,46 @@ struct smio_dev_ref {
 
 struct smio_dev_seg_connect {
 	uint32_t handle;           /* borrow */
-	uint32_t segid;            /* BAR number with SMIO_DEV_MEMTYPE_BAR */
-	uint32_t memtype;          /* SMIO_DEV_MEMTYPE_BAR (the only one so far) */
+	uint32_t segid;            /* BAR number with SMIO_DEV_MEMTYPE_BAR, else device segment id */
+	uint32_t memtype;          /* SMIO_DEV_MEMTYPE_BAR, _PRIVATE or _SHARED */
 	uint32_t adapter;          /* local NTB index */
+};
+
+/* Create a device segment (segid in the device's namespace). */
+struct smio_dev_seg_create {
+	uint32_t handle;           /* borrow */
+	uint32_t segid;
+	uint32_t memtype;          /* SMIO_DEV_MEMTYPE_PRIVATE or _SHARED */
+	uint32_t place;            /* SMIO_DEV_PLACE_* (the library applied the hints) */
+	uint64_t size;             /* 1 .. 2^40 */
+};
+
+struct smio_dev_seg {
+	uint32_t host;             /* host whose RAM holds it */
+	uint32_t segid;            /* its SISCI segment id at that host */
+	uint32_t place;            /* SMIO_DEV_PLACE_* */
+	uint32_t pad;
+	uint64_t size;
+};
+
+/*
+ * Lender: register (PEER_DEV_SEG_CREATE) or find (PEER_DEV_SEG_LOOKUP) a
+ * device segment in the device's namespace. With SMIO_DEV_PLACE_LENDER the
+ * lender creates the memory itself, owned by the borrow (gone with it); with
+ * _BORROWER host/segid name the borrower's segment. cid: the borrower
+ * daemon's connection id of the process (PRIVATE: only the creator finds it).
+ */
+struct smio_peer_dev_seg {
+	uint16_t bdf;
+	uint16_t place;            /* SMIO_DEV_PLACE_* */
+	uint32_t ref;              /* the borrow */
+	uint32_t devsegid;
+	uint32_t memtype;          /* SMIO_DEV_MEMTYPE_PRIVATE or _SHARED */
+	uint32_t cid;
+	uint32_t host;             /* reply (and request with _BORROWER) */
+	uint32_t segid;            /* reply (and request with _BORROWER) */
+	uint32_t pad;
+	uint64_t size;
 };
 
 /* Make a local segment of this process reachable by the borrowed device. */

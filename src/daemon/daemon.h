@@ -142,6 +142,17 @@ void smd_seg_ntb_unexpose(struct smd *d, uint64_t phys, uint64_t size);
 int smd_seg_import_bar(struct smd *d, struct smd_conn *c, uint32_t borrow, uint32_t host,
 		       uint32_t adapter, uint64_t addr, uint64_t size, struct smio_seg_conn *o);
 unsigned smd_seg_borrow_conns(struct smd *d, uint32_t borrow);
+/*
+ * Device segments (h_device.c): smd_seg_dev_create makes an available
+ * segment of fresh RAM with an automatic id for owner; smd_seg_dev_remove
+ * removes it (a connected one lingers, ownerless, until its last reference
+ * goes); smd_seg_dev_connect connects c to segment segid of host.
+ */
+int smd_seg_dev_create(struct smd *d, uint32_t owner, uint64_t size, uint32_t *segid,
+		       uint64_t *rsize);
+void smd_seg_dev_remove(struct smd *d, uint32_t owner, uint32_t segid);
+int smd_seg_dev_connect(struct smd *d, struct smd_conn *c, uint32_t host, uint32_t segid,
+			uint32_t adapter, struct smio_seg_conn *o, uint32_t *outlen);
 int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delta,
 		      uint32_t *host, uint64_t *dest, uint64_t *size);
 int smd_seg_local_get(struct smd *d, struct smd_conn *c, uint32_t segid, uint32_t *ref,

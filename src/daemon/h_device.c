@@ -19,6 +19,10 @@
  * uses the window address (or, for memory on this host, the physical
  * address / identity IOVA).
  *
+ * Device segments (struct dent at the lender, which keeps each device's
+ * namespace of ids; struct bseg at a borrower that holds one in its RAM)
+ * belong to the borrow that created them and go with it.
+ *
  * Borrower side: a process's borrows (struct brw) and device mappings
  * (struct bmap). Only segments registered with SISCI can be mapped for a
  * device: a segment the process owns (DEV_MAP_LOCAL) or a connection it made
@@ -92,6 +96,27 @@ struct bmap {
 	uint32_t segid, segref, conn;
 };
 
+/*
+ * Lender: a device segment in a lent device's namespace (bdf, devsegid). It
+ * belongs to the borrow that created it (holder, lref) and goes with it;
+ * owned: the memory is ours (lender RAM, a segment owned by holder), else it
+ * is segment segid of host (the creating borrower's RAM).
+ */
+struct dent {
+	uint16_t bdf;
+	bool owned;
+	uint32_t devsegid, memtype;
+	uint32_t holder, lref;
+	uint32_t chost, ccid;     /* the creating process: its host and connection there */
+	uint32_t host, segid;
+	uint64_t size;
+};
+
+/* Borrower: a device segment placed in our RAM for a process's borrow. */
+struct bseg {
+	uint32_t borrow, cid, segid;
+};
+
 #define VEC(T, name) T *name; unsigned n##name, cap##name
 
 struct smd_devs {
@@ -101,6 +126,8 @@ struct smd_devs {
 	VEC(struct bexp, bexps);
 	VEC(struct brw, brws);
 	VEC(struct bmap, bmaps);
+	VEC(struct dent, dents);
+	VEC(struct bseg, bsegs);
 	uint32_t next_id;
 	struct rid_reg {             /* requester IDs processes registered */
 		uint32_t cid, ntb;
@@ -168,6 +195,8 @@ void smd_dev_fini(struct smd *d)
 	free(s->bexps);
 	free(s->brws);
 	free(s->bmaps);
+	free(s->dents);
+	free(s->bsegs);
 	free(s);
 	d->devs_pool = NULL;
 }
@@ -447,6 +476,18 @@ static void lend_drop(struct smd *d, struct lend *l)
 		else
 			i++;
 	}
+	/* Its device segments: ours are freed (or linger while connected). */
+	for (unsigned i = 0; i < s->ndents;) {
+		struct dent e = s->dents[i];
+
+		if (e.holder != c.holder || e.lref != c.ref) {
+			i++;
+			continue;
+		}
+		s->dents[i] = s->dents[--s->ndents];
+		if (e.owned)
+			smd_seg_dev_remove(d, e.holder, e.segid);
+	}
 	*l = s->lends[--s->nlends];
 	/* The last borrow of the device gone: its BARs are no longer exposed. */
 	for (unsigned i = 0; i < s->nlends; i++)
@@ -527,6 +568,74 @@ static int lend_bar(struct smd *d, uint32_t holder, struct smio_peer_dev_bar *m)
 	return 0;
 }
 
+/*
+ * A device segment for borrow m->ref of ours, asked by a process of host
+ * rhost. SMIO_DEV_PLACE_LENDER: we create the memory, owned by the borrow's
+ * holder; _BORROWER: m->segid names the segment in rhost's RAM.
+ */
+static int lend_seg_create(struct smd *d, uint32_t holder, uint32_t rhost,
+			   struct smio_peer_dev_seg *m)
+{
+	struct smd_devs *s = d->devs_pool;
+	struct dent e = { .bdf = m->bdf, .devsegid = m->devsegid, .memtype = m->memtype,
+			  .holder = holder, .lref = m->ref, .chost = rhost, .ccid = m->cid,
+			  .host = rhost, .segid = m->segid, .size = m->size };
+	int rc;
+
+	if (!lend_find(s, holder, m->bdf, m->ref))
+		return -ENOENT;
+	if (!m->size)
+		return -EINVAL;
+	for (unsigned i = 0; i < s->ndents; i++)
+		if (s->dents[i].bdf == m->bdf && s->dents[i].devsegid == m->devsegid)
+			return -EEXIST;
+	rc = RESERVE(s, dents);
+	if (rc)
+		return rc;
+	if (m->place == SMIO_DEV_PLACE_LENDER) {
+		rc = smd_seg_dev_create(d, holder, m->size, &e.segid, &e.size);
+		if (rc)
+			return rc;
+		e.host = d->host_id;
+		e.owned = true;
+	} else if (m->place != SMIO_DEV_PLACE_BORROWER) {
+		return -EINVAL;
+	}
+	s->dents[s->ndents++] = e;
+	m->host = e.host;
+	m->segid = e.segid;
+	m->size = e.size;
+	return 0;
+}
+
+/* Find device segment m->devsegid for a borrower of the device (private: its creator). */
+static int lend_seg_lookup(struct smd *d, uint32_t holder, uint32_t rhost,
+			   struct smio_peer_dev_seg *m)
+{
+	struct smd_devs *s = d->devs_pool;
+
+	if (!lend_find(s, holder, m->bdf, m->ref))
+		return -ENOENT;
+	for (unsigned i = 0; i < s->ndents; i++) {
+		const struct dent *e = &s->dents[i];
+
+		if (e->bdf != m->bdf || e->devsegid != m->devsegid)
+			continue;
+		if (e->memtype != m->memtype)
+			return -ENOENT;
+		/* Nobody else even learns that a private one exists. */
+		if (e->memtype == SMIO_DEV_MEMTYPE_PRIVATE &&
+		    (e->chost != rhost || e->ccid != m->cid))
+			return -ENOENT;
+		m->place = e->owned ? SMIO_DEV_PLACE_LENDER : SMIO_DEV_PLACE_BORROWER;
+		m->host = e->host;
+		m->segid = e->segid;
+		m->size = e->size;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* ---------- borrower side ---------- */
 
 static struct brw *brw_get(struct smd_devs *s, const struct smd_conn *c, uint32_t handle,
@@ -577,6 +686,10 @@ static int lender_call(struct smd *d, struct smd_conn *c, uint32_t host, uint16_
 			return lend_map(d, c->cid, req);
 		case SMIO_PEER_DEV_UNMAP:
 			return lend_unmap(d, c->cid, req);
+		case SMIO_PEER_DEV_SEG_CREATE:
+			return lend_seg_create(d, c->cid, d->host_id, req);
+		case SMIO_PEER_DEV_SEG_LOOKUP:
+			return lend_seg_lookup(d, c->cid, d->host_id, req);
 		default:
 			return -EOPNOTSUPP;
 		}
@@ -730,6 +843,17 @@ static int h_dev_return(struct smd *d, struct smd_conn *c, const struct smio_dev
 			return -EBUSY;
 	if (smd_seg_borrow_conns(d, b->handle))
 		return -EBUSY;
+	/* Device segments placed in our RAM for it (connected ones linger). */
+	for (unsigned i = 0; i < s->nbsegs;) {
+		struct bseg bs = s->bsegs[i];
+
+		if (bs.borrow != b->handle) {
+			i++;
+			continue;
+		}
+		s->bsegs[i] = s->bsegs[--s->nbsegs];
+		smd_seg_dev_remove(d, bs.cid, bs.segid);
+	}
 	cp = *b;
 	*b = s->brws[--s->nbrws];
 	r = (struct smio_peer_dev_ref){ .bdf = cp.bdf, .ref = cp.ref };
@@ -781,6 +905,20 @@ static int h_dev_seg_connect(struct smd *d, struct smd_conn *c,
 	if (m->adapter >= d->host->nntbs)
 		return -ENODEV;
 	host = b->host;
+	if (m->memtype != SMIO_DEV_MEMTYPE_BAR) {
+		/* A device segment: the lender knows where it is. */
+		struct smio_peer_dev_seg ds = { .bdf = b->bdf, .ref = b->ref,
+						.devsegid = m->segid, .memtype = m->memtype,
+						.cid = c->cid };
+
+		rc = lender_call(d, c, host, SMIO_PEER_DEV_SEG_LOOKUP, &ds, sizeof(ds),
+				 sizeof(ds));
+		if (rc)
+			return rc == -EHOSTDOWN ? -EHOSTUNREACH : rc;
+		if (!brw_get(s, c, m->handle, &rc))
+			return rc;
+		return smd_seg_dev_connect(d, c, ds.host, ds.segid, m->adapter, o, outlen);
+	}
 	q = (struct smio_peer_dev_bar){ .bdf = b->bdf, .bar = (uint16_t)m->segid, .ref = b->ref };
 	rc = lender_call(d, c, host, SMIO_PEER_DEV_BAR, &q, sizeof(q), sizeof(q));
 	if (rc)
@@ -792,6 +930,57 @@ static int h_dev_seg_connect(struct smd *d, struct smd_conn *c,
 	if (!rc)
 		*outlen = sizeof(*o);
 	return rc;
+}
+
+/*
+ * A device segment for a process's borrow: in our RAM (owned by the process,
+ * registered with the lender), or in the lender's RAM (the lender creates it
+ * for the borrow). Either way the lender keeps the device's namespace.
+ */
+static int h_dev_seg_create(struct smd *d, struct smd_conn *c,
+			    const struct smio_dev_seg_create *m, struct smio_dev_seg *o,
+			    uint32_t *outlen)
+{
+	struct smd_devs *s = d->devs_pool;
+	struct smio_peer_dev_seg q;
+	uint32_t host, handle = m->handle, lseg = 0;
+	struct brw *b;
+	int rc;
+
+	b = brw_get(s, c, handle, &rc);
+	if (!b)
+		return rc;
+	host = b->host;
+	q = (struct smio_peer_dev_seg){ .bdf = b->bdf, .place = (uint16_t)m->place,
+		.ref = b->ref, .devsegid = m->segid, .memtype = m->memtype, .cid = c->cid,
+		.size = m->size };
+	if (m->place == SMIO_DEV_PLACE_BORROWER) {
+		rc = smd_seg_dev_create(d, c->cid, m->size, &lseg, &q.size);
+		if (rc)
+			return rc;
+		q.host = d->host_id;
+		q.segid = lseg;
+	}
+	rc = lender_call(d, c, host, SMIO_PEER_DEV_SEG_CREATE, &q, sizeof(q), sizeof(q));
+	if (rc)
+		rc = rc == -EHOSTDOWN ? -EHOSTUNREACH : rc;
+	/* The borrow may have been returned while we waited (the lender forgot it). */
+	else if (!brw_get(s, c, handle, &rc))
+		;
+	else if (lseg)
+		rc = RESERVE(s, bsegs);
+	if (rc) {
+		if (lseg)
+			smd_seg_dev_remove(d, c->cid, lseg);
+		return rc;
+	}
+	if (lseg)
+		s->bsegs[s->nbsegs++] = (struct bseg){ .borrow = handle, .cid = c->cid,
+						       .segid = lseg };
+	*o = (struct smio_dev_seg){ .host = q.host, .segid = q.segid, .place = m->place,
+				    .size = q.size };
+	*outlen = sizeof(*o);
+	return 0;
 }
 
 static int h_dev_map(struct smd *d, struct smd_conn *c, uint16_t type, const void *p,
@@ -963,6 +1152,22 @@ int smd_h_device(struct smd *d, struct smd_conn *c, uint16_t type, const void *p
 		return h_dev_unmap(d, c, p);
 	case SMIO_DEV_RID:
 		return h_dev_rid(d, c, p);
+	case SMIO_DEV_SEG_CREATE:
+		return h_dev_seg_create(d, c, p, out, outlen);
+	case SMIO_PEER_DEV_SEG_CREATE:
+	case SMIO_PEER_DEV_SEG_LOOKUP: {
+		struct smio_peer_dev_seg m;
+		int rc;
+
+		memcpy(&m, p, sizeof(m));
+		rc = type == SMIO_PEER_DEV_SEG_CREATE ? lend_seg_create(d, c->cid, c->host, &m) :
+			lend_seg_lookup(d, c->cid, c->host, &m);
+		if (rc)
+			return rc;
+		memcpy(out, &m, sizeof(m));
+		*outlen = sizeof(m);
+		return 0;
+	}
 	case SMIO_PEER_DEV_LIST:
 		return local_list(d, out, SMIO_MAX_PAYLOAD, outlen);
 	case SMIO_PEER_DEV_BORROW: {
@@ -1062,6 +1267,14 @@ void smd_dev_conn_closed(struct smd *d, unsigned idx)
 			continue;
 		}
 		s->brws[i] = s->brws[--s->nbrws];
+		/* Its device segments in our RAM are the process's: the segment
+		 * service frees them with the connection. */
+		for (unsigned k = 0; k < s->nbsegs;) {
+			if (s->bsegs[k].borrow == b.handle)
+				s->bsegs[k] = s->bsegs[--s->nbsegs];
+			else
+				k++;
+		}
 		if (b.host != d->host_id)
 			smd_peer_post(d, b.host, SMIO_PEER_DEV_RETURN, &r, sizeof(r));
 	}

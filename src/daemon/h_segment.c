@@ -837,6 +837,50 @@ done:
 	return 0;
 }
 
+int smd_seg_dev_create(struct smd *d, uint32_t owner, uint64_t size, uint32_t *segid,
+		       uint64_t *rsize)
+{
+	const struct seg *sg;
+	uint32_t id;
+	int rc = seg_create(d->segs->tab, owner, SMIO_SEGID_AUTO, size, 0, &sg);
+
+	if (rc)
+		return rc;
+	id = sg->id;
+	*rsize = sg->size;
+	rc = seg_set_available(d->segs->tab, owner, id, true);
+	if (rc) {
+		seg_disown(d->segs->tab, owner, id);
+		return rc;
+	}
+	*segid = id;
+	return 0;
+}
+
+void smd_seg_dev_remove(struct smd *d, uint32_t owner, uint32_t segid)
+{
+	const struct seg *sg = seg_lookup(d->segs->tab, segid);
+
+	/* Never under a running DMA transfer of an NTB engine: let it linger. */
+	if (sg && sg->owner == owner && sg->size && smd_dma_busy(d, sg->phys, sg->size))
+		return;
+	seg_disown(d->segs->tab, owner, segid);
+}
+
+int smd_seg_dev_connect(struct smd *d, struct smd_conn *c, uint32_t host, uint32_t segid,
+			uint32_t adapter, struct smio_seg_conn *o, uint32_t *outlen)
+{
+	struct smio_seg_connect m = { .segid = segid, .adapter = adapter };
+	uint32_t i;
+
+	for (i = 0; i < d->topo->nhosts && d->topo->hosts[i].id != host; i++)
+		;
+	if (i == d->topo->nhosts)
+		return -EHOSTUNREACH;
+	m.node_id = d->topo->hosts[i].node_id;
+	return h_seg_connect(d, c, &m, o, outlen);
+}
+
 unsigned smd_seg_borrow_conns(struct smd *d, uint32_t borrow)
 {
 	unsigned n = 0;

@@ -611,6 +611,7 @@ static const struct {
 	[SMIO_DEV_MAP_REMOTE] = { .fn = h_device, .roles = R_LOCAL },
 	[SMIO_DEV_UNMAP] = { .fn = h_device, .roles = R_LOCAL },
 	[SMIO_DEV_RID] = { .fn = h_device, .roles = R_LOCAL },
+	[SMIO_DEV_SEG_CREATE] = { .fn = h_device, .roles = R_LOCAL },
 	[SMIO_PEER_DEV_LIST] = { .fn = h_device, .roles = R_PEER },
 	[SMIO_PEER_DEV_BORROW] = { .fn = h_device, .roles = R_PEER },
 	[SMIO_PEER_DEV_RETURN] = { .fn = h_device, .roles = R_PEER },
@@ -618,6 +619,8 @@ static const struct {
 	[SMIO_PEER_DEV_BAR] = { .fn = h_device, .roles = R_PEER },
 	[SMIO_PEER_DEV_MAP] = { .fn = h_device, .roles = R_PEER },
 	[SMIO_PEER_DEV_UNMAP] = { .fn = h_device, .roles = R_PEER },
+	[SMIO_PEER_DEV_SEG_CREATE] = { .fn = h_device, .roles = R_PEER },
+	[SMIO_PEER_DEV_SEG_LOOKUP] = { .fn = h_device, .roles = R_PEER },
 };
 
 static int dispatch_locked(struct smd *d, unsigned idx, const struct smio_hdr *h,

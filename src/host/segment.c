@@ -388,6 +388,23 @@ unsigned seg_owner_gone(struct seg_table *t, uint32_t owner)
 	return n;
 }
 
+int seg_disown(struct seg_table *t, uint32_t owner, uint32_t id)
+{
+	struct seg *s = find(t, id);
+
+	if (!s || !s->owner)
+		return -ENOENT;
+	if (s->owner != owner)
+		return -EPERM;
+	if (s->nrefs || s->aliases) {
+		s->owner = 0;           /* lingers until the last reference goes */
+		s->available = false;
+	} else {
+		drop_seg(t, s);
+	}
+	return 0;
+}
+
 unsigned seg_count(const struct seg_table *t)
 {
 	return t->nsegs;

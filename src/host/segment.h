@@ -133,6 +133,12 @@ unsigned seg_owner_refs(const struct seg_table *t, uint32_t owner, struct seg_re
 unsigned seg_owner_gone(struct seg_table *t, uint32_t owner);
 
 /* Statistics: segments (including orphans), references. */
+/*
+ * Remove owner's segment id like seg_remove, except that a connected one is
+ * not refused: it loses its owner and lingers until its last reference goes.
+ * -ENOENT, -EPERM.
+ */
+int seg_disown(struct seg_table *t, uint32_t owner, uint32_t id);
 unsigned seg_count(const struct seg_table *t);
 unsigned seg_ref_count(const struct seg_table *t);
 

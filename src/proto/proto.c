@@ -863,7 +863,50 @@ static int check_dev_seg_connect(const void *p, uint32_t len)
 	struct smio_dev_seg_connect m;
 
 	memcpy(&m, p, sizeof(m));
-	if (!m.handle || m.memtype != SMIO_DEV_MEMTYPE_BAR || m.segid >= SMIO_DEV_BARS)
+	if (!m.handle || (m.memtype == SMIO_DEV_MEMTYPE_BAR && m.segid >= SMIO_DEV_BARS))
+		return -EINVAL;
+	if (m.memtype != SMIO_DEV_MEMTYPE_BAR && m.memtype != SMIO_DEV_MEMTYPE_PRIVATE &&
+	    m.memtype != SMIO_DEV_MEMTYPE_SHARED)
+		return -EINVAL;
+	return 0;
+}
+
+static bool dev_seg_memtype_ok(uint32_t memtype)
+{
+	return memtype == SMIO_DEV_MEMTYPE_PRIVATE || memtype == SMIO_DEV_MEMTYPE_SHARED;
+}
+
+static bool dev_seg_place_ok(uint32_t place)
+{
+	return place == SMIO_DEV_PLACE_BORROWER || place == SMIO_DEV_PLACE_LENDER;
+}
+
+static int check_dev_seg_create(const void *p, uint32_t len)
+{
+	struct smio_dev_seg_create m;
+
+	memcpy(&m, p, sizeof(m));
+	if (!m.handle || !dev_seg_memtype_ok(m.memtype) || !dev_seg_place_ok(m.place) ||
+	    !m.size || m.size > (1ull << 40))
+		return -EINVAL;
+	return 0;
+}
+
+static int check_dev_seg(const void *p, uint32_t len)
+{
+	struct smio_dev_seg m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || !dev_seg_place_ok(m.place) || !m.size ? -EINVAL : 0;
+}
+
+static int check_peer_dev_seg(const void *p, uint32_t len)
+{
+	struct smio_peer_dev_seg m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || !m.ref || !dev_seg_memtype_ok(m.memtype) ||
+	    (m.place && !dev_seg_place_ok(m.place)) || m.size > (1ull << 40))
 		return -EINVAL;
 	return 0;
 }
@@ -1198,6 +1241,9 @@ static const struct type_spec types[SMIO_TYPE_MAX] = {
 		FIXED(struct smio_dev_unmap, check_dev_unmap), EMPTY },
 	[SMIO_DEV_RID] = { "DEV_RID", false,
 		FIXED(struct smio_dev_rid, check_dev_rid), EMPTY },
+	[SMIO_DEV_SEG_CREATE] = { "DEV_SEG_CREATE", false,
+		FIXED(struct smio_dev_seg_create, check_dev_seg_create),
+		FIXED(struct smio_dev_seg, check_dev_seg) },
 	[SMIO_PEER_DEV_LIST] = { "PEER_DEV_LIST", false,
 		EMPTY, VAR(struct smio_dev_list, check_dev_list) },
 	[SMIO_PEER_DEV_BORROW] = { "PEER_DEV_BORROW", false,
@@ -1215,6 +1261,12 @@ static const struct type_spec types[SMIO_TYPE_MAX] = {
 		FIXED(struct smio_peer_dev_map, check_peer_dev_map_reply) },
 	[SMIO_PEER_DEV_UNMAP] = { "PEER_DEV_UNMAP", false,
 		FIXED(struct smio_peer_dev_map, check_peer_dev_unmap), EMPTY },
+	[SMIO_PEER_DEV_SEG_CREATE] = { "PEER_DEV_SEG_CREATE", false,
+		FIXED(struct smio_peer_dev_seg, check_peer_dev_seg),
+		FIXED(struct smio_peer_dev_seg, check_peer_dev_seg) },
+	[SMIO_PEER_DEV_SEG_LOOKUP] = { "PEER_DEV_SEG_LOOKUP", false,
+		FIXED(struct smio_peer_dev_seg, check_peer_dev_seg),
+		FIXED(struct smio_peer_dev_seg, check_peer_dev_seg) },
 
 	[SMIO_SEG_ATTACH] = { "SEG_ATTACH", false,
 		FIXED(struct smio_seg_attach, check_seg_attach),

@@ -3,8 +3,9 @@
  * libsisci: the SmartIO device extension, through the daemon's device
  * service (DEV_* messages, docs/protocol.md): the device pool (fabric device
  * IDs, lists with filters, queries), borrowing and returning devices, device
- * BARs as remote segments, and device-side mappings of segments (the
- * address the device must use for its DMA).
+ * BARs as remote segments, device segments (placed by access hints), and
+ * device-side mappings of segments (the address the device must use for its
+ * DMA).
  *
  * Locking as in sisci_segment.c: the registry lock guards the handles and
  * their counters, never held across a daemon call.
@@ -319,6 +320,15 @@ unsigned int SCIGetFabricDeviceId(sci_smartio_device_t device)
 	return fdid;
 }
 
+/* SISCI node ID of topology host id host (0 if unknown). */
+static unsigned int host_node(uint32_t host)
+{
+	for (uint32_t i = 0; i < sisci.topo->nhosts; i++)
+		if (sisci.topo->hosts[i].id == host)
+			return sisci.topo->hosts[i].node_id;
+	return 0;
+}
+
 void SCIConnectDeviceSegment(sci_smartio_device_t device, sci_remote_segment_t *segment,
 			     unsigned int segmentId, unsigned int memtype,
 			     sci_cb_remote_segment_t callback, void *callbackArg,
@@ -342,15 +352,15 @@ void SCIConnectDeviceSegment(sci_smartio_device_t device, sci_remote_segment_t *
 		return;
 	}
 	if (memtype == SCI_MEMTYPE_PRIVATE || memtype == SCI_MEMTYPE_SHARED) {
-		*error = SCI_ERR_NOT_SUPPORTED;   /* device segments are not implemented yet */
-		return;
-	}
-	if (memtype != SCI_MEMTYPE_BAR || segmentId >= SMIO_DEV_BARS) {
+		req.memtype = memtype == SCI_MEMTYPE_PRIVATE ? SMIO_DEV_MEMTYPE_PRIVATE :
+			      SMIO_DEV_MEMTYPE_SHARED;
+	} else if (memtype != SCI_MEMTYPE_BAR || segmentId >= SMIO_DEV_BARS) {
 		*error = memtype != SCI_MEMTYPE_BAR ? SCI_ERR_ILLEGAL_PARAMETER :
 			 SCI_ERR_NO_SUCH_SEGMENT;
 		return;
+	} else {
+		req.memtype = SMIO_DEV_MEMTYPE_BAR;
 	}
-	req.memtype = SMIO_DEV_MEMTYPE_BAR;
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		*error = SCI_ERR_NOSPC;
@@ -375,7 +385,9 @@ void SCIConnectDeviceSegment(sci_smartio_device_t device, sci_remote_segment_t *
 	r->sd = device->sd;
 	r->conn = sc.conn;
 	r->host = sc.host;
-	r->node_id = FDID_NODE(device->fdid);
+	/* A BAR is at the lender; a device segment where it was placed. */
+	r->node_id = req.memtype == SMIO_DEV_MEMTYPE_BAR ? FDID_NODE(device->fdid) :
+		     host_node(sc.host);
 	r->segid = segmentId;
 	r->adapter = 0;
 	r->size = sc.size;
@@ -393,32 +405,67 @@ void SCIConnectDeviceSegment(sci_smartio_device_t device, sci_remote_segment_t *
 	*error = SCI_ERR_OK;
 }
 
+#define HINTS_ALL (SCI_MEMACCESS_DEVICE_READ | SCI_MEMACCESS_DEVICE_WRITE | \
+		   SCI_MEMACCESS_HOST_READ | SCI_MEMACCESS_HOST_WRITE | \
+		   SCI_MEMACCESS_MULTIHOST_READ | SCI_MEMACCESS_MULTIHOST_WRITE | \
+		   SCI_MEMACCESS_P2P_READ | SCI_MEMACCESS_P2P_WRITE)
+
+/*
+ * Placement by access hints (docs/sisci.md, "Device segments"). Reads across
+ * the fabric are non-posted round trips while writes are posted, so the
+ * memory goes next to its reader: HOST_READ and DEVICE_WRITE count for the
+ * borrower's RAM (near the CPU), HOST_WRITE and DEVICE_READ for the lender's
+ * RAM (near the device); the larger count wins, a tie (also no hints) is the
+ * borrower's RAM. MULTIHOST_* and P2P_* always mean the lender's RAM: one
+ * hop from every borrower and from the device's peers. A peer device's own
+ * memory is never chosen (not implemented).
+ */
+static uint32_t placement(unsigned int hints)
+{
+	unsigned int cpu = !!(hints & SCI_MEMACCESS_HOST_READ) +
+			   !!(hints & SCI_MEMACCESS_DEVICE_WRITE);
+	unsigned int dev = !!(hints & SCI_MEMACCESS_HOST_WRITE) +
+			   !!(hints & SCI_MEMACCESS_DEVICE_READ);
+
+	if (hints & (0x10u | 0x20u))   /* the MULTIHOST and P2P bits */
+		return SMIO_DEV_PLACE_LENDER;
+	return dev > cpu ? SMIO_DEV_PLACE_LENDER : SMIO_DEV_PLACE_BORROWER;
+}
+
 void SCICreateDeviceSegment(sci_smartio_device_t device, unsigned int segmentId, size_t size,
 			    unsigned int memtype, unsigned int accessHints, unsigned int flags,
 			    sci_error_t *error)
 {
+	struct smio_dev_seg_create req = { .segid = segmentId, .size = size };
+	struct smio_dev_seg rep;
+	uint32_t rlen = 0;
 	sci_error_t dummy;
+	int rc;
 
-	(void)segmentId;
-	(void)size;
-	(void)accessHints;
 	if (!error)
 		error = &dummy;
-	sisci_lock();
-	*error = sisci_obj_valid(device, SISCI_OBJ_DEV) ? SCI_ERR_OK : SCI_ERR_ILLEGAL_PARAMETER;
-	sisci_unlock();
-	if (*error)
-		return;
 	if (flags) {
 		*error = SCI_ERR_ILLEGAL_FLAG;
 		return;
 	}
-	if (memtype != SCI_MEMTYPE_PRIVATE && memtype != SCI_MEMTYPE_SHARED) {
+	if ((memtype != SCI_MEMTYPE_PRIVATE && memtype != SCI_MEMTYPE_SHARED) || !size ||
+	    (uint64_t)size > (1ull << 40) || (accessHints & ~HINTS_ALL)) {
 		*error = SCI_ERR_ILLEGAL_PARAMETER;
 		return;
 	}
-	/* Device segments (placement by access hints) are not implemented yet. */
-	*error = SCI_ERR_NOT_SUPPORTED;
+	req.memtype = memtype == SCI_MEMTYPE_PRIVATE ? SMIO_DEV_MEMTYPE_PRIVATE :
+		      SMIO_DEV_MEMTYPE_SHARED;
+	req.place = placement(accessHints);
+	*error = dev_hold(device);          /* not returned meanwhile */
+	if (*error)
+		return;
+	req.handle = device->handle;
+	rc = sisci_call(device->sd, SMIO_DEV_SEG_CREATE, &req, sizeof(req), &rep, sizeof(rep),
+			&rlen, NULL);
+	if (!rc && rlen != sizeof(rep))
+		rc = -EPROTO;
+	dev_unhold(device);
+	*error = rc == -ENOMEM || rc == -ENOSPC ? SCI_ERR_NOSPC : sisci_dev_errno(rc);
 }
 
 /* Record a device-side mapping of seg (lock held); false when out of memory. */
