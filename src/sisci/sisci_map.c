@@ -92,23 +92,26 @@ static void map_register(struct sci_map *m, sci_map_t *map)
 	*map = m;
 }
 
-void *SCIMapLocalSegment(sci_local_segment_t segment, sci_map_t *map, size_t offset,
-			 size_t size, void *addr, unsigned int flags, sci_error_t *error)
+/*
+ * Map [offset, offset + size) of a local (lseg) or remote (rseg) segment:
+ * the daemon hands over the memfd behind it (this host's RAM, or the
+ * owner's, reached through the NTB window) and the map is an mmap of it.
+ */
+static void *map_segment(struct sci_local_segment *lseg, struct sci_remote_segment *rseg,
+			 sci_map_t *map, size_t offset, size_t size, void *addr,
+			 unsigned int flags, unsigned int allowed, sci_error_t *error)
 {
-	struct smio_seg_id req = { 0 };
 	struct smio_map_reply mr;
 	struct sci_map *m;
+	unsigned int *maps = NULL;
 	uint32_t rlen = 0;
-	sci_error_t dummy;
 	int rc, fd = -1;
 
-	if (!error)
-		error = &dummy;
 	if (!map) {
 		*error = SCI_ERR_ILLEGAL_PARAMETER;
 		return NULL;
 	}
-	if (flags & ~LOCAL_MAP_FLAGS) {
+	if (flags & ~allowed) {
 		*error = SCI_ERR_ILLEGAL_FLAG;
 		return NULL;
 	}
@@ -122,37 +125,54 @@ void *SCIMapLocalSegment(sci_local_segment_t segment, sci_map_t *map, size_t off
 		return NULL;
 	}
 	sisci_lock();
-	if (!sisci_obj_valid(segment, SISCI_OBJ_LSEG)) {
+	if (lseg ? !sisci_obj_valid(lseg, SISCI_OBJ_LSEG) : !sisci_obj_valid(rseg, SISCI_OBJ_RSEG)) {
 		*error = SCI_ERR_ILLEGAL_PARAMETER;
-	} else if (offset > segment->size || size > segment->size - offset) {
-		*error = SCI_ERR_OUT_OF_RANGE;
 	} else {
-		segment->maps++;               /* no removal from here on */
-		*error = SCI_ERR_OK;
+		uint64_t total = lseg ? lseg->size : rseg->size;
+
+		if (offset > total || size > total - offset) {
+			*error = SCI_ERR_OUT_OF_RANGE;
+		} else {
+			/* No removal or disconnect from here on. */
+			maps = lseg ? &lseg->maps : &rseg->maps;
+			(*maps)++;
+			*error = SCI_ERR_OK;
+		}
 	}
 	sisci_unlock();
 	if (*error) {
 		free(m);
 		return NULL;
 	}
-	m->sd = segment->sd;
-	m->lseg = segment;
+	m->sd = lseg ? lseg->sd : rseg->sd;
+	m->lseg = lseg;
+	m->rseg = rseg;
 	m->offset = offset;
 	m->size = size;
 	m->flags = flags;
 
-	req.segid = segment->id;
-	rc = sisci_call(m->sd, SMIO_SEG_MAP_LOCAL, &req, sizeof(req), &mr, sizeof(mr), &rlen, &fd);
+	if (lseg) {
+		struct smio_seg_id req = { .segid = lseg->id };
+
+		rc = sisci_call(m->sd, SMIO_SEG_MAP_LOCAL, &req, sizeof(req), &mr, sizeof(mr),
+				&rlen, &fd);
+	} else {
+		struct smio_seg_map req = { .conn = rseg->conn, .offset = offset, .size = size };
+
+		rc = sisci_call(m->sd, SMIO_SEG_MAP_REMOTE, &req, sizeof(req), &mr, sizeof(mr),
+				&rlen, &fd);
+	}
 	if (rc) {
 		if (fd >= 0)
 			close(fd);
 		*error = sisci_seg_errno(rc);
 	} else {
-		*error = map_reply(m, &mr, rlen, fd, offset, size, addr, flags);
+		/* A local map's fd covers the whole segment; a remote one starts at offset. */
+		*error = map_reply(m, &mr, rlen, fd, lseg ? offset : 0, size, addr, flags);
 	}
 	if (*error) {
 		sisci_lock();
-		segment->maps--;
+		(*maps)--;
 		sisci_unlock();
 		free(m);
 		return NULL;
@@ -161,76 +181,22 @@ void *SCIMapLocalSegment(sci_local_segment_t segment, sci_map_t *map, size_t off
 	return (void *)m->addr;
 }
 
+void *SCIMapLocalSegment(sci_local_segment_t segment, sci_map_t *map, size_t offset,
+			 size_t size, void *addr, unsigned int flags, sci_error_t *error)
+{
+	sci_error_t dummy;
+
+	return map_segment(segment, NULL, map, offset, size, addr, flags, LOCAL_MAP_FLAGS,
+			   error ? error : &dummy);
+}
+
 volatile void *SCIMapRemoteSegment(sci_remote_segment_t segment, sci_map_t *map, size_t offset,
 				   size_t size, void *addr, unsigned int flags, sci_error_t *error)
 {
-	struct smio_seg_map req = { 0 };
-	struct smio_map_reply mr;
-	struct sci_map *m;
-	uint32_t rlen = 0;
 	sci_error_t dummy;
-	int rc, fd = -1;
 
-	if (!error)
-		error = &dummy;
-	if (!map) {
-		*error = SCI_ERR_ILLEGAL_PARAMETER;
-		return NULL;
-	}
-	if (flags & ~REMOTE_MAP_FLAGS) {
-		*error = SCI_ERR_ILLEGAL_FLAG;
-		return NULL;
-	}
-	if (!size) {
-		*error = SCI_ERR_ILLEGAL_PARAMETER;
-		return NULL;
-	}
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		*error = SCI_ERR_NOSPC;
-		return NULL;
-	}
-	sisci_lock();
-	if (!sisci_obj_valid(segment, SISCI_OBJ_RSEG)) {
-		*error = SCI_ERR_ILLEGAL_PARAMETER;
-	} else if (offset > segment->size || size > segment->size - offset) {
-		*error = SCI_ERR_OUT_OF_RANGE;
-	} else {
-		segment->maps++;               /* no disconnect from here on */
-		*error = SCI_ERR_OK;
-	}
-	sisci_unlock();
-	if (*error) {
-		free(m);
-		return NULL;
-	}
-	m->sd = segment->sd;
-	m->rseg = segment;
-	m->offset = offset;
-	m->size = size;
-	m->flags = flags;
-
-	req.conn = segment->conn;
-	req.offset = offset;
-	req.size = size;
-	rc = sisci_call(m->sd, SMIO_SEG_MAP_REMOTE, &req, sizeof(req), &mr, sizeof(mr), &rlen,
-			&fd);
-	if (rc) {
-		if (fd >= 0)
-			close(fd);
-		*error = sisci_seg_errno(rc);
-	} else {
-		*error = map_reply(m, &mr, rlen, fd, 0, size, addr, flags);
-	}
-	if (*error) {
-		sisci_lock();
-		segment->maps--;
-		sisci_unlock();
-		free(m);
-		return NULL;
-	}
-	map_register(m, map);
-	return m->addr;
+	return map_segment(NULL, segment, map, offset, size, addr, flags, REMOTE_MAP_FLAGS,
+			   error ? error : &dummy);
 }
 
 void SCIUnmapSegment(sci_map_t map, unsigned int flags, sci_error_t *error)
