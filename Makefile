@@ -13,7 +13,8 @@ MESON     ?= meson
 CC        ?= cc
 
 DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev \
-               libpci-dev pciutils pci.ids graphviz gnuplot-nox libclang-rt-14-dev bc libnvme-dev nvme-cli
+               libpci-dev pciutils pci.ids graphviz gnuplot-nox libclang-rt-14-dev bc libnvme-dev nvme-cli \
+               python3 procps
 
 .PHONY: all deps build demo test test-plain test-san test-tsan fuzz bench clean install
 
