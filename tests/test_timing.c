@@ -657,6 +657,86 @@ static void test_paper_table(void **state)
 	assert_int_equal(timing_paper_check(&P, timing_paper_count(), NULL), -EINVAL);
 }
 
+/* The figures (timing_figures.c): the shapes the papers describe, from the same parameters. */
+static const struct timing_series *series_of(const struct timing_figure *f, const char *label)
+{
+	for (unsigned s = 0; s < f->nseries; s++)
+		if (!strcmp(f->s[s].label, label))
+			return &f->s[s];
+	fail_msg("%s: no series '%s'", f->id, label);
+	return NULL;
+}
+
+static double last(const struct timing_series *s)
+{
+	return s->y[s->n - 1];
+}
+
+static void check_by_id(const char *id, struct timing_check *c)
+{
+	for (unsigned i = 0; i < timing_paper_count(); i++)
+		if (!timing_paper_check(&P, i, c) && !strcmp(c->id, id))
+			return;
+	fail_msg("no check '%s'", id);
+}
+
+static void figure(const char *id, struct timing_figure *f)
+{
+	int idx = timing_figure_find(id);
+
+	assert_true(idx >= 0);
+	assert_int_equal(timing_figure(&P, (unsigned)idx, f), 0);
+}
+
+static void test_figures(void **state)
+{
+	struct timing_figure f;
+	struct timing_check c;
+	(void)state;
+
+	assert_int_equal(timing_figure_count(), 13);
+	assert_int_equal(timing_figure_find("nosuch"), -ENOENT);
+	assert_int_equal(timing_figure(&P, timing_figure_count(), &f), -EINVAL);
+	for (unsigned i = 0; i < timing_figure_count(); i++) {
+		assert_int_equal(timing_figure(&P, i, &f), 0);
+		assert_true(f.nseries >= 1);
+		for (unsigned s = 0; s < f.nseries; s++) {
+			assert_int_equal(f.s[s].n, f.bars ? 1 : TIMING_FIG_POINTS);
+			for (unsigned k = 1; k < f.s[s].n; k++)   /* rate grows with size */
+				assert_true(f.s[s].y[k] >= f.s[s].y[k - 1]);
+		}
+	}
+	/* Fig. 22: local and borrowed have the same chips: identical curves. */
+	figure("smartio-fig22", &f);
+	assert_memory_equal(series_of(&f, "local read")->y, series_of(&f, "borrowed read")->y,
+			    sizeof(f.s[0].y));
+	/* Fig. 23: one more switch: writes converge, reads stay lower (tag-limited). */
+	figure("smartio-fig23", &f);
+	near(last(series_of(&f, "cluster switch write")), last(series_of(&f, "back-to-back write")),
+	     0.01, "fig. 23 writes converge");
+	assert_true(last(series_of(&f, "cluster switch read")) <
+		    0.95 * last(series_of(&f, "back-to-back read")));
+	assert_true(series_of(&f, "cluster switch write")->y[0] <
+		    series_of(&f, "back-to-back write")->y[0]);
+	/* Fig. 31: the curves' plateaus are the checked numbers. */
+	figure("smartio-fig31", &f);
+	check_by_id("iommu-off-read", &c);
+	near(last(series_of(&f, "no-IOMMU read")), c.predicted, 0.01 * c.predicted, "fig. 31 off");
+	check_by_id("iommu-on-read", &c);
+	near(last(series_of(&f, "IOMMU read")), c.predicted, 0.01 * c.predicted, "fig. 31 on");
+	/* Fig. 34: the SQ closer to the NVMe is faster. */
+	figure("smartio-fig34", &f);
+	assert_true(f.s[0].y[0] > f.s[1].y[0] && f.s[1].y[0] > f.s[2].y[0]);
+	/* DL fig. 14: 2L - 1L is the checked difference. */
+	figure("dl-fig14", &f);
+	check_by_id("pingpong-two-lenders", &c);
+	near(series_of(&f, "2L-P2P-SW")->y[0] - series_of(&f, "1L-P2P-SW")->y[0], c.predicted,
+	     EPS, "DL fig. 14");
+	/* DL fig. 10: the lender IOMMU drops reads far more than writes. */
+	figure("dl-fig10", &f);
+	assert_true(last(series_of(&f, "Rem-IOMMU read")) < 0.5 * last(series_of(&f, "Rem-SW read")));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -680,6 +760,7 @@ int main(void)
 		cmocka_unit_test(test_paper_lender_iommu),
 		cmocka_unit_test(test_paper_czodiac),
 		cmocka_unit_test(test_paper_table),
+		cmocka_unit_test(test_figures),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -211,4 +211,38 @@ int timing_paper_check(const struct timing_params *p, unsigned idx, struct timin
 /* |predicted - stated| <= tolerance * stated. */
 bool timing_check_ok(const struct timing_check *c);
 
+/*
+ * The papers' figures as curves (throughput vs transfer size) or bars
+ * (latencies), each series from the hop list of the paper's setup and the
+ * same parameter set (src/fabric/timing_figures.c). Curves are the transfer
+ * rate of one isolated transfer (xfer_bw_gbs), what bandwidthTest-style
+ * benchmarks report; bars are nanoseconds.
+ */
+#define TIMING_FIG_SERIES 6
+#define TIMING_FIG_POINTS 16     /* 4 KiB .. 128 MiB, doubling */
+struct timing_series {
+	const char *label;
+	const char *path;        /* the setup in words */
+	unsigned n;
+	double x[TIMING_FIG_POINTS];   /* transfer size in bytes (curves); 0 (bars) */
+	double y[TIMING_FIG_POINTS];   /* GB/s (curves) or ns (bars) */
+};
+struct timing_figure {
+	const char *id;          /* e.g. "smartio-fig22" */
+	const char *source;      /* paper, section, figure */
+	const char *title;
+	const char *unit;        /* "GB/s" or "ns" */
+	const char *topology;    /* topologies/papers/ file of the setup */
+	const char *checks;      /* comma-separated timing_paper ids this figure states, or "" */
+	const char *note;        /* what the figure shows and how the model reads it */
+	bool bars;               /* one value per series */
+	unsigned nseries;
+	struct timing_series s[TIMING_FIG_SERIES];
+};
+unsigned timing_figure_count(void);
+/* Fill figure idx; 0 or -EINVAL / -ENOENT (a chip missing from p). */
+int timing_figure(const struct timing_params *p, unsigned idx, struct timing_figure *f);
+/* Index of the figure with this id, or -ENOENT. */
+int timing_figure_find(const char *id);
+
 #endif

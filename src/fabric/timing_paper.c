@@ -13,106 +13,32 @@
 #include <string.h>
 
 #include "smartio/timing.h"
+#include "timing_build.h"
 
 #define KIB 1024ull
 #define MIB (1024ull * 1024)
-
-struct pathb {
-	const struct timing_params *p;
-	struct timing_hop h[TIMING_MAX_HOPS];
-	unsigned n;
-	int err;
-};
-
-static void add(struct pathb *b, struct timing_hop h)
-{
-	if (b->n < TIMING_MAX_HOPS)
-		b->h[b->n++] = h;
-	else
-		b->err = -ENOSPC;
-}
-
-static void dev(struct pathb *b, uint16_t host, const char *name)
-{
-	add(b, timing_hop_make(TIMING_HOP_DEVICE, host, name));
-}
-
-static void link_(struct pathb *b, unsigned gen, unsigned width, uint16_t host)
-{
-	add(b, timing_hop_link(TIMING_HOP_LINK, gen, width, host));
-}
-
-static void cable(struct pathb *b, unsigned gen, unsigned width, uint16_t host)
-{
-	add(b, timing_hop_link(TIMING_HOP_CABLE, gen, width, host));
-}
-
-static void chip(struct pathb *b, uint8_t kind, const char *name, uint16_t host)
-{
-	struct timing_hop h;
-
-	if (timing_hop_chip(b->p, kind, name, host, &h))
-		b->err = -ENOENT;
-	else
-		add(b, h);
-}
-
-/* A root port: part of the root complex, no latency of its own. */
-static void rootport(struct pathb *b, uint16_t host)
-{
-	add(b, timing_hop_make(TIMING_HOP_SWITCH, host, "root port"));
-}
-
-static void root(struct pathb *b, uint16_t host)
-{
-	chip(b, TIMING_HOP_ROOT, NULL, host);
-}
-
-static void iommu(struct pathb *b, uint16_t host)
-{
-	add(b, timing_hop_make(TIMING_HOP_IOMMU, host, "IOMMU"));
-}
-
-static void dram(struct pathb *b, uint16_t host)
-{
-	add(b, timing_hop_make(TIMING_HOP_MEMORY, host, "host RAM"));
-}
-
-/* Host A's root port .. host B's root port over back-to-back PXH830s. */
-static void ntb_crossing(struct pathb *b, unsigned gen, unsigned width, uint16_t a, uint16_t bh)
-{
-	link_(b, gen, width, a);
-	chip(b, TIMING_HOP_NTB, "PXH830", a);
-	cable(b, gen, width, a);
-	chip(b, TIMING_HOP_NTB, "PXH830", bh);
-	link_(b, gen, width, bh);
-}
-
-static int run(struct pathb *b, bool write, uint64_t size, struct timing_result *r)
-{
-	struct timing_query q = { .size = size, .write = write };
-
-	if (b->err)
-		return b->err;
-	return timing_path(b->p, b->h, b->n, &q, r);
-}
 
 /*
  * Device Lending (Cluster Computing 2020) sec. 7.4: hosts back-to-back with
  * PXH830 adapters (Gen3 x8 cable); a CPU store on host 0 lands in host 1's RAM.
  */
+void timing_setup_ram_to_ram(struct pathb *b)
+{
+	tb_dev(b, 0, "CPU");
+	tb_root(b, 0);
+	tb_rootport(b, 0);
+	tb_ntb_crossing(b, 3, 8, 0, 1);
+	tb_rootport(b, 1);
+	tb_root(b, 1);
+	tb_dram(b, 1);
+}
+
 static int ram_to_ram(const struct timing_params *p, struct timing_result *r)
 {
 	struct pathb b = { .p = p };
 
-	dev(&b, 0, "CPU");
-	root(&b, 0);
-	rootport(&b, 0);
-	ntb_crossing(&b, 3, 8, 0, 1);
-	rootport(&b, 1);
-	root(&b, 1);
-	dram(&b, 1);
-	return run(&b, true, 64, r);
+	timing_setup_ram_to_ram(&b);
+	return tb_run(&b, true, 64, 0, r);
 }
 
 static int check_ram_to_ram(const struct timing_params *p, struct timing_check *c)
@@ -126,6 +52,34 @@ static int check_ram_to_ram(const struct timing_params *p, struct timing_check *
 	return rc;
 }
 
+/*
+ * The same paper, sec. 7.2 (fig. 14's text): in the three-node cluster "the
+ * one-way RAM-to-RAM memory latency between the borrower and Lender B was
+ * measured to around 700 nanoseconds": lender B's PXH830 sits below its
+ * motherboard switch (PEX8733-class), so the store crosses that switch too.
+ */
+static int check_ram_to_ram_3node(const struct timing_params *p, struct timing_check *c)
+{
+	struct pathb b = { .p = p };
+	struct timing_result r;
+	int rc;
+
+	tb_dev(&b, 0, "CPU");
+	tb_root(&b, 0);
+	tb_rootport(&b, 0);
+	tb_ntb_crossing(&b, 3, 8, 0, 1);
+	tb_chip(&b, TIMING_HOP_SWITCH, "PEX8733", 1);
+	tb_link(&b, 3, 16, 1);
+	tb_rootport(&b, 1);
+	tb_root(&b, 1);
+	tb_dram(&b, 1);
+	rc = tb_run(&b, true, 64, 0, &r);
+	c->predicted = r.latency_ns;
+	snprintf(c->detail, sizeof(c->detail), "CPU -> root -> PXH830 -> cable -> PXH830 -> "
+		 "lender B's PEX8733 -> root -> DRAM, 64 B posted write: %.0f ns", r.latency_ns);
+	return rc;
+}
+
 /* The same paper: "the NTB adds 350-370 ns": remote minus a local RAM write. */
 static int check_ntb_adds(const struct timing_params *p, struct timing_check *c)
 {
@@ -133,9 +87,9 @@ static int check_ntb_adds(const struct timing_params *p, struct timing_check *c)
 	struct pathb b = { .p = p };
 	int rc = ram_to_ram(p, &rem);
 
-	dev(&b, 0, "CPU");
-	root(&b, 0);
-	dram(&b, 0);
+	tb_dev(&b, 0, "CPU");
+	tb_root(&b, 0);
+	tb_dram(&b, 0);
 	if (!rc)
 		rc = b.err ? b.err : 0;
 	/* A CPU store to its own RAM never touches a link: root + DRAM only. */
@@ -159,24 +113,24 @@ static int check_nvme_remote(const struct timing_params *p, struct timing_check 
 	struct timing_result a, b;
 	int rc;
 
-	dev(&loc, 1, "nvme0");
-	link_(&loc, 3, 4, 1);
-	rootport(&loc, 1);
-	root(&loc, 1);
-	dram(&loc, 1);
+	tb_dev(&loc, 1, "nvme0");
+	tb_link(&loc, 3, 4, 1);
+	tb_rootport(&loc, 1);
+	tb_root(&loc, 1);
+	tb_dram(&loc, 1);
 
-	dev(&rem, 1, "nvme0");
-	link_(&rem, 3, 4, 1);
-	rootport(&rem, 1);
-	root(&rem, 1);
-	rootport(&rem, 1);
-	ntb_crossing(&rem, 3, 8, 1, 0);
-	rootport(&rem, 0);
-	root(&rem, 0);
-	dram(&rem, 0);
-	rc = run(&loc, false, p->nvme_sqe_bytes, &a);
+	tb_dev(&rem, 1, "nvme0");
+	tb_link(&rem, 3, 4, 1);
+	tb_rootport(&rem, 1);
+	tb_root(&rem, 1);
+	tb_rootport(&rem, 1);
+	tb_ntb_crossing(&rem, 3, 8, 1, 0);
+	tb_rootport(&rem, 0);
+	tb_root(&rem, 0);
+	tb_dram(&rem, 0);
+	rc = tb_run(&loc, false, p->nvme_sqe_bytes, 0, &a);
 	if (!rc)
-		rc = run(&rem, false, p->nvme_sqe_bytes, &b);
+		rc = tb_run(&rem, false, p->nvme_sqe_bytes, 0, &b);
 	c->predicted = b.latency_ns - a.latency_ns;
 	snprintf(c->detail, sizeof(c->detail), "%u B command fetch round trip: borrowed %.0f ns "
 		 "- local %.0f ns", p->nvme_sqe_bytes, b.latency_ns, a.latency_ns);
@@ -189,20 +143,25 @@ static int check_nvme_remote(const struct timing_params *p, struct timing_check 
  * Gen3 x8. Ping-pong = 4-byte GPU-to-GPU writes there and back.
  * 2L-P2P-SW - 1L-P2P-SW: "a little more than 700 ns".
  */
+void timing_setup_k420_p2p(struct pathb *b, bool two_lenders)
+{
+	tb_dev(b, 1, "gpu0");
+	tb_link(b, 2, 16, 1);
+	tb_chip(b, TIMING_HOP_SWITCH, "PEX8733", 1);
+	if (two_lenders) {
+		tb_ntb_crossing(b, 3, 8, 1, 2);
+		tb_chip(b, TIMING_HOP_SWITCH, "PEX8733", 2);
+	}
+	tb_link(b, 2, 16, two_lenders ? 2 : 1);
+	tb_dev(b, two_lenders ? 2 : 1, "gpu1");
+}
+
 static int gpu_write(const struct timing_params *p, bool two_lenders, struct timing_result *r)
 {
 	struct pathb b = { .p = p };
 
-	dev(&b, 1, "gpu0");
-	link_(&b, 2, 16, 1);
-	chip(&b, TIMING_HOP_SWITCH, "PEX8733", 1);
-	if (two_lenders) {
-		ntb_crossing(&b, 3, 8, 1, 2);
-		chip(&b, TIMING_HOP_SWITCH, "PEX8733", 2);
-	}
-	link_(&b, 2, 16, two_lenders ? 2 : 1);
-	dev(&b, two_lenders ? 2 : 1, "gpu1");
-	return run(&b, true, 4, r);
+	timing_setup_k420_p2p(&b, two_lenders);
+	return tb_run(&b, true, 4, 0, r);
 }
 
 static int check_pingpong(const struct timing_params *p, struct timing_check *c)
@@ -224,37 +183,42 @@ static int check_pingpong(const struct timing_params *p, struct timing_check *c)
  * through transparent adapters (PEX8733-class); Gen3 x16 NTB cable; the
  * borrower's IOMMU is on. The GPU DMA-reads the borrower's RAM.
  */
+void timing_setup_k40(struct pathb *b, bool lender_iommu)
+{
+	tb_dev(b, 1, "K40c");
+	tb_link(b, 3, 16, 1);
+	tb_chip(b, TIMING_HOP_SWITCH, "PEX8796", 1);
+	if (lender_iommu) {
+		/* ACS sends the request up to the lender's root for translation. */
+		tb_link(b, 3, 16, 1);
+		tb_chip(b, TIMING_HOP_SWITCH, "PEX8733", 1);
+		tb_cable(b, 3, 16, 1);
+		tb_chip(b, TIMING_HOP_SWITCH, "PEX8733", 1);
+		tb_link(b, 3, 16, 1);
+		tb_rootport(b, 1);
+		tb_root(b, 1);
+		tb_iommu(b, 1);
+		tb_rootport(b, 1);
+		tb_link(b, 3, 16, 1);
+		tb_chip(b, TIMING_HOP_SWITCH, "PEX8733", 1);
+		tb_cable(b, 3, 16, 1);
+		tb_chip(b, TIMING_HOP_SWITCH, "PEX8733", 1);
+		tb_link(b, 3, 16, 1);
+		tb_chip(b, TIMING_HOP_SWITCH, "PEX8796", 1);
+	}
+	tb_ntb_crossing(b, 3, 16, 1, 0);
+	tb_rootport(b, 0);
+	tb_root(b, 0);
+	tb_iommu(b, 0);
+	tb_dram(b, 0);
+}
+
 static int k40_read(const struct timing_params *p, bool lender_iommu, struct timing_result *r)
 {
 	struct pathb b = { .p = p };
 
-	dev(&b, 1, "K40c");
-	link_(&b, 3, 16, 1);
-	chip(&b, TIMING_HOP_SWITCH, "PEX8796", 1);
-	if (lender_iommu) {
-		/* ACS sends the request up to the lender's root for translation. */
-		link_(&b, 3, 16, 1);
-		chip(&b, TIMING_HOP_SWITCH, "PEX8733", 1);
-		cable(&b, 3, 16, 1);
-		chip(&b, TIMING_HOP_SWITCH, "PEX8733", 1);
-		link_(&b, 3, 16, 1);
-		rootport(&b, 1);
-		root(&b, 1);
-		iommu(&b, 1);
-		rootport(&b, 1);
-		link_(&b, 3, 16, 1);
-		chip(&b, TIMING_HOP_SWITCH, "PEX8733", 1);
-		cable(&b, 3, 16, 1);
-		chip(&b, TIMING_HOP_SWITCH, "PEX8733", 1);
-		link_(&b, 3, 16, 1);
-		chip(&b, TIMING_HOP_SWITCH, "PEX8796", 1);
-	}
-	ntb_crossing(&b, 3, 16, 1, 0);
-	rootport(&b, 0);
-	root(&b, 0);
-	iommu(&b, 0);
-	dram(&b, 0);
-	return run(&b, false, 128 * MIB, r);
+	timing_setup_k40(&b, lender_iommu);
+	return tb_run(&b, false, 128 * MIB, 0, r);
 }
 
 static int check_iommu_off(const struct timing_params *p, struct timing_check *c)
@@ -284,23 +248,25 @@ static int check_iommu_on(const struct timing_params *p, struct timing_check *c)
  * 3-port FPGA prototype, every port Gen2 x8, MPS 128: posted writes from the
  * sender's CPUPort through the crossbar to the receiver's RAM.
  */
+void timing_setup_czodiac(struct pathb *b)
+{
+	tb_dev(b, 0, "CPUPort0 engine");
+	tb_link(b, 2, 8, 0);
+	tb_add(b, timing_hop_make(TIMING_HOP_SWITCH, 0, "cZodiac crossbar"));
+	tb_link(b, 2, 8, 1);
+	tb_rootport(b, 1);
+	tb_root(b, 1);
+	tb_dram(b, 1);
+}
+
 static int check_czodiac(const struct timing_params *p, struct timing_check *c)
 {
-	struct timing_query q = { .size = 2 * MIB, .write = true, .mps = 128 };
 	struct pathb b = { .p = p };
 	struct timing_result r;
 	int rc;
 
-	dev(&b, 0, "CPUPort0 engine");
-	link_(&b, 2, 8, 0);
-	add(&b, timing_hop_make(TIMING_HOP_SWITCH, 0, "cZodiac crossbar"));
-	link_(&b, 2, 8, 1);
-	rootport(&b, 1);
-	root(&b, 1);
-	dram(&b, 1);
-	if (b.err)
-		return b.err;
-	rc = timing_path(p, b.h, b.n, &q, &r);
+	timing_setup_czodiac(&b);
+	rc = tb_run(&b, true, 2 * MIB, TIMING_CZODIAC_MPS, &r);
 	c->predicted = r.bw_gbs;
 	snprintf(c->detail, sizeof(c->detail), "Gen2 x8 MPS 128: TLP-level %.3f GB/s x "
 		 "128/(128+24) payload", r.link_bw_gbs / (128.0 / 152.0));
@@ -320,6 +286,9 @@ static const struct {
 	{ "nvme-remote-adds", "Device Lending 2020, sec. 7.4, fig. 19",
 	  "remote NVMe read: added latency (command fetch over the NTB)", "ns", 715, 700, 730,
 	  check_nvme_remote },
+	{ "ram-to-ram-3node", "Device Lending 2020, sec. 7.2, fig. 14",
+	  "one-way RAM-to-RAM latency, borrower to lender B (three nodes)", "ns", 700, 700, 700,
+	  check_ram_to_ram_3node },
 	{ "pingpong-two-lenders", "Device Lending 2020, sec. 7.2, fig. 14",
 	  "GPU ping-pong: two lenders minus one lender", "ns", 720, 700, 750, check_pingpong },
 	{ "iommu-off-read", "SmartIO TOCS 2021, sec. 7.3.1, fig. 31",

@@ -55,7 +55,7 @@ void timing_params_default(struct timing_params *p)
 	p->devmem_write_ns = 50;
 	p->reg_read_ns = 150;
 	p->reg_write_ns = 20;
-	p->tags = 256;
+	p->tags = 32;
 	p->cpu_outstanding = 1;
 	p->cpu_tlp_bytes = 64;
 	p->nvme_media_read_ns = 8000;

@@ -8,6 +8,7 @@
  *   predict pingpong  two devices writing to each other (routes from the daemon)
  *   predict nvme-read one QD1 NVMe read: doorbell, command fetch, media, data, completion
  *   predict paper     the papers' stated numbers against the model (no daemon)
+ *   predict figure    the papers' figures as curves/bars (predict_figure.c)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -47,7 +48,9 @@ static void predict_usage(FILE *f)
 		"                            [--back-from PEER --back-addr DEV:barN] [--json]\n"
 		"       smartio predict nvme-read --host N --from NVME --sq ADDR --data ADDR\n"
 		"                            [--cq ADDR] [--size 4K] [--json]\n"
-		"       smartio predict paper [--json]\n\n"
+		"       smartio predict paper [--json]\n"
+		"       smartio predict figure [ID|all|list] [--json] [--measured FILE]\n"
+		"                            [--gnuplot DIR]   (see 'predict figure --help')\n\n"
 		"Predicts latency and sustained bandwidth on real PCIe hardware with the\n"
 		"analytical model of docs/timing-model.md (one calibration for everything).\n"
 		"  --params FILE    calibration file (default: built-in values, which equal\n"
@@ -471,6 +474,8 @@ int cmd_predict(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	sub = argv[1];
+	if (!strcmp(sub, "figure"))
+		return cmd_predict_figure(argc, argv);
 	optind = 2;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
@@ -525,7 +530,7 @@ int cmd_predict(int argc, char **argv)
 	}
 	if (strcmp(sub, "link") && strcmp(sub, "path"))
 		return cli_err("unknown predict command '%s' (link, path, pingpong, nvme-read, "
-			       "paper)", sub), 2;
+			       "paper, figure)", sub), 2;
 	if (!o.size || !o.rw_given)
 		return cli_err("predict %s needs --size S and --read or --write", sub), 2;
 	return !strcmp(sub, "link") ? do_link(&o, &p) : do_path(&o, &p);
