@@ -633,6 +633,67 @@ static void test_owner_exit(void **state)
 	}
 }
 
+/*
+ * The engine of a host whose IOMMU is on (host 2): its requests to its own
+ * look-up-table window stay inside the adapter, so they are not translated
+ * (they used to fault at host 2's IOMMU), while its reads of the local
+ * segment are.
+ */
+static void test_engine_behind_iommu(void **state)
+{
+	enum { LEN = 65536 };
+	static uint8_t want[LEN];
+	pid_t pid;
+	int st;
+
+	(void)state;
+	fill(want, LEN, 21);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		sci_local_segment_t s;
+		sci_remote_segment_t r;
+		sci_dma_queue_t q;
+		sci_map_t m;
+		sci_desc_t csd;
+		sci_error_t err;
+		uint8_t *p = NULL;
+
+		SCITerminate();
+		setenv("SMARTIO_HOST", "2", 1);
+		SCIInitialize(0, &err);
+		SCIOpen(&csd, 0, &err);
+		if (err)
+			_exit(2);
+		SCICreateSegment(csd, &s, LSEG_ID + 3, LEN, NULL, NULL, 0, &err);
+		if (!err)
+			SCIPrepareSegment(s, 0, 0, &err);
+		if (!err)
+			p = SCIMapLocalSegment(s, &m, 0, LEN, NULL, 0, &err);
+		if (!err)
+			SCIConnectSegment(csd, &r, NODE_HOST0, RSEG_ID, 0, NULL, NULL, 5000, 0,
+					  &err);
+		if (!err)
+			SCICreateDMAQueue(csd, &q, 0, 1, 0, &err);
+		if (err)
+			_exit(3);
+		memcpy(p, want, LEN);
+		SCIStartDmaTransfer(q, s, r, 0, LEN, 0, NULL, NULL, SCI_FLAG_DMA_WAIT, &err);
+		if (err)
+			_exit(4);
+		memset(p, 0, LEN);
+		SCIStartDmaTransfer(q, s, r, 0, LEN, 0, NULL, NULL,
+				    SCI_FLAG_DMA_WAIT | SCI_FLAG_DMA_READ, &err);
+		if (err)
+			_exit(5);
+		_exit(memcmp(p, want, LEN) ? 6 : 0);   /* the daemon cleans up */
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(checksum(rmem, LEN) == checksum(want, LEN));
+}
+
 /* An adapter without a DMA engine (a cluster of its own). */
 static void test_no_engine(void **state)
 {
@@ -696,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_loopback),
 		cmocka_unit_test(test_misuse),
 		cmocka_unit_test(test_owner_exit),
+		cmocka_unit_test(test_engine_behind_iommu),
 		cmocka_unit_test(test_no_engine),
 	};
 

@@ -32,8 +32,11 @@ static void store_words(uint8_t *dst, const uint8_t *src, uint64_t n)
 		__atomic_store_n(dst++, *src++, __ATOMIC_RELEASE);
 }
 
-static void copy_to_mem(uint8_t *dst, const uint8_t *src, uint64_t n)
+void fab_copy_to_mem(void *dstv, const void *srcv, uint64_t n)
 {
+	uint8_t *dst = dstv;
+	const uint8_t *src = srcv;
+
 	if (n <= 64) {
 		store_words(dst, src, n);
 		return;
@@ -44,7 +47,7 @@ static void copy_to_mem(uint8_t *dst, const uint8_t *src, uint64_t n)
 }
 
 /* Reads see everything published before the doorbell or status they follow. */
-static void copy_from_mem(uint8_t *dst, const uint8_t *src, uint64_t n)
+void fab_copy_from_mem(void *dst, const void *src, uint64_t n)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	memcpy(dst, src, n);
@@ -116,13 +119,40 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 				return -EFAULT;
 			/* The data path: a copy to or from shared memory, nothing more. */
 			if (write)
-				copy_to_mem(m + r.tgt.offset, p, n);
+				fab_copy_to_mem(m + r.tgt.offset, p, n);
 			else
-				copy_from_mem(p, m + r.tgt.offset, n);
+				fab_copy_from_mem(p, m + r.tgt.offset, n);
 		}
 		p += n;
 		addr += n;
 		len -= n;
 	}
 	return first;
+}
+
+int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len, bool write,
+		   uint8_t **ptr, uint64_t *n)
+{
+	struct fab_route r;
+	uint64_t size = 0;
+	uint8_t *m;
+	int rc;
+
+	if (!len)
+		return -EINVAL;
+	rc = fab_route_resolve(h, rid, addr, len, write, &r);
+	if (rc)
+		return rc;
+	if (r.status != FAB_OK)
+		return r.status;
+	if (r.tgt.kind != FAB_TGT_RAM && r.tgt.kind != FAB_TGT_BAR)
+		return -ENOTSUP;
+	m = fab_target_map(h, &r.tgt, &size);
+	if (!m)
+		return -EREMOTE;
+	if (r.tgt.offset > size || r.tgt.len > size - r.tgt.offset)
+		return -EFAULT;
+	*ptr = m + r.tgt.offset;
+	*n = r.tgt.len < len ? r.tgt.len : len;
+	return 0;
 }

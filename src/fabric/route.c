@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,6 +280,17 @@ static int walk_up(struct walk *w, uint64_t a)
 {
 	struct fab_func *cur = w->req;
 
+	/*
+	 * An NTB adapter's own DMA engine reaches the adapter's look-up-table
+	 * window inside the chip: the request never goes upstream, so no root
+	 * complex or IOMMU sees it (the PXH830's engine sits in its PEX switch).
+	 */
+	if (cur->kind == FAB_FN_NTB && cur->bars[NTB_BAR_LUT].present) {
+		uint64_t base = fab_func_bar_addr(cur, NTB_BAR_LUT);
+
+		if (base && a >= base && a - base < cur->bars[NTB_BAR_LUT].size)
+			return hit_bar(w, cur, NTB_BAR_LUT, a);
+	}
 	for (unsigned depth = 0; depth <= 2 * TOPO_MAX_DEPTH + 2; depth++) {
 		struct fab_func *port = cur->parent;
 		uint64_t left;
@@ -465,7 +477,9 @@ int fab_route_resolve(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t 
 		uint64_t delta = addr - e->lo;
 
 		c->hits++;
-		*r = e->route;
+		/* the hops in use only: a whole route is ~2 KiB, mostly empty */
+		memcpy(r, &e->route, offsetof(struct fab_route, hops) +
+				     e->route.nhops * sizeof(e->route.hops[0]));
 		r->cached = true;
 		r->tgt.addr += delta;
 		r->tgt.offset += delta;
@@ -487,7 +501,8 @@ int fab_route_resolve(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t 
 		e->lo = addr;
 		e->hi = min64(page + FAB_PAGE_SIZE, addr + r->tgt.len);
 		e->epoch = epoch;
-		e->route = *r;
+		memcpy(&e->route, r, offsetof(struct fab_route, hops) +
+				     r->nhops * sizeof(r->hops[0]));
 	}
 	r->tgt.len = min64(len, r->tgt.len);
 	return 0;

@@ -149,6 +149,27 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 void *fab_target_map(struct fab_host *h, const struct fab_target *t, uint64_t *size);
 
 /*
+ * Where an access would land, without moving anything: for a route that ends
+ * in memory (RAM or a BAR), *ptr is the first byte mapped into this process
+ * and *n (<= len) how many bytes from addr are contiguous there. Returns 0, a
+ * fab_status (> 0) for a failed route, -ENOTSUP for a target that is not
+ * memory (an MSI window), or -errno (-EREMOTE: not mappable here). The caller
+ * holds h's lock; the pointer stays valid as long as the mapping (the
+ * process's, or until the world's mem_map objects are released), and the
+ * translation as long as the world's epoch does not change.
+ */
+int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len, bool write,
+		   uint8_t **ptr, uint64_t *n);
+
+/*
+ * The data path of an access, for callers that move bytes themselves: a
+ * write publishes its last bytes with release stores in address order (a
+ * completion entry's phase tag, a status word), a read acquires first.
+ */
+void fab_copy_to_mem(void *dst, const void *src, uint64_t n);
+void fab_copy_from_mem(void *dst, const void *src, uint64_t n);
+
+/*
  * Worker threads (device models, DMA engines) access the fabric too, but only
  * a daemon's main thread may talk to other daemons: a step that would need a
  * peer fails on a worker, which then asks its daemon to prepare the access.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,23 @@
 #include "devrun.h"
 #include "fabric/route.h"
 
+/*
+ * The device's own translation cache (an ATC, as PCIe ATS devices have): a
+ * resolved route that ends in memory, mapped into this process, per (page,
+ * direction). It caches exactly what the host's route cache holds, under the
+ * same world epoch, so any table change anywhere invalidates it; it spares a
+ * DMA to known memory the host lock, the route lookup and the mapping. Only
+ * this device's thread touches it.
+ */
+#define ATC_SLOTS 64u
+
+struct atc_entry {
+	uint64_t epoch;
+	uint64_t lo, hi;         /* bus addresses [lo, hi) of one page, translated */
+	uint8_t *ptr;            /* where lo is mapped */
+	bool valid, write;
+};
+
 struct runner {
 	struct dev_instance inst;
 	struct fab_func *fn;
@@ -19,6 +37,10 @@ struct runner {
 	bool started;
 	bool stop;               /* atomic */
 	uint64_t polls;          /* atomic */
+	struct atc_entry atc[ATC_SLOTS];
+	uint64_t cmd_epoch;      /* epoch at which cmd (the command register) was read */
+	uint32_t cmd;
+	bool cmd_valid;
 };
 
 struct devrun_set {
@@ -26,6 +48,80 @@ struct devrun_set {
 	unsigned n;
 	struct runner *r;
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t world_epoch(const struct fab_host *h)
+{
+	return h->world ? __atomic_load_n(&h->world->epoch, __ATOMIC_ACQUIRE) : 0;
+}
+
+static struct atc_entry *atc_slot(struct runner *r, uint64_t page, bool write)
+{
+	uint64_t k = (page >> 12) * 0x9e3779b97f4a7c15ull;
+
+	return &r->atc[((k >> 40) ^ write) & (ATC_SLOTS - 1)];
+}
+
+/* Translate and remember [addr, end of its page) under the host lock; 0 on success. */
+static int atc_fill(struct runner *r, uint64_t addr, bool write, struct atc_entry **out)
+{
+	struct fab_host *h = r->fn->host;
+	uint64_t page = addr & ~(FAB_PAGE_SIZE - 1), n = 0;
+	struct atc_entry *e = atc_slot(r, page, write);
+	uint8_t *p = NULL;
+	uint64_t epoch;
+	int rc;
+
+	fab_host_lock(h);
+	epoch = world_epoch(h);         /* before resolving: a change meanwhile is seen */
+	rc = fab_access_map(h, fab_func_bdf(r->fn), addr, page + FAB_PAGE_SIZE - addr, write,
+			    &p, &n);
+	fab_host_unlock(h);
+	if (rc)
+		return rc;
+	*e = (struct atc_entry){ .epoch = epoch, .lo = addr, .hi = addr + n, .ptr = p,
+				 .valid = true, .write = write };
+	*out = e;
+	return 0;
+}
+
+/*
+ * Move what the ATC can translate, from the start; returns the bytes moved
+ * (all of len, or up to where a translation is missing that cannot be made
+ * here: an MSI, a failed route, memory to be mapped by the main thread).
+ */
+static size_t atc_dma(struct runner *r, uint64_t addr, uint8_t *buf, size_t len, bool write)
+{
+	struct fab_host *h = r->fn->host;
+	size_t done = 0;
+
+	if (!h->world)
+		return 0;               /* no epoch to validate against */
+	while (done < len) {
+		uint64_t a = addr + done, page = a & ~(FAB_PAGE_SIZE - 1), n;
+		struct atc_entry *e = atc_slot(r, page, write);
+
+		if (!e->valid || e->epoch != world_epoch(h) || e->write != write ||
+		    a < e->lo || a >= e->hi) {
+			if (atc_fill(r, a, write, &e))
+				break;
+		}
+		n = e->hi - a < len - done ? e->hi - a : len - done;
+		if (write)
+			fab_copy_to_mem(e->ptr + (a - e->lo), buf + done, n);
+		else
+			fab_copy_from_mem(buf + done, e->ptr + (a - e->lo), n);
+		done += n;
+	}
+	return done;
+}
 
 static int dma_once(struct runner *r, uint64_t addr, void *buf, size_t len, bool write,
 		    uint16_t *rid)
@@ -42,23 +138,26 @@ static int dma_once(struct runner *r, uint64_t addr, void *buf, size_t len, bool
 
 static int bus_dma(struct runner *r, uint64_t addr, void *buf, size_t len, bool write)
 {
+	size_t fast = atc_dma(r, addr, buf, len, write);
 	uint16_t rid;
-	int rc = dma_once(r, addr, buf, len, write, &rid);
+	int rc;
+
+	if (fast == len)
+		return 0;
+	/* The rest the way the fabric does it, failures and interrupts included. */
+	addr += fast;
+	buf = (uint8_t *)buf + fast;
+	len -= fast;
+	rc = dma_once(r, addr, buf, len, write, &rid);
 
 	/* Another host's memory (a borrower's, through an NTB) is resolved and
-	 * mapped by the daemon's main thread; then the DMA goes through. Only
+	 * mapped by the daemon's main thread, which then does the access. Only
 	 * what the main thread can mend goes there: a step it must take on
 	 * another host (refused here as host-down) or a mapping it must fetch.
 	 * Anything else (nothing decodes, an IOMMU fault) is the answer, and the
 	 * main thread may well be waiting for this very device. */
-	for (int t = 0; (rc == FAB_HOST_DOWN || rc == -EREMOTE) && r->ops.prepare &&
-	     t < DEVRUN_PREPARE_TRIES; t++) {
-		int prc = r->ops.prepare(r->ops.arg, rid, addr, len, write);
-
-		if (prc)
-			return prc;
-		rc = dma_once(r, addr, buf, len, write, &rid);
-	}
+	if ((rc == FAB_HOST_DOWN || rc == -EREMOTE) && r->ops.access)
+		rc = r->ops.access(r->ops.arg, rid, addr, buf, len, write);
 	return rc;
 }
 
@@ -75,11 +174,24 @@ static int bus_dma_write(void *ctx, uint64_t addr, const void *buf, size_t len)
 static uint32_t bus_cfg_read(void *ctx, uint32_t off, uint32_t size)
 {
 	struct runner *r = ctx;
+	struct fab_host *h = r->fn->host;
+	bool command = off == PCI_COMMAND && size == 2 && h->world;
 	uint32_t v = 0xffffffffu;
 
-	fab_host_lock(r->fn->host);
+	/* The command register (bus mastering) is read on every poll pass; a
+	 * write to it advances the epoch (it changes routing), so the value read
+	 * at an epoch holds while the epoch does. */
+	if (command && r->cmd_valid && r->cmd_epoch == world_epoch(h))
+		return r->cmd;
+	fab_host_lock(h);
+	if (command)
+		r->cmd_epoch = world_epoch(h);
 	fab_cfg_read(&r->fn->cfg, off, size, &v);
-	fab_host_unlock(r->fn->host);
+	fab_host_unlock(h);
+	if (command) {
+		r->cmd = v;
+		r->cmd_valid = true;
+	}
 	return v;
 }
 
@@ -96,31 +208,44 @@ static void pause_ns(uint64_t ns)
 	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 static void *run(void *arg)
 {
 	struct runner *r = arg;
 	uint64_t last_work = mono_ns(), idle = DEVRUN_IDLE_MIN_NS;
+	unsigned quiet = 0;
+	bool sleeping = false;
 
 	fab_thread_set_worker();
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		int busy = r->inst.ops->poll(&r->inst);
 
-		__atomic_fetch_add(&r->polls, 1, __ATOMIC_RELAXED);
+		/* only this thread writes it: no locked read-modify-write needed */
+		__atomic_store_n(&r->polls, __atomic_load_n(&r->polls, __ATOMIC_RELAXED) + 1,
+				 __ATOMIC_RELAXED);
 		if (busy > 0) {
-			last_work = mono_ns();
-			idle = DEVRUN_IDLE_MIN_NS;
+			quiet = 0;
+			sleeping = false;
 			continue;
 		}
-		if (mono_ns() - last_work < DEVRUN_SPIN_NS)
-			continue;          /* just went quiet: more work is likely */
+		if (!sleeping) {
+			/* Just went quiet: more work is likely, keep polling for
+			 * DEVRUN_SPIN_NS. The clock is read once per
+			 * DEVRUN_SPIN_CHECK quiet passes, not on every one. */
+			if (++quiet % DEVRUN_SPIN_CHECK)
+				continue;
+			/* On a busy machine the driver we wait for may need this CPU. */
+			if (!(quiet % DEVRUN_SPIN_YIELD))
+				sched_yield();
+			if (quiet == DEVRUN_SPIN_CHECK) {
+				last_work = mono_ns();
+				continue;
+			}
+			if (mono_ns() - last_work < DEVRUN_SPIN_NS)
+				continue;
+			sleeping = true;
+			idle = DEVRUN_IDLE_MIN_NS;
+		}
 		pause_ns(idle);
 		idle = idle * 2 > DEVRUN_IDLE_MAX_NS ? DEVRUN_IDLE_MAX_NS : idle * 2;
 	}

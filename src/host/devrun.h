@@ -16,7 +16,9 @@
 
 #include "fabric/fabric.h"
 
-#define DEVRUN_SPIN_NS      20000ull       /* keep polling this long after the last work */
+#define DEVRUN_SPIN_NS      200000ull      /* keep polling this long after the last work */
+#define DEVRUN_SPIN_CHECK   64u            /* quiet passes between clock reads */
+#define DEVRUN_SPIN_YIELD   1024u          /* quiet passes between yields of the CPU */
 #define DEVRUN_IDLE_MIN_NS  50000ull
 #define DEVRUN_IDLE_MAX_NS  8000000ull
 
@@ -25,16 +27,19 @@ struct dev_instance;
 
 /*
  * A device's DMA may need what only the daemon's main thread can do (a route
- * step on another host, another host's memory mapped): prepare is then called
- * on the device's thread with no lock held, and the DMA is retried. Returns
- * 0, or the enum fab_status (> 0) / -errno the access ends in. NULL: none.
+ * step on another host, another host's memory mapped). access is then called
+ * on the device's thread with no lock held: the main thread resolves the
+ * route, maps what it ends in and moves the bytes itself, in one go, so no
+ * table change can come between the resolution and the access (a retry on the
+ * device's thread could find the route invalidated again and again while other
+ * hosts' tables churn). Returns 0, or the enum fab_status (> 0) / -errno the
+ * access ends in. NULL: none (the access fails as it did on the device's thread).
  */
 struct devrun_ops {
-	int (*prepare)(void *arg, uint16_t rid, uint64_t addr, uint64_t len, bool write);
+	int (*access)(void *arg, uint16_t rid, uint64_t addr, void *buf, uint64_t len,
+		      bool write);
 	void *arg;
 };
-
-#define DEVRUN_PREPARE_TRIES 4
 
 /* Create every model instance of host h and start its thread. ops may be NULL. */
 int devrun_start(struct fab_host *h, const struct devrun_ops *ops, struct devrun_set **out,

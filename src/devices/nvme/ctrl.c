@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/pci_regs.h>
 
 #include "ctrl.h"
 
@@ -73,54 +74,6 @@ bool nvme_cmb_range(const struct nvme_ctrl *c, uint64_t addr, uint64_t len, uint
 	return true;
 }
 
-/* ---- Features, events and the error log ---- */
-
-void nvme_features_default(struct nvme_ctrl *c)
-{
-	memset(&c->feat, 0, sizeof(c->feat));
-	c->feat.arb = 3;                        /* burst 8, all weights 1 */
-	c->feat.tmpth_over = 343;               /* 70 C, == WCTEMP */
-	c->feat.tmpth_under = 0;
-	c->feat.vwc = 1;                        /* write cache enabled */
-	memset(c->iv_cd, 0, c->nvec);
-	c->alloc_nsq = c->nqueues;
-	c->alloc_ncq = c->nqueues;
-}
-
-/*
- * Queue an asynchronous event. Like real controllers, once an event of a type
- * is reported that type is masked until the host reads the associated log
- * page; events meanwhile wait here (a repeat of a waiting event is dropped).
- */
-void nvme_aen(struct nvme_ctrl *c, unsigned type, unsigned info, unsigned lid)
-{
-	uint32_t dw0 = nvme_aen_dw0(type, info, lid);
-
-	for (unsigned i = 0; i < c->naen; i++)
-		if (c->aen[i] == dw0)
-			return;
-	if (c->naen < NVME_AEN_QUEUE)
-		c->aen[c->naen++] = dw0;
-}
-
-void nvme_log_error(struct nvme_ctrl *c, uint16_t sqid, uint16_t cid, uint16_t st, uint32_t nsid,
-		    uint64_t lba)
-{
-	struct nvme_error_log_page *e;
-
-	/* newest first: shift the ring down by one entry */
-	memmove(&c->errlog[1], &c->errlog[0], sizeof(c->errlog) - sizeof(c->errlog[0]));
-	e = &c->errlog[0];
-	memset(e, 0, sizeof(*e));
-	e->error_count = ++c->err_count;
-	e->sqid = sqid;
-	e->cmdid = cid;
-	e->status_field = (uint16_t)(st << 1);
-	e->parm_error_location = 0xffff;
-	e->lba = lba;
-	e->nsid = nsid;
-}
-
 /* ---- Queues ---- */
 
 static void zero_doorbells(struct nvme_ctrl *c, uint16_t qid)
@@ -158,12 +111,14 @@ void nvme_sq_delete(struct nvme_ctrl *c, uint16_t qid)
 		c->cq[sq->cqid].nsq--;
 	memset(sq, 0, sizeof(*sq));
 	dev_set_reg32(c->d, BAR0, nvme_sq_tail_db(qid, c->dstrd), 0);
+	c->db_rescan = true;
 }
 
 void nvme_cq_delete(struct nvme_ctrl *c, uint16_t qid)
 {
 	memset(&c->cq[qid], 0, sizeof(c->cq[qid]));
 	dev_set_reg32(c->d, BAR0, nvme_cq_head_db(qid, c->dstrd), 0);
+	c->db_rescan = true;
 }
 
 /* Controller reset (CC.EN 1 -> 0, FLR): queues, events and features go. */
@@ -182,6 +137,7 @@ static void ctrl_reset(struct nvme_ctrl *c)
 	c->naborts = 0;
 	c->shutdown = false;
 	c->media_free_ns = 0;
+	c->db_rescan = true;
 	memset(c->rr_next, 0, sizeof(c->rr_next));
 	nvme_features_default(c);
 }
@@ -322,42 +278,72 @@ static void invalid_doorbell(struct nvme_ctrl *c, uint16_t qid, unsigned info)
 	nvme_aen(c, NVME_AER_ERROR, info, NVME_LOG_LID_ERROR);
 }
 
-static int scan_doorbells(struct nvme_ctrl *c)
+/* Act on the doorbells of pair q as read (sv: SQ tail, cv: CQ head). */
+static int doorbell_pair(struct nvme_ctrl *c, uint32_t q, uint32_t sv, uint32_t cv)
 {
 	struct dev_instance *d = c->d;
+	struct nvme_sq *sq = &c->sq[q];
+	struct nvme_cq *cq = &c->cq[q];
 	int work = 0;
 
-	for (uint32_t q = 0; q <= c->nqueues; q++) {
-		uint64_t sdb = nvme_sq_tail_db(q, c->dstrd), cdb = nvme_cq_head_db(q, c->dstrd);
-		uint32_t sv = dev_reg32(d, BAR0, sdb), cv = dev_reg32(d, BAR0, cdb);
-		struct nvme_sq *sq = &c->sq[q];
-		struct nvme_cq *cq = &c->cq[q];
+	if (sq->valid && sv != sq->db_last) {
+		sq->db_last = sv;
+		if (sv >= sq->size)
+			invalid_doorbell(c, (uint16_t)q, NVME_AER_ERROR_INVALID_DB_VAL);
+		else
+			sq->tail = sv;
+		work = 1;
+	} else if (!sq->valid && sv) {
+		dev_set_reg32(d, BAR0, nvme_sq_tail_db(q, c->dstrd), 0);
+		invalid_doorbell(c, (uint16_t)q, NVME_AER_ERROR_INVALID_DB_REG);
+	}
+	if (cq->valid && cv != cq->db_last) {
+		cq->db_last = cv;
+		/* the new head may only release entries the controller posted */
+		if (cv >= cq->size ||
+		    nvme_q_used(cq->head, cv, cq->size) > nvme_q_used(cq->head, cq->tail, cq->size))
+			invalid_doorbell(c, (uint16_t)q, NVME_AER_ERROR_INVALID_DB_VAL);
+		else
+			cq->head = cv;
+		work = 1;
+	} else if (!cq->valid && cv) {
+		dev_set_reg32(d, BAR0, nvme_cq_head_db(q, c->dstrd), 0);
+		invalid_doorbell(c, (uint16_t)q, NVME_AER_ERROR_INVALID_DB_REG);
+	}
+	/* what the doorbells hold now as far as acting on them goes */
+	c->db_seen[q] = (sq->valid ? sv : 0) | (uint64_t)(cq->valid ? cv : 0) << 32;
+	return work;
+}
 
-		if (sq->valid && sv != sq->db_last) {
-			sq->db_last = sv;
-			if (sv >= sq->size)
-				invalid_doorbell(c, (uint16_t)q, NVME_AER_ERROR_INVALID_DB_VAL);
-			else
-				sq->tail = sv;
-			work = 1;
-		} else if (!sq->valid && sv) {
-			dev_set_reg32(d, BAR0, sdb, 0);
-			invalid_doorbell(c, (uint16_t)q, NVME_AER_ERROR_INVALID_DB_REG);
-		}
-		if (cq->valid && cv != cq->db_last) {
-			cq->db_last = cv;
-			/* the new head may only release entries the controller posted */
-			if (cv >= cq->size ||
-			    nvme_q_used(cq->head, cv, cq->size) >
-				    nvme_q_used(cq->head, cq->tail, cq->size))
-				invalid_doorbell(c, (uint16_t)q, NVME_AER_ERROR_INVALID_DB_VAL);
-			else
-				cq->head = cv;
-			work = 1;
-		} else if (!cq->valid && cv) {
-			dev_set_reg32(d, BAR0, cdb, 0);
-			invalid_doorbell(c, (uint16_t)q, NVME_AER_ERROR_INVALID_DB_REG);
-		}
+/* Both doorbells of pair q, each read once (one load when they are adjacent). */
+static uint64_t db_load(const struct nvme_ctrl *c, uint32_t q)
+{
+	const struct dev_instance *d = c->d;
+
+	if (!c->dstrd)
+		return __atomic_load_n((const uint64_t *)(d->fn.bar[BAR0] + nvme_sq_tail_db(q, 0)),
+				       __ATOMIC_ACQUIRE);
+	return dev_reg32(d, BAR0, nvme_sq_tail_db(q, c->dstrd)) |
+	       (uint64_t)dev_reg32(d, BAR0, nvme_cq_head_db(q, c->dstrd)) << 32;
+}
+
+static int scan_doorbells(struct nvme_ctrl *c)
+{
+	bool all = c->db_rescan;
+	int work = 0;
+
+	if (all) {
+		c->db_rescan = false;
+		c->nact = 0;
+		for (uint32_t q = 1; q <= c->nqueues; q++)
+			if (c->sq[q].valid)
+				c->act_sq[c->nact++] = (uint16_t)q;
+	}
+	for (uint32_t q = 0; q <= c->nqueues; q++) {
+		uint64_t v = db_load(c, q);
+
+		if (all || v != c->db_seen[q])
+			work |= doorbell_pair(c, q, (uint32_t)v, (uint32_t)(v >> 32));
 	}
 	return work;
 }
@@ -530,9 +516,10 @@ static unsigned fetch_sq(struct nvme_ctrl *c, uint16_t qid, unsigned max)
 		else if (NVME_SQE_FUSE(cmd.sqe.flags) || NVME_SQE_PSDT(cmd.sqe.flags) ||
 			 (cmd.sqe.flags & NVME_SQE_FLAGS_RSVD))
 			st = SC_GEN(INVALID_FIELD) | SC_DNR;   /* no fused ops, no SGLs */
-		else if (qid == 0)
+		else if (qid == 0) {
 			st = nvme_admin_exec(c, &cmd);
-		else
+			c->db_rescan = true;    /* queues may have come or gone */
+		} else
 			st = nvme_io_exec(c, &cmd);
 		if (!cmd.deferred)
 			queue_completion(c, &cmd, st);
@@ -555,18 +542,22 @@ static unsigned arb_burst(const struct nvme_ctrl *c)
 static unsigned rr_round(struct nvme_ctrl *c, int prio, unsigned burst, unsigned credit)
 {
 	unsigned cls = prio < 0 ? 0 : (unsigned)prio, got = 0;
-	uint32_t n = c->nqueues, start = c->rr_next[cls];
+	uint32_t n = c->nqueues, start = c->rr_next[cls], k0 = 0;
 
-	for (uint32_t i = 0; i < n && got < credit; i++) {
-		uint16_t q = (uint16_t)((start + i) % n + 1);
+	/* the valid SQs in the order start+1, start+2, ..., n, 1, ..., start */
+	while (k0 < c->nact && c->act_sq[k0] <= start)
+		k0++;
+	for (uint32_t i = 0; i < c->nact && got < credit; i++) {
+		uint32_t k = k0 + i;
+		uint16_t q = c->act_sq[k < c->nact ? k : k - c->nact];
 		struct nvme_sq *sq = &c->sq[q];
-		unsigned k;
+		unsigned m;
 
 		if (!sq->valid || sq->head == sq->tail || (prio >= 0 && sq->prio != prio))
 			continue;
-		k = fetch_sq(c, q, burst < credit - got ? burst : credit - got);
-		got += k;
-		if (k)
+		m = fetch_sq(c, q, burst < credit - got ? burst : credit - got);
+		got += m;
+		if (m)
 			c->rr_next[cls] = q % n;        /* next round starts after q */
 	}
 	return got;
@@ -614,6 +605,40 @@ static int arbitrate(struct nvme_ctrl *c)
 
 /* ---- dev_model_ops ---- */
 
+/*
+ * Whether any MSI-X vector may be pending (masked when it fired): only then
+ * is dev_msix_poll_pending() worth its config reads. The PBA's place is
+ * read-only config, looked up once.
+ */
+static bool msix_maybe_pending(struct nvme_ctrl *c)
+{
+	const struct dev_func *f = &c->d->fn;
+
+	if (!c->pba_looked) {
+		uint32_t nvec, pba, bir;
+
+		c->pba_looked = true;
+		if (f->msix_cap) {
+			nvec = (f->bus->cfg_read(f->bus_ctx, f->msix_cap + PCI_MSIX_FLAGS, 2) &
+				PCI_MSIX_FLAGS_QSIZE) + 1;
+			pba = f->bus->cfg_read(f->bus_ctx, f->msix_cap + PCI_MSIX_PBA, 4);
+			bir = pba & PCI_MSIX_PBA_BIR;
+			pba &= PCI_MSIX_PBA_OFFSET;
+			if (bir < 6 && f->bar[bir] &&
+			    pba + (uint64_t)(nvec + 63) / 64 * 8 <= f->bar_size[bir]) {
+				c->pba = (const uint64_t *)(f->bar[bir] + pba);
+				c->pba_words = (nvec + 63) / 64;
+			}
+		}
+	}
+	if (!c->pba)
+		return f->msix_cap != 0;        /* not understood here: let msix.c look */
+	for (uint32_t i = 0; i < c->pba_words; i++)
+		if (__atomic_load_n(&c->pba[i], __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
 static int nvme_poll(struct dev_instance *d)
 {
 	struct nvme_ctrl *c = d->state;
@@ -629,80 +654,10 @@ static int nvme_poll(struct dev_instance *d)
 		if (post_completions(c, &waiting))
 			work = 1;
 	}
-	(void)dev_msix_poll_pending(d);
+	if (msix_maybe_pending(c))
+		(void)dev_msix_poll_pending(d);
 	/* completions waiting for their media time keep the runner spinning */
 	return work || waiting;
-}
-
-static int param_u64(struct dev_instance *d, const char *key, uint64_t def, uint64_t min,
-		     uint64_t max, uint64_t *out, char *err, size_t errlen)
-{
-	int rc = dev_param_u64(d, key, def, out, err, errlen);
-
-	if (rc)
-		return rc;
-	if (*out < min || *out > max) {
-		snprintf(err, errlen, "device %s: parameter %s must be %llu..%llu, not %llu",
-			 d->fn.td ? d->fn.td->name : "?", key, (unsigned long long)min,
-			 (unsigned long long)max, (unsigned long long)*out);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_params(struct nvme_ctrl *c, char *err, size_t errlen)
-{
-	struct dev_instance *d = c->d;
-	const char *name = d->fn.td ? d->fn.td->name : "nvme";
-	const char *serial = dev_param(d, "serial");
-	uint64_t v;
-	int rc;
-
-	if ((rc = param_u64(d, "queues", 32, 1, 1024, &v, err, errlen)))
-		return rc;
-	c->nqueues = (uint32_t)v;
-	c->nvec = c->nqueues + 1;
-	if ((rc = param_u64(d, "mqes", 1023, 1, 65535, &v, err, errlen)))
-		return rc;
-	c->mqes = (uint32_t)v;
-	if ((rc = param_u64(d, "dstrd", 0, 0, 15, &v, err, errlen)))
-		return rc;
-	c->dstrd = (unsigned)v;
-	if (!d->fn.bar[0] || d->fn.bar_size[0] < nvme_db_end(c->nqueues + 1, c->dstrd)) {
-		snprintf(err, errlen,
-			 "device %s: doorbells of %u queue pairs with stride %u end at 0x%llx, "
-			 "beyond BAR0 (%llu bytes): lower queues or dstrd",
-			 name, c->nqueues + 1, 4u << c->dstrd,
-			 (unsigned long long)nvme_db_end(c->nqueues + 1, c->dstrd),
-			 (unsigned long long)d->fn.bar_size[0]);
-		return -EINVAL;
-	}
-	if ((rc = param_u64(d, "latency_us", 0, 0, 10000000, &v, err, errlen)))
-		return rc;
-	c->latency_ns = v * 1000;
-	if ((rc = param_u64(d, "bandwidth_mbps", 0, 0, 1000000, &c->bw_mbps, err, errlen)))
-		return rc;
-	c->timed = c->latency_ns || c->bw_mbps;
-	if ((rc = param_u64(d, "cmb", 0, 0, 1ull << 40, &c->cmb_size, err, errlen)))
-		return rc;
-	if (c->cmb_size) {
-		if (c->cmb_size < 4096 || (c->cmb_size & (c->cmb_size - 1)) || !d->fn.bar[2] ||
-		    d->fn.bar_size[2] < c->cmb_size) {
-			snprintf(err, errlen, "device %s: cmb must be a power of two >= 4K that fits "
-				 "BAR2 (BAR2 %s)", name, d->fn.bar[2] ? "too small" : "absent");
-			return -EINVAL;
-		}
-	}
-	if (serial && strlen(serial) > 20) {
-		snprintf(err, errlen, "device %s: serial '%s' is longer than 20 characters",
-			 name, serial);
-		return -EINVAL;
-	}
-	snprintf(c->serial, sizeof(c->serial), "%s", serial ? serial : "");
-	if (!serial)
-		snprintf(c->serial, sizeof(c->serial), "SMARTIO-%.12s", name);
-	c->vid = d->fn.td && d->fn.td->vendor_id ? d->fn.td->vendor_id : 0x8086;
-	return 0;
 }
 
 static void nvme_destroy(struct dev_instance *d)
@@ -715,6 +670,8 @@ static void nvme_destroy(struct dev_instance *d)
 	free(c->sq);
 	free(c->cq);
 	free(c->irq_list);
+	free(c->db_seen);
+	free(c->act_sq);
 	free(c->iv_cd);
 	free(c->pend);
 	free(c->buf);
@@ -731,17 +688,20 @@ static int nvme_create(struct dev_instance *d, char *err, size_t errlen)
 		return -ENOMEM;
 	c->d = d;
 	d->state = c;
-	rc = parse_params(c, err, errlen);
+	rc = nvme_parse_params(c, err, errlen);
 	if (rc)
 		goto out;
 	rc = -ENOMEM;
 	c->sq = calloc(c->nqueues + 1, sizeof(*c->sq));
 	c->cq = calloc(c->nqueues + 1, sizeof(*c->cq));
 	c->irq_list = calloc(c->nqueues + 1, sizeof(*c->irq_list));
+	c->db_seen = calloc(c->nqueues + 1, sizeof(*c->db_seen));
+	c->act_sq = calloc(c->nqueues + 1, sizeof(*c->act_sq));
 	c->iv_cd = calloc(c->nvec, 1);
 	c->pend = calloc(NVME_PENDING_MAX, sizeof(*c->pend));
 	c->buf = malloc(NVME_MAX_XFER);
-	if (!c->sq || !c->cq || !c->irq_list || !c->iv_cd || !c->pend || !c->buf) {
+	if (!c->sq || !c->cq || !c->irq_list || !c->db_seen || !c->act_sq || !c->iv_cd ||
+	    !c->pend || !c->buf) {
 		snprintf(err, errlen, "nvme: out of memory");
 		goto out;
 	}

@@ -37,6 +37,16 @@
 struct nvme_ns {
 	uint32_t nsid;
 	int fd;                 /* sparse memfd or file; pread/pwrite at LBA << lba_shift */
+	/*
+	 * A memfd is also mapped (read-only) so that reads DMA straight from it.
+	 * Reading a hole through a shared mapping would allocate it, so `written`
+	 * has a bit per 4 KiB page that may hold data (set by writes, cleared by
+	 * deallocation): unwritten pages are read from zeroes instead. NULL for
+	 * files and for namespaces too large to map.
+	 */
+	const uint8_t *map;
+	uint64_t *written;
+	uint64_t bytes;
 	uint64_t nsze;          /* blocks */
 	unsigned lba_shift;     /* 9 or 12 */
 	uint8_t eui64[8];
@@ -124,6 +134,19 @@ struct nvme_ctrl {
 	struct nvme_sq *sq;
 	struct nvme_cq *cq;
 	uint16_t *irq_list;             /* CQs with entries posted this pass */
+	/*
+	 * Doorbells: each pass compares every pair (SQ tail | CQ head << 32)
+	 * with what it last acted on and looks closer only at changed ones.
+	 * After any change of the queue set (reset, create, delete) the next
+	 * pass compares each doorbell with its queue instead (db_rescan).
+	 */
+	uint64_t *db_seen;
+	bool db_rescan;
+	uint16_t *act_sq;               /* valid I/O SQ ids, ascending (arbitration) */
+	uint32_t nact;
+	const uint64_t *pba;            /* MSI-X pending bits (NULL: unknown) */
+	uint32_t pba_words;
+	bool pba_looked;
 	unsigned nirq;
 	uint32_t alloc_nsq, alloc_ncq;  /* Number of Queues (0-based counts + 1) */
 	uint32_t rr_next[4];            /* round-robin cursor per priority class */
@@ -159,6 +182,9 @@ struct nvme_ctrl {
 
 typedef uint16_t (*nvme_cmd_fn)(struct nvme_ctrl *c, struct nvme_cmd *cmd);
 
+/* config.c */
+int nvme_parse_params(struct nvme_ctrl *c, char *err, size_t errlen);
+
 /* ctrl.c */
 uint64_t nvme_now_ns(void);
 void nvme_fatal(struct nvme_ctrl *c, const char *why);
@@ -185,6 +211,9 @@ void nvme_ns_fini(struct nvme_ctrl *c);
 struct nvme_ns *nvme_ns_get(struct nvme_ctrl *c, uint32_t nsid);
 void nvme_ns_identify(struct nvme_ctrl *c, const struct nvme_ns *ns, struct nvme_id_ns *id);
 int nvme_ns_read(struct nvme_ns *ns, void *buf, size_t len, uint64_t off);
+/* [off, off+len) as memory to DMA from (len <= NVME_MAX_XFER): the mapping
+ * when every page was written, zeroes when none was; NULL: use nvme_ns_read. */
+const void *nvme_ns_peek(const struct nvme_ns *ns, uint64_t off, size_t len);
 int nvme_ns_write(struct nvme_ns *ns, const void *buf, size_t len, uint64_t off);
 int nvme_ns_zero(struct nvme_ns *ns, uint64_t off, uint64_t len);
 int nvme_ns_flush(struct nvme_ns *ns);

@@ -15,6 +15,66 @@
 #include "ctrl.h"
 
 #define IO_CHUNK        (1u << 20)      /* pread/pwrite/zero-fill at most this per call */
+#define MAP_MAX         (256ull << 30)  /* namespaces up to this size are mapped */
+#define WPAGE_SHIFT     12              /* granule of the written-page bitmap */
+
+static const uint8_t zeroes[NVME_MAX_XFER];
+
+/* Map a memfd namespace for reads; without the mapping, pread serves them. */
+static void ns_map(struct nvme_ns *ns)
+{
+	uint64_t pages = (ns->bytes + (1u << WPAGE_SHIFT) - 1) >> WPAGE_SHIFT;
+	void *m;
+
+	if (ns->bytes > MAP_MAX)
+		return;
+	ns->written = calloc((pages + 63) / 64, sizeof(uint64_t));
+	if (!ns->written)
+		return;
+	m = mmap(NULL, ns->bytes, PROT_READ, MAP_SHARED | MAP_NORESERVE, ns->fd, 0);
+	if (m == MAP_FAILED) {
+		free(ns->written);
+		ns->written = NULL;
+		return;
+	}
+	ns->map = m;
+}
+
+/* Mark [off, off+len) written (any page it touches), or clear the pages it covers wholly. */
+static void ns_mark(struct nvme_ns *ns, uint64_t off, uint64_t len, bool written)
+{
+	uint64_t first, end;
+
+	if (!ns->written || !len)
+		return;
+	if (written) {
+		first = off >> WPAGE_SHIFT;
+		end = (off + len - 1) >> WPAGE_SHIFT;
+		end++;
+	} else {
+		first = (off + (1u << WPAGE_SHIFT) - 1) >> WPAGE_SHIFT;
+		end = (off + len) >> WPAGE_SHIFT;
+	}
+	for (uint64_t p = first; p < end; p++) {
+		if (written)
+			ns->written[p / 64] |= 1ull << (p % 64);
+		else
+			ns->written[p / 64] &= ~(1ull << (p % 64));
+	}
+}
+
+const void *nvme_ns_peek(const struct nvme_ns *ns, uint64_t off, size_t len)
+{
+	uint64_t first = off >> WPAGE_SHIFT, last = (off + len - 1) >> WPAGE_SHIFT, set = 0;
+
+	if (!ns->map || !len || len > sizeof(zeroes) || off > ns->bytes || len > ns->bytes - off)
+		return NULL;
+	for (uint64_t p = first; p <= last; p++)
+		set += (ns->written[p / 64] >> (p % 64)) & 1;
+	if (set == last - first + 1)
+		return ns->map + off;
+	return set ? NULL : zeroes;
+}
 
 /* FNV-1a: stable identifiers from the device name and NSID. */
 static uint64_t fnv1a(const char *s, uint32_t salt)
@@ -91,8 +151,9 @@ int nvme_ns_init(struct nvme_ctrl *c, char *err, size_t errlen)
 			snprintf(path, sizeof(path), "smartio-nvme-%s-ns%u", name, ns->nsid);
 			ns->fd = memfd_create(path, MFD_CLOEXEC);
 		} else {
+			/* A disk keeps its data: an existing file is reused, sized below. */
 			snprintf(path, sizeof(path), "%s.ns%u", backing, ns->nsid);
-			ns->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			ns->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		}
 		if (ns->fd < 0 || ftruncate(ns->fd, (off_t)size) < 0) {
 			rc = -errno;
@@ -100,15 +161,22 @@ int nvme_ns_init(struct nvme_ctrl *c, char *err, size_t errlen)
 				 ns->nsid, path, strerror(errno));
 			return rc;
 		}
+		ns->bytes = size;
+		if (!backing || !strcmp(backing, "memory"))
+			ns_map(ns);
 	}
 	return 0;
 }
 
 void nvme_ns_fini(struct nvme_ctrl *c)
 {
-	for (uint32_t i = 0; c->ns && i < c->nns; i++)
+	for (uint32_t i = 0; c->ns && i < c->nns; i++) {
+		if (c->ns[i].map)
+			munmap((void *)c->ns[i].map, c->ns[i].bytes);
+		free(c->ns[i].written);
 		if (c->ns[i].fd >= 0)
 			close(c->ns[i].fd);
+	}
 	free(c->ns);
 	c->ns = NULL;
 }
@@ -175,6 +243,7 @@ int nvme_ns_write(struct nvme_ns *ns, const void *buf, size_t len, uint64_t off)
 			continue;
 		if (r <= 0)
 			return r < 0 ? -errno : -EIO;
+		ns_mark(ns, off, (uint64_t)r, true);
 		p += r;
 		off += (uint64_t)r;
 		len -= (size_t)r;
@@ -185,16 +254,16 @@ int nvme_ns_write(struct nvme_ns *ns, const void *buf, size_t len, uint64_t off)
 /* Zero a range by punching a hole (sparse again); write zeroes where unsupported. */
 int nvme_ns_zero(struct nvme_ns *ns, uint64_t off, uint64_t len)
 {
-	static const uint8_t zero[64 * 1024];
-
 	if (!len)
 		return 0;
 	if (!fallocate(ns->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
-		       (off_t)len))
+		       (off_t)len)) {
+		ns_mark(ns, off, len, false);
 		return 0;
+	}
 	while (len) {
-		size_t n = len < sizeof(zero) ? (size_t)len : sizeof(zero);
-		int rc = nvme_ns_write(ns, zero, n, off);
+		size_t n = len < sizeof(zeroes) ? (size_t)len : sizeof(zeroes);
+		int rc = nvme_ns_write(ns, zeroes, n, off);
 
 		if (rc)
 			return rc;
