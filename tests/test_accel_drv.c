@@ -16,8 +16,10 @@
 #include "fabric_util.h"
 #include "host/devrun.h"
 #include "host/drivers/accel_drv.h"
+#include "host/lend.h"
 #include "host/pci.h"
 
+#ifndef DL_BORROWED
 /*
  * Host 0 (IOMMU off): acc0 and acc1 under switch sw0, acc2 on a root port,
  * all kept by the host (lendable: false); acc3 registered for lending.
@@ -43,6 +45,46 @@ static const char yaml[] =
 	"    ports:\n"
 	"      - device: {name: acc0, model: accel, lendable: false, params: {memory: 4M}}\n";
 
+#else
+/*
+ * The same suite on borrowed devices (Device Lending): hosts 0 and 1 keep no
+ * devices and borrow them over an NTB cable from lenders 2 (IOMMU off, the
+ * same tree as host 0 above) and 3 (IOMMU on). Each test's "host 0/1"
+ * is the borrower; the driver binds to shadow devices.
+ */
+static const char yaml[] =
+	"version: 1\n"
+	"hosts:\n"
+	"  - id: 0\n"
+	"    ram: 1G\n"
+	"    iommu: false\n"
+	"    ports:\n"
+	"      - ntb: {name: ntb0, connect: 2.ntb0}\n"
+	"  - id: 1\n"
+	"    ram: 1G\n"
+	"    iommu: true\n"
+	"    ports:\n"
+	"      - ntb: {name: ntb0, connect: 3.ntb0}\n"
+	"  - id: 2\n"
+	"    ram: 1G\n"
+	"    iommu: false\n"
+	"    ports:\n"
+	"      - ntb: {name: ntb0}\n"
+	"      - switch:\n"
+	"          name: sw0\n"
+	"          ports:\n"
+	"            - device: {name: acc0, model: accel, params: {memory: 16M}}\n"
+	"            - device: {name: acc1, model: accel, params: {memory: 16M}}\n"
+	"      - device: {name: acc2, model: accel, params: {memory: 16M}}\n"
+	"      - device: {name: acc3, model: accel, params: {memory: 1M}}\n"
+	"  - id: 3\n"
+	"    ram: 1G\n"
+	"    iommu: true\n"
+	"    ports:\n"
+	"      - ntb: {name: ntb0}\n"
+	"      - device: {name: acc0, model: accel, params: {memory: 4M}}\n";
+#endif
+
 #define ST_OK ACCEL_ST_MAKE(ACCEL_SC_OK, 0)
 
 struct env {
@@ -50,7 +92,61 @@ struct env {
 	struct fab_host *h;
 	struct devrun_set *devs;
 	struct pci_host *ph;
+#ifdef DL_BORROWED
+	struct fab_host *lh;          /* the lender */
+	struct pci_host *lph;         /* its PCI core (the lent devices: no driver) */
+	struct lend_local *lent[4];
+	unsigned nlent;
+#endif
 };
+
+#ifdef DL_BORROWED
+static void env_up(struct env *e, uint32_t host)
+{
+	static const char *const borrow[2][4] = { { "acc0", "acc1", "acc2" }, { "acc0" } };
+	char err[256];
+
+	tc_up(&e->tc, yaml);
+	e->h = tc_host(&e->tc, host);
+	e->lh = tc_host(&e->tc, host + 2);
+	e->nlent = 0;
+	assert_int_equal(devrun_start(e->lh, NULL, &e->devs, err, sizeof(err)), 0);
+	assert_int_equal(pci_host_create(e->lh, &e->lph, err, sizeof(err)), 0);
+	fab_host_lock(e->h);
+	assert_int_equal(pci_host_create(e->h, &e->ph, err, sizeof(err)), 0);
+	assert_int_equal(pci_register_driver(e->ph, &accel_pci_driver), 0);
+	for (unsigned i = 0; i < 4 && borrow[host][i]; i++) {
+		struct pci_dev *sh;
+
+		assert_int_equal(lend_local_borrow(e->lh, fab_func_bdf(tc_fn(&e->tc, e->lh->id,
+									       borrow[host][i])),
+						   e->ph, &e->lent[e->nlent], &sh), 0);
+		assert_non_null(shadow_grant(sh));
+		e->nlent++;
+	}
+}
+
+static void env_down(struct env *e)
+{
+	/* Drivers go while the models still run: remove resets the devices. */
+	pci_host_destroy(e->ph);
+	for (unsigned i = 0; i < e->nlent; i++)
+		assert_int_equal(lend_local_return(e->lent[i], true), 0);
+	fab_host_unlock(e->h);
+	pci_host_destroy(e->lph);
+	devrun_stop(e->devs);
+	tc_down(&e->tc);
+}
+
+/* A borrowed device by its name (the shadow's), else the lender's own. */
+static struct pci_dev *dev_named(struct env *e, const char *name)
+{
+	for (unsigned i = 0; i < pci_host_ndevs(e->ph); i++)
+		if (!strcmp(pci_host_dev(e->ph, i)->name, name))
+			return pci_host_dev(e->ph, i);
+	return pci_get_dev(e->lph, fab_func_bdf(tc_fn(&e->tc, e->lh->id, name)));
+}
+#else
 
 static void env_up(struct env *e, uint32_t host)
 {
@@ -80,6 +176,8 @@ static struct pci_dev *dev_named(struct env *e, const char *name)
 	assert_non_null(p);
 	return p;
 }
+
+#endif
 
 static struct accel_drv_info info_of(struct pci_dev *p)
 {
@@ -140,6 +238,7 @@ static void test_probe(void **state)
 	for (int i = 0; i < 3; i++) {
 		char name[8];
 		struct pci_dev *p;
+		uint64_t own;
 
 		snprintf(name, sizeof(name), "acc%d", i);
 		p = dev_named(&e, name);
@@ -147,7 +246,11 @@ static void test_probe(void **state)
 		assert_true(accel_drv_bound(p));
 		in = info_of(p);
 		assert_int_equal(in.mem_size, 16 << 20);
-		assert_int_equal(in.mem_bus, p->bar_addr[2]);
+		/* The engine's own view of its memory: its BAR2 (where it really sits). */
+		assert_int_equal(pci_p2pdma_bus(p, p, 2, &own), 0);
+		assert_int_equal(in.mem_bus, own);
+		assert_int_equal(own, shadow_grant(p) ? shadow_grant(p)->bar_addr[2]
+						      : p->bar_addr[2]);
 		assert_int_equal(in.dma_bits, ACCEL_DMA_BITS_DEFAULT);
 		assert_int_equal(p->dma_mask, (1ull << 40) - 1);
 		assert_int_equal(in.buf_size, ACCEL_DRV_BUF_SIZE);
@@ -194,6 +297,7 @@ static void test_copy_peer_to_peer(void **state)
 	struct pci_dev *a, *b, *c;
 	struct accel_drv_info ia, ib, ic;
 	const uint64_t n = 1 << 20;
+	uint64_t b_from_a, a_from_b, c_from_a;
 	uint32_t ref;
 
 	env_up(&e, 0);
@@ -205,14 +309,18 @@ static void test_copy_peer_to_peer(void **state)
 	ic = info_of(c);
 	fill_random(ia.mem + 0x2000, n, 5);
 	ref = ref_crc32c(0, ia.mem + 0x2000, n);
+	/* Peer addresses come from the P2P API: as each engine reaches the other. */
+	assert_int_equal(pci_p2pdma_bus(a, b, 2, &b_from_a), 0);
+	assert_int_equal(pci_p2pdma_bus(b, a, 2, &a_from_b), 0);
+	assert_int_equal(pci_p2pdma_bus(a, c, 2, &c_from_a), 0);
 	/* Under the switch: acc0's engine writes acc1's BAR2. */
-	assert_int_equal(copy(a, ia.mem_bus + 0x2000, ib.mem_bus + 0x4000, n), ST_OK);
+	assert_int_equal(copy(a, ia.mem_bus + 0x2000, b_from_a + 0x4000, n), ST_OK);
 	assert_memory_equal(ib.mem + 0x4000, ia.mem + 0x2000, n);
 	/* And acc1 reads acc0's (the other direction of the same path). */
-	assert_int_equal(copy(b, ia.mem_bus + 0x2000, ib.mem_bus + 0x200000, n), ST_OK);
+	assert_int_equal(copy(b, a_from_b + 0x2000, ib.mem_bus + 0x200000, n), ST_OK);
 	assert_int_equal(checksum(b, ib.mem_bus + 0x200000, n), ref);
 	/* Through the root complex to the accelerator on the other root port. */
-	assert_int_equal(copy(a, ia.mem_bus + 0x2000, ic.mem_bus, n), ST_OK);
+	assert_int_equal(copy(a, ia.mem_bus + 0x2000, c_from_a, n), ST_OK);
 	assert_int_equal(checksum(c, ic.mem_bus, n), ref);
 	assert_int_equal(ref_crc32c(0, ic.mem, n), ref);
 	env_down(&e);

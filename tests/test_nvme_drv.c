@@ -16,8 +16,10 @@
 #include "host/devrun.h"
 #include "host/drivers/drivers.h"
 #include "host/drivers/nvme_drv.h"
+#include "host/lend.h"
 #include "host/pci.h"
 
+#ifndef DL_BORROWED
 /* Host 0: IOMMU off. Host 1: IOMMU on. Both keep their NVMe (lendable: false). */
 static const char yaml[] =
 	"version: 1\n"
@@ -35,14 +37,85 @@ static const char yaml[] =
 	"      - device: {name: nvme0, model: nvme, lendable: false,\n"
 	"                 params: {serial: DRVTEST-MMU, ns_size: 16M}}\n";
 
+#else
+/*
+ * The same suite on borrowed NVMe controllers (Device Lending): hosts 0
+ * (IOMMU off) and 1 (IOMMU on) borrow over an NTB cable from lenders 2 (IOMMU
+ * off) and 3 (IOMMU on); the driver binds to the shadow devices.
+ */
+static const char yaml[] =
+	"version: 1\n"
+	"hosts:\n"
+	"  - id: 0\n"
+	"    ram: 1G\n"
+	"    ports:\n"
+	"      - ntb: {name: ntb0, connect: 2.ntb0}\n"
+	"  - id: 1\n"
+	"    ram: 1G\n"
+	"    iommu: true\n"
+	"    ports:\n"
+	"      - ntb: {name: ntb0, connect: 3.ntb0}\n"
+	"  - id: 2\n"
+	"    ram: 1G\n"
+	"    ports:\n"
+	"      - ntb: {name: ntb0}\n"
+	"      - device: {name: nvme0, model: nvme,\n"
+	"                 params: {serial: DRVTEST0042, namespaces: 2, ns_size: 64M, lba: 4096,\n"
+	"                          queues: 4}}\n"
+	"  - id: 3\n"
+	"    ram: 1G\n"
+	"    iommu: true\n"
+	"    ports:\n"
+	"      - ntb: {name: ntb0}\n"
+	"      - device: {name: nvme0, model: nvme,\n"
+	"                 params: {serial: DRVTEST-MMU, ns_size: 16M}}\n";
+#endif
+
 struct env {
 	struct tcluster tc;
 	struct fab_host *h;
 	struct devrun_set *devs;
 	struct pci_host *ph;
 	struct pci_dev *pdev;
+#ifdef DL_BORROWED
+	struct fab_host *lh;          /* the lender */
+	struct lend_local *lent;
+#endif
 };
 
+#ifdef DL_BORROWED
+static void env_up(struct env *e, uint32_t host)
+{
+	char err[256];
+
+	tc_up(&e->tc, yaml);
+	e->h = tc_host(&e->tc, host);
+	e->lh = tc_host(&e->tc, host + 2);
+	assert_int_equal(devrun_start(e->lh, NULL, &e->devs, err, sizeof(err)), 0);
+	fab_host_lock(e->h);
+	assert_int_equal(pci_host_create(e->h, &e->ph, err, sizeof(err)), 0);
+	assert_int_equal(pci_register_driver(e->ph, &nvme_pci_driver), 0);
+	/* Borrowed: the shadow device is hot-added and the driver binds to it. */
+	assert_int_equal(lend_local_borrow(e->lh, fab_func_bdf(tc_fn(&e->tc, e->lh->id, "nvme0")),
+					   e->ph, &e->lent, &e->pdev), 0);
+	fab_host_unlock(e->h);
+	assert_non_null(shadow_grant(e->pdev));
+	assert_true(nvme_drv_bound(e->pdev));
+}
+
+static void env_down(struct env *e)
+{
+	fab_host_lock(e->h);
+	/* Returning a device in use is refused until its driver unbinds. */
+	assert_int_equal(lend_local_return(e->lent, false), -EBUSY);
+	pci_host_destroy(e->ph);
+	assert_int_equal(lend_local_return(e->lent, false), 0);
+	fab_host_unlock(e->h);
+	devrun_stop(e->devs);
+	tc_down(&e->tc);
+	memset(&nvme_drv_params, 0, sizeof(nvme_drv_params));
+}
+#else
 static void env_up(struct env *e, uint32_t host)
 {
 	char err[256];
@@ -69,6 +142,8 @@ static void env_down(struct env *e)
 	tc_down(&e->tc);
 	memset(&nvme_drv_params, 0, sizeof(nvme_drv_params));
 }
+
+#endif
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
 {

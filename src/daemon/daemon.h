@@ -65,6 +65,7 @@ struct smd {
 	struct smd_intrs *intrs;  /* SISCI interrupts: owned and connected (h_intr.c) */
 	struct smd_dma *dma;      /* SISCI DMA queues and the NTBs' DMA engines (h_dma.c) */
 	struct smd_devs *devs_pool; /* SmartIO device pool: lent and borrowed (h_device.c) */
+	struct smd_lend *lend;    /* Device Lending: lent devices and shadows (h_lend.c) */
 };
 
 /* server.c */
@@ -198,15 +199,40 @@ int smd_seg_peer_memfd(struct smd *d, uint32_t host, uint32_t mem, int *fd, uint
 int smd_dma_init(struct smd *d);
 void smd_dma_fini(struct smd *d);      /* stop the engines; refuse new requests */
 void smd_dma_release(struct smd *d);   /* free it all, after the device threads stopped */
-/* devrun_ops.prepare: a worker thread's access made possible by the main thread. */
-int smd_worker_prepare(void *arg, uint16_t rid, uint64_t addr, uint64_t len, bool write);
+/* devrun_ops.access: a worker thread's access done by the main thread. */
+int smd_worker_access(void *arg, uint16_t rid, uint64_t addr, void *buf, uint64_t len,
+		      bool write);
 int smd_h_dma(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 	      void *out, uint32_t *outlen, int *out_fd);
 void smd_dma_conn_closed(struct smd *d, unsigned idx);
 int smd_dma_fd(const struct smd *d);
 void smd_dma_service(struct smd *d);
 void *smd_dma_mem_map(struct smd *d, uint32_t host, uint32_t mem, uint64_t *size);
+/* The same, obtained from its host first if need be (main thread; a shadow
+ * device's BAR mapped by its driver). */
+void *smd_dma_mem_fetch(struct smd *d, uint32_t host, uint32_t mem, uint64_t *size);
 bool smd_dma_busy(struct smd *d, uint64_t phys, uint64_t size);
+
+/*
+ * Device Lending (h_lend.c, lend_svc.c): the LEND_* and PEER_LEND_* types, as
+ * smd_h_segment. smd_lend_init also starts the wait service (peers are served
+ * while a driver on the main thread waits for a borrowed device) and the
+ * thread that delivers lent devices' interrupts. smd_lend_conn_closed runs
+ * after smd_dev_conn_closed: a borrower's connection gone reclaims what it
+ * borrowed, a lender's gone removes the shadows. smd_lend_world_msi is the
+ * world's msi op (an interrupt for a borrower, from any thread).
+ */
+int smd_lend_init(struct smd *d);
+void smd_lend_fini(struct smd *d);
+int smd_h_lend(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
+	       void *out, uint32_t *outlen, int *out_fd);
+void smd_lend_conn_closed(struct smd *d, unsigned idx);
+int smd_lend_world_msi(struct fab_world *w, uint32_t host, uint64_t addr, uint32_t data);
+/* Shadow devices in lspci: listed behind the NTB; config reads forwarded (-ENODEV: none). */
+void smd_lend_func_list(struct smd *d, struct smio_func_list *o);
+int smd_lend_shadow_cfg(struct smd *d, uint16_t bdf, uint32_t off, uint32_t size,
+			uint32_t *val);
+int smd_lend_shadow_dump(struct smd *d, uint16_t bdf, void *out);
 
 /*
  * peer.c: one request to another host's daemon over our (cached) peer

@@ -44,6 +44,7 @@ struct xreq {
 	uint16_t rid;
 	bool write;
 	uint64_t addr, len;
+	void *buf;                    /* non-NULL: the main thread does the access too */
 	bool taken, done;
 	int rc;
 	struct xreq *next;
@@ -69,10 +70,9 @@ struct smd_dma {
 
 /* ---------- the engines' questions ---------- */
 
-static int prepare(void *arg, uint16_t rid, uint64_t addr, uint64_t len, bool wr)
+static int ask(struct smd_dma *s, uint16_t rid, uint64_t addr, void *buf, uint64_t len, bool wr)
 {
-	struct smd_dma *s = arg;
-	struct xreq r = { .rid = rid, .write = wr, .addr = addr, .len = len };
+	struct xreq r = { .rid = rid, .write = wr, .addr = addr, .len = len, .buf = buf };
 	struct timespec dl;
 	uint64_t one = 1;
 	int rc = 0;
@@ -111,6 +111,11 @@ static int prepare(void *arg, uint16_t rid, uint64_t addr, uint64_t len, bool wr
 	}
 	pthread_mutex_unlock(&s->lock);
 	return r.rc;
+}
+
+static int prepare(void *arg, uint16_t rid, uint64_t addr, uint64_t len, bool wr)
+{
+	return ask(arg, rid, addr, NULL, len, wr);
 }
 
 static void *peer_mem(struct smd_dma *s, uint32_t host, uint32_t mem, uint64_t *size)
@@ -168,7 +173,9 @@ static int answer(struct smd_dma *s, const struct xreq *r)
 			break;
 		}
 		if (rt->tgt.kind != FAB_TGT_RAM && rt->tgt.kind != FAB_TGT_BAR) {
-			rc = FAB_UR;
+			/* An interrupt: nothing to map; fab_access below raises it. */
+			if (!r->buf)
+				rc = FAB_UR;
 			break;
 		}
 		if (rt->tgt.host != d->host_id)
@@ -178,6 +185,9 @@ static int answer(struct smd_dma *s, const struct xreq *r)
 		a += rt->tgt.len;
 	}
 	free(rt);
+	/* Still under the host lock: the routes just cached are current. */
+	if (!rc && r->buf)
+		rc = fab_access(d->host, r->rid, r->addr, r->buf, r->len, r->write);
 	return rc;
 }
 
@@ -222,6 +232,13 @@ void smd_dma_service(struct smd *d)
 void *smd_dma_mem_map(struct smd *d, uint32_t host, uint32_t mem, uint64_t *size)
 {
 	return d->dma ? peer_mem(d->dma, host, mem, size) : NULL;
+}
+
+void *smd_dma_mem_fetch(struct smd *d, uint32_t host, uint32_t mem, uint64_t *size)
+{
+	if (!d->dma || map_peer(d->dma, host, mem))
+		return NULL;
+	return peer_mem(d->dma, host, mem, size);
 }
 
 /* ---------- set-up ---------- */
@@ -290,13 +307,14 @@ void smd_dma_release(struct smd *d)
 	free(s);
 }
 
-int smd_worker_prepare(void *arg, uint16_t rid, uint64_t addr, uint64_t len, bool write)
+int smd_worker_access(void *arg, uint16_t rid, uint64_t addr, void *buf, uint64_t len,
+		      bool write)
 {
 	struct smd *d = arg;
 	struct smd_dma *s = __atomic_load_n(&d->dma, __ATOMIC_ACQUIRE);
 
 	/* Before the service exists the access simply fails, as it would. */
-	return s ? prepare(s, rid, addr, len, write) : -EAGAIN;
+	return s ? ask(s, rid, addr, buf, len, write) : -EAGAIN;
 }
 
 /* ---------- requests ---------- */

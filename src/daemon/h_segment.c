@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "host/lend.h"
 #include "fabric/iommu.h"
 #include "fabric/ntb.h"
 #include "host/segment.h"
@@ -100,20 +101,10 @@ static int ntb_domain(struct smd *d)
 
 	if (s->ntb_domain)
 		return (int)s->ntb_domain;
-	dom = iommu_domain_alloc(mmu);
-	if (dom < 0)
-		return dom;
-	for (uint32_t i = 0; i < d->host->nntbs; i++) {
-		uint16_t rid = fab_func_bdf(d->host->ntbs[i]->fn);
-		int rc;
-
-		/* An NTB someone attached elsewhere by hand keeps its domain. */
-		if (iommu_domain_of(mmu, rid))
-			continue;
-		rc = iommu_attach(mmu, rid, (uint32_t)dom);
-		if (rc)
-			return rc;
-	}
+	/* Shared with Device Lending's windows (src/host/lend.c): one domain. */
+	dom = iommu_enabled(mmu) ? lend_ntb_domain(d->host) : -ENODEV;
+	if (dom <= 0)
+		return dom ? dom : -ENODEV;
 	s->ntb_domain = (uint32_t)dom;
 	return dom;
 }

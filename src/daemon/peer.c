@@ -301,8 +301,14 @@ static void *own_mem_map(struct fab_world *w, uint32_t host, uint32_t mem, uint6
 {
 	struct smd *d = w->priv;
 
-	if (host != d->host_id)
-		return smd_dma_mem_map(d, host, mem, size);   /* mapped for the DMA engines */
+	if (host != d->host_id) {
+		void *p = smd_dma_mem_map(d, host, mem, size);   /* mapped for the DMA engines */
+
+		/* The main thread may fetch it (a borrowed device's BAR, pci_iomap). */
+		if (!p && !fab_thread_is_worker())
+			p = smd_dma_mem_fetch(d, host, mem, size);
+		return p;
+	}
 	if (mem >= d->host->nmems)
 		return NULL;
 	*size = d->host->mems[mem].size;
@@ -313,4 +319,5 @@ const struct fab_world_ops smd_world_ops = {
 	.step = remote_step,
 	.invalidate = fan_out_invalidate,
 	.mem_map = own_mem_map,
+	.msi = smd_lend_world_msi,   /* a lent device's interrupt for its borrower */
 };

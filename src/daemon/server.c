@@ -45,6 +45,7 @@ void smd_close_conn(struct smd *d, unsigned idx)
 	smd_dma_conn_closed(d, idx);   /* first: its transfers use the segments */
 	smd_seg_conn_closed(d, idx);
 	smd_intr_conn_closed(d, idx);
+	smd_lend_conn_closed(d, idx);  /* after the pool dropped the lease */
 	close(c->fd);
 	if (c->in_fd >= 0)
 		close(c->in_fd);
@@ -157,6 +158,7 @@ static int h_func_list(struct req *r)
 		snprintf(fi->name, sizeof(fi->name), "%s", f->name);
 		snprintf(fi->model, sizeof(fi->model), "%s", f->model);
 	}
+	smd_lend_func_list(r->d, o);   /* borrowed devices: shadows behind the NTB */
 	r->outlen = (uint32_t)(sizeof(*o) + o->n * sizeof(o->f[0]));
 	return 0;
 }
@@ -166,7 +168,10 @@ static int h_cfg_read(struct req *r)
 	const struct smio_cfg *m = r->p;
 	struct smio_cfg *o = r->out;
 	uint32_t v;
-	int rc = fab_cfg_access_read(r->d->host, m->bdf, m->off, m->size, &v);
+	int rc = smd_lend_shadow_cfg(r->d, m->bdf, m->off, m->size, &v);   /* a shadow? */
+
+	if (rc == -ENODEV)
+		rc = fab_cfg_access_read(r->d->host, m->bdf, m->off, m->size, &v);
 
 	if (rc)
 		return rc;
@@ -188,8 +193,13 @@ static int h_cfg_dump(struct req *r)
 	const struct smio_bdf *m = r->p;
 	struct fab_func *f = fab_func_by_bdf(r->d->host, m->bdf);
 
-	if (!f)
-		return -ENODEV;
+	if (!f) {
+		int rc = smd_lend_shadow_dump(r->d, m->bdf, r->out);   /* a shadow? */
+
+		if (!rc)
+			r->outlen = FAB_CFG_SIZE;
+		return rc;
+	}
 	memcpy(r->out, f->cfg.data, FAB_CFG_SIZE);
 	r->outlen = FAB_CFG_SIZE;
 	return 0;
@@ -490,6 +500,12 @@ static int h_device(struct req *r)
 	return smd_h_device(r->d, r->c, r->type, r->p, r->out, &r->outlen, &r->out_fd);
 }
 
+/* Device Lending (h_lend.c). */
+static int h_lend(struct req *r)
+{
+	return smd_h_lend(r->d, r->c, r->type, r->p, r->out, &r->outlen, &r->out_fd);
+}
+
 /* SISCI interrupts (h_intr.c). */
 static int h_intr(struct req *r)
 {
@@ -621,6 +637,16 @@ static const struct {
 	[SMIO_PEER_DEV_UNMAP] = { .fn = h_device, .roles = R_PEER },
 	[SMIO_PEER_DEV_SEG_CREATE] = { .fn = h_device, .roles = R_PEER },
 	[SMIO_PEER_DEV_SEG_LOOKUP] = { .fn = h_device, .roles = R_PEER },
+	[SMIO_LEND_POOL] = { .fn = h_lend, .roles = R_LOCAL },
+	[SMIO_LEND_BORROW] = { .fn = h_lend, .roles = R_ADMIN },
+	[SMIO_LEND_RETURN] = { .fn = h_lend, .roles = R_ADMIN },
+	[SMIO_PEER_LEND_POOL] = { .fn = h_lend, .roles = R_PEER },
+	[SMIO_PEER_LEND_SETUP] = { .fn = h_lend, .roles = R_PEER },
+	[SMIO_PEER_LEND_RELEASE] = { .fn = h_lend, .roles = R_PEER },
+	[SMIO_PEER_LEND_CFG] = { .fn = h_lend, .roles = R_PEER },
+	[SMIO_PEER_LEND_P2P] = { .fn = h_lend, .roles = R_PEER },
+	[SMIO_PEER_LEND_HOPS] = { .fn = h_lend, .roles = R_PEER },
+	[SMIO_LEND_P2P] = { .fn = h_lend, .roles = R_LOCAL },
 };
 
 static int dispatch_locked(struct smd *d, unsigned idx, const struct smio_hdr *h,

@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 		rc = host_ntb_init(d.host, err, sizeof(err));
 	/* Power the devices on, then let the kernel's PCI core find them. */
 	if (!rc)
-		rc = devrun_start(d.host, &(struct devrun_ops){ .prepare = smd_worker_prepare,
+		rc = devrun_start(d.host, &(struct devrun_ops){ .access = smd_worker_access,
 				  .arg = &d }, &d.devs, err, sizeof(err));
 	if (!rc) {
 		fab_host_lock(d.host);
@@ -186,6 +186,8 @@ int main(int argc, char **argv)
 			rc = smd_dma_init(&d);
 		if (!rc)
 			rc = smd_dev_init(&d);
+		if (!rc)
+			rc = smd_lend_init(&d);
 		fab_host_unlock(d.host);
 	}
 	if (rc) {
@@ -232,6 +234,7 @@ out_host:
 	smd_dma_fini(&d);
 	if (d.pci) {
 		fab_host_lock(d.host);
+		smd_lend_fini(&d);      /* shadows go before the PCI core */
 		smd_dev_fini(&d);
 		smd_intr_fini(&d);
 		smd_seg_fini(&d);

@@ -104,6 +104,14 @@ struct fab_host {
 	 */
 	pthread_mutex_t lock;
 	unsigned lock_depth;     /* how often the owner holds it (owner only) */
+	/*
+	 * Told when a thread drops the lock entirely to wait for a device
+	 * (fab_host_unlock_all: waiting true) and before it takes it back
+	 * (fab_host_relock: false): a daemon keeps serving its peers meanwhile,
+	 * since a borrowed device's lender may need us to make progress. NULL: none.
+	 */
+	void (*wait_hook)(void *arg, bool waiting);
+	void *wait_arg;
 };
 
 static inline void fab_host_lock(struct fab_host *h)
@@ -129,11 +137,15 @@ static inline unsigned fab_host_unlock_all(struct fab_host *h)
 
 	for (unsigned i = 0; i < depth; i++)
 		fab_host_unlock(h);
+	if (depth && h->wait_hook)
+		h->wait_hook(h->wait_arg, true);
 	return depth;
 }
 
 static inline void fab_host_relock(struct fab_host *h, unsigned depth)
 {
+	if (depth && h->wait_hook)
+		h->wait_hook(h->wait_arg, false);
 	for (unsigned i = 0; i < depth; i++)
 		fab_host_lock(h);
 }

@@ -78,8 +78,8 @@ static void rec_undo(struct pci_dev *pdev, unsigned i)
 	if (pdev->domain) {
 		/* Cannot fail for a recorded mapping; if the IOVA set cannot grow
 		 * (-ENOMEM) the range is merely lost to this domain until release. */
-		iommu_unmap(host_of(pdev)->iommu, pdev->domain, r.bus, r.size);
-		pm_ranges_add(&p->iova, r.bus, r.bus + r.size);
+		iommu_unmap(host_of(pdev)->iommu, pdev->domain, r.iova, r.size);
+		pm_ranges_add(&p->iova, r.iova, r.iova + r.size);
 	}
 	if (r.coherent)
 		physmem_free(pdev->host->pm, r.phys, r.size);
@@ -107,6 +107,8 @@ static int domain_get(struct pci_dev *pdev)
 
 	if (pdev->domain)
 		return 0;
+	if (p->win.on)
+		return -EIO;   /* a shadow device's window has no IOVA space left to give */
 	dom = iommu_domain_alloc(h->iommu);
 	if (dom < 0)
 		return dom;
@@ -137,6 +139,11 @@ void pci_dma_release(struct pci_dev *pdev)
 	fab_host_lock(h);
 	while (p->nrecs)
 		rec_undo(pdev, p->nrecs - 1);
+	if (p->win.on) {
+		/* The window and the NTBs' domain outlive drivers: they go with the shadow. */
+		fab_host_unlock(h);
+		return;
+	}
 	if (pdev->domain) {
 		iommu_detach(h->iommu, pdev->bdf);
 		iommu_domain_free(h->iommu, pdev->domain);
@@ -158,9 +165,18 @@ static int map_pages(struct pci_dev *pdev, uint64_t phys, uint64_t size, bool co
 	uint64_t iova, limit = pdev->dma_mask < IOVA_END - 1 ? pdev->dma_mask : IOVA_END - 1;
 	int rc;
 
+	if (p->win.on) {
+		/* A shadow device: the lender's window leads to [target, target + size). */
+		if (pdev->dma_mask < p->win.bus)
+			return -EIO;
+		limit = p->win.target + p->win.size - 1;
+		if (pdev->dma_mask - p->win.bus < p->win.size - 1)
+			limit = p->win.target + (pdev->dma_mask - p->win.bus);
+	}
 	if (!mmu_on(pdev)) {
-		if (phys + size - 1 > pdev->dma_mask)
-			return -EIO;   /* beyond the mask, and no bounce buffers */
+		iova = phys;
+		if (phys + size - 1 > limit)
+			return -EIO;   /* beyond the mask or window, and no bounce buffers */
 		*bus = phys;
 	} else {
 		rc = domain_get(pdev);
@@ -176,8 +192,45 @@ static int map_pages(struct pci_dev *pdev, uint64_t phys, uint64_t size, bool co
 		}
 		*bus = iova;
 	}
-	p->recs[p->nrecs++] = (struct dma_rec){ .bus = *bus, .phys = phys, .size = size,
-						.coherent = coherent };
+	if (p->win.on)
+		*bus = *bus - p->win.target + p->win.bus;
+	p->recs[p->nrecs++] = (struct dma_rec){ .bus = *bus, .iova = iova, .phys = phys,
+						.size = size, .coherent = coherent };
+	return 0;
+}
+
+/* Without an IOMMU the device sees physical addresses: the highest it reaches. */
+static uint64_t phys_limit(struct pci_dev *pdev)
+{
+	const struct pci_dma_window *w = &to_priv(pdev)->win;
+
+	if (mmu_on(pdev))
+		return UINT64_MAX;
+	if (!w->on)
+		return pdev->dma_mask;
+	if (pdev->dma_mask < w->bus)
+		return 0;
+	return pdev->dma_mask - w->bus < w->size - 1 ? pdev->dma_mask - w->bus : w->size - 1;
+}
+
+int pci_dma_window_set(struct pci_dev *pdev, const struct pci_dma_window *w)
+{
+	struct pci_dev_priv *p = to_priv(pdev);
+	int rc = 0;
+
+	if (!w->on || !w->size || w->bus + w->size < w->bus || p->nrecs)
+		return -EINVAL;
+	if (mmu_on(pdev)) {
+		if (!w->domain || w->target + w->size < w->target)
+			return -EINVAL;
+		pm_ranges_fini(&p->iova);
+		pm_ranges_init(&p->iova);
+		rc = pm_ranges_add(&p->iova, w->target, w->target + w->size);
+		if (rc)
+			return rc;
+		pdev->domain = w->domain;
+	}
+	p->win = *w;
 	return 0;
 }
 
@@ -191,6 +244,9 @@ int dma_set_mask(struct pci_dev *pdev, uint64_t mask)
 		return -EINVAL;
 	/* The lowest address a device must reach for the API to serve it. */
 	need = mmu_on(pdev) ? IOVA_BASE + PHYSMEM_PAGE - 1 : PHYSMEM_RESERVED + PHYSMEM_PAGE - 1;
+	if (to_priv(pdev)->win.on)
+		need = to_priv(pdev)->win.bus + (mmu_on(pdev) ? 0 : PHYSMEM_RESERVED) +
+		       PHYSMEM_PAGE - 1;
 	if ((mask & (mask + 1)) || mask < need)
 		return -EIO;   /* not a run of low bits, or reaches no usable address */
 	pdev->dma_mask = mask;
@@ -212,8 +268,7 @@ void *dma_alloc_coherent(struct pci_dev *pdev, size_t size, uint64_t *bus)
 	if (rc)
 		goto out;
 	/* Without an IOMMU the device sees physical addresses: stay under its mask. */
-	rc = physmem_alloc(pdev->host->pm, len, PHYSMEM_PAGE,
-			   mmu_on(pdev) ? UINT64_MAX : pdev->dma_mask, &phys);
+	rc = physmem_alloc(pdev->host->pm, len, PHYSMEM_PAGE, phys_limit(pdev), &phys);
 	if (rc)
 		goto out;
 	cpu = physmem_virt(h, phys, len);
@@ -265,9 +320,9 @@ uint64_t dma_map_single(struct pci_dev *pdev, uint64_t phys, size_t size, int *e
 		goto out;
 	}
 	if (!mmu_on(pdev)) {
-		/* Identity: nothing to set up or undo, only the mask to respect. */
-		rc = phys + size - 1 > pdev->dma_mask ? -EIO : 0;
-		bus = rc ? 0 : phys;
+		/* Identity: nothing to set up or undo, only the mask (and window) to respect. */
+		rc = phys + size - 1 > phys_limit(pdev) ? -EIO : 0;
+		bus = rc ? 0 : phys + to_priv(pdev)->win.bus;
 		goto out;
 	}
 	fab_host_lock(host_of(pdev));

@@ -139,6 +139,8 @@ int pci_alloc_irq_vectors(struct pci_dev *pdev, int n)
 		rc = 0;
 		pdev->vec_efd[v] = efd;
 		pdev->vec_data[v] = data;
+		if (pdev->ops && pdev->ops->msi_address)
+			addr = pdev->ops->msi_address(pdev, addr);   /* through the NTBs */
 		entry_write(&m, (unsigned)v, PCI_MSIX_ENTRY_LOWER_ADDR, (uint32_t)addr);
 		entry_write(&m, (unsigned)v, PCI_MSIX_ENTRY_UPPER_ADDR, (uint32_t)(addr >> 32));
 		entry_write(&m, (unsigned)v, PCI_MSIX_ENTRY_DATA, data);

@@ -116,9 +116,27 @@ static int new_dev(struct pci_host *ph, uint16_t bdf, struct pci_dev **out)
 	return 0;
 }
 
+struct pci_dev_priv *pci_dev_alloc(struct pci_host *ph)
+{
+	struct pci_dev_priv *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pub.host = ph;
+	p->pub.dma_mask = UINT64_MAX;
+	for (unsigned v = 0; v < PCI_MAX_VECTORS; v++)
+		p->pub.vec_efd[v] = -1;
+	pm_ranges_init(&p->iova);
+	return p;
+}
+
 static void free_dev(struct pci_dev *pdev)
 {
 	struct pci_dev_priv *p = to_priv(pdev);
+
+	pci_p2pdma_forget(pdev);
+	if (pdev->ops && pdev->ops->release)
+		pdev->ops->release(pdev);
 
 	pm_ranges_fini(&p->iova);
 	free(p->recs);
@@ -417,6 +435,28 @@ int pci_hot_add(struct pci_host *ph, struct fab_func *fn, struct pci_dev **out)
 	return 0;
 }
 
+void pci_dev_free(struct pci_dev *pdev)
+{
+	if (pdev)
+		free_dev(pdev);
+}
+
+/* A device built by its creator (a shadow device): list it and offer it to drivers. */
+int pci_hot_add_dev(struct pci_host *ph, struct pci_dev *pdev)
+{
+	int rc;
+
+	if (!ph || !pdev || pdev->host != ph)
+		return -EINVAL;
+	if (pci_get_dev(ph, pdev->bdf))
+		return -EEXIST;
+	rc = list_insert(ph, pdev);
+	if (rc)
+		return rc;
+	bind_any(ph, pdev);
+	return 0;
+}
+
 int pci_hot_remove(struct pci_host *ph, struct pci_dev *pdev)
 {
 	int i;
@@ -441,6 +481,8 @@ int pci_read_config(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t 
 {
 	if (!pdev || !val)
 		return -EINVAL;
+	if (pdev->ops)
+		return pdev->ops->read_config(pdev, off, size, val);
 	return fab_cfg_access_read(pdev->host->h, pdev->bdf, off, size, val);
 }
 
@@ -448,6 +490,8 @@ int pci_write_config(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t
 {
 	if (!pdev)
 		return -EINVAL;
+	if (pdev->ops)
+		return pdev->ops->write_config(pdev, off, size, val);
 	return fab_cfg_access_write(pdev->host->h, pdev->bdf, off, size, val);
 }
 

@@ -32,6 +32,7 @@
 #define PCI_MAX_VECTORS   64
 
 struct pci_dev;
+struct pci_dev_ops;
 struct pci_host;
 
 struct pci_device_id {
@@ -60,6 +61,9 @@ struct pci_dev {
 	bool is_lendable;             /* registered with smartio: no local driver binds */
 	/* private to the PCI core */
 	uint32_t domain;              /* IOMMU domain (0: none) */
+	const struct pci_dev_ops *ops; /* NULL: a function of this host; else a shadow
+				       * device's config/MSI path (shadow.c) */
+	void *ops_arg;
 	int nvec;
 	int vec_efd[PCI_MAX_VECTORS];
 	uint32_t vec_data[PCI_MAX_VECTORS];
@@ -124,6 +128,23 @@ void pci_free_irq_vectors(struct pci_dev *pdev);
 int pci_irq_eventfd(struct pci_dev *pdev, int vector);
 /* Interrupts seen on a vector so far (host interrupt controller's count). */
 uint64_t pci_irq_count(struct pci_dev *pdev, int vector);
+
+/*
+ * Peer-to-peer DMA (after Linux's P2PDMA; p2p.c). A provider publishes a
+ * BAR of device memory; pci_p2pdma_bus gives the bus address at which a
+ * client device reaches it, resolved once in advance wherever the two
+ * devices are (same host, same lender, the borrower's own device, another
+ * lender: through whichever NTB is on that path). pci_p2pdma_distance counts
+ * every hop of that route (links, switches, root complexes, IOMMUs, NTBs,
+ * cables); pci_p2pmem_find picks the published provider with the least sum
+ * of distances to all clients (NULL: none reachable).
+ */
+int pci_p2pdma_add_resource(struct pci_dev *provider, unsigned bar);
+int pci_p2pdma_bus(struct pci_dev *client, struct pci_dev *provider, unsigned bar,
+		   uint64_t *bus);
+int pci_p2pdma_distance(struct pci_dev *provider, unsigned bar, struct pci_dev *client);
+struct pci_dev *pci_p2pmem_find(struct pci_host *ph, struct pci_dev *const *clients,
+				unsigned n, unsigned *bar);
 
 /*
  * Additions to the interface above.

@@ -9,6 +9,7 @@
 #include "physmem.h"
 
 #define PCI_MAX_DRIVERS  32
+#define PCI_P2P_MAX      32
 
 #ifndef container_of
 #define container_of(ptr, type, member) \
@@ -19,13 +20,46 @@
  * device that goes away with mappings left can be cleaned up. */
 struct dma_rec {
 	uint64_t bus;        /* page-aligned bus address (IOVA, or physical) */
+	uint64_t iova;       /* what the IOMMU maps (= bus, except through a DMA window) */
 	uint64_t phys;       /* page-aligned physical address */
 	uint64_t size;       /* page multiple */
 	bool coherent;       /* dma_alloc_coherent: physmem owns phys */
 };
 
+/*
+ * A shadow device's path to its real function (shadow.c): config cycles
+ * forwarded with interception, and the MSI address rewritten into the
+ * address the device must write for the message to reach this host.
+ */
+struct pci_dev_ops {
+	int (*read_config)(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *val);
+	int (*write_config)(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t val);
+	uint64_t (*msi_address)(struct pci_dev *pdev, uint64_t addr);
+	/* p2p.c: the address at which this (client) device reaches provider's BAR. */
+	int (*p2p_bus)(struct pci_dev *client, struct pci_dev *provider, unsigned bar,
+		       uint64_t *bus);
+	/* Hops of the route from the real device to bus address bus (a write). */
+	int (*route_hops)(struct pci_dev *client, uint64_t bus, unsigned *hops);
+	/* The device is being freed (hot-remove, host teardown). */
+	void (*release)(struct pci_dev *pdev);
+};
+
+/*
+ * A shadow device's DMA window (dma.c): the device reaches this host's
+ * [target, target + size) at bus addresses [bus, bus + size). With the IOMMU
+ * on, target is IOVA space of domain (the NTBs' domain, shared, not owned) and
+ * every mapping is an IOMMU mapping there; with it off, target is 0 and the
+ * window covers RAM.
+ */
+struct pci_dma_window {
+	bool on;
+	uint64_t bus, target, size;
+	uint32_t domain;
+};
+
 struct pci_dev_priv {
 	struct pci_dev pub;
+	struct pci_dma_window win;
 	struct pm_ranges iova;    /* free IOVA space of pub.domain */
 	struct dma_rec *recs;
 	unsigned nrecs, caprecs;
@@ -38,6 +72,10 @@ struct pci_host {
 	unsigned ndevs, capdevs;
 	const struct pci_driver *drivers[PCI_MAX_DRIVERS];
 	unsigned ndrivers;
+	/* p2p.c: published peer-to-peer memory (providers' BARs) */
+	struct pci_dev *p2p_dev[PCI_P2P_MAX];
+	unsigned p2p_bar[PCI_P2P_MAX];
+	unsigned np2p;
 };
 
 static inline struct pci_dev_priv *to_priv(struct pci_dev *pdev)
@@ -45,6 +83,15 @@ static inline struct pci_dev_priv *to_priv(struct pci_dev *pdev)
 	return container_of(pdev, struct pci_dev_priv, pub);
 }
 
+/* pci.c: a new, empty device of ph; insert it (sorted) and offer it to the drivers. */
+struct pci_dev_priv *pci_dev_alloc(struct pci_host *ph);
+void pci_dev_free(struct pci_dev *pdev);
+int pci_hot_add_dev(struct pci_host *ph, struct pci_dev *pdev);
+/* dma.c: a shadow device's window (IOVA space set up when the IOMMU is on). */
+int pci_dma_window_set(struct pci_dev *pdev, const struct pci_dma_window *w);
+
+/* p2p.c: a departing device is no longer a provider. */
+void pci_p2pdma_forget(struct pci_dev *pdev);
 /* dma.c: release every DMA mapping and the IOMMU domain of a departing device. */
 void pci_dma_release(struct pci_dev *pdev);
 

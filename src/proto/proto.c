@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "proto_lend.h"
 #include "smartio/proto.h"
 
 #define CFG_SPACE_SIZE	SMIO_CFG_SPACE
@@ -1278,6 +1279,33 @@ static const struct type_spec types[SMIO_TYPE_MAX] = {
 	[SMIO_SEG_STATE] = { "SEG_STATE", false,
 		FIXED(struct smio_seg_conn_ref, check_seg_conn_ref),
 		FIXED(struct smio_seg_state, check_seg_state) },
+
+	[SMIO_LEND_POOL] = { "LEND_POOL", false,
+		EMPTY, VAR(struct smio_lend_pool, smio_check_lend_pool) },
+	[SMIO_LEND_BORROW] = { "LEND_BORROW", false,
+		FIXED(struct smio_lend_req, smio_check_lend_req),
+		FIXED(struct smio_lend_info, smio_check_lend_info) },
+	[SMIO_LEND_RETURN] = { "LEND_RETURN", false,
+		FIXED(struct smio_lend_req, smio_check_lend_req), EMPTY },
+	[SMIO_PEER_LEND_POOL] = { "PEER_LEND_POOL", false,
+		EMPTY, VAR(struct smio_lend_pool, smio_check_lend_pool) },
+	[SMIO_PEER_LEND_SETUP] = { "PEER_LEND_SETUP", false,
+		FIXED(struct smio_peer_lend_setup, smio_check_peer_lend_setup),
+		FIXED(struct smio_lend_grant, smio_check_lend_grant) },
+	[SMIO_PEER_LEND_RELEASE] = { "PEER_LEND_RELEASE", false,
+		FIXED(struct smio_peer_lend_ref, smio_check_peer_lend_ref), EMPTY },
+	[SMIO_PEER_LEND_CFG] = { "PEER_LEND_CFG", false,
+		FIXED(struct smio_peer_lend_cfg, smio_check_peer_lend_cfg),
+		FIXED(struct smio_peer_lend_cfg, smio_check_peer_lend_cfg) },
+	[SMIO_PEER_LEND_P2P] = { "PEER_LEND_P2P", false,
+		FIXED(struct smio_peer_lend_p2p, smio_check_peer_lend_p2p),
+		FIXED(struct smio_peer_lend_p2p, smio_check_peer_lend_p2p) },
+	[SMIO_PEER_LEND_HOPS] = { "PEER_LEND_HOPS", false,
+		FIXED(struct smio_peer_lend_p2p, smio_check_peer_lend_p2p),
+		FIXED(struct smio_peer_lend_p2p, smio_check_peer_lend_p2p) },
+	[SMIO_LEND_P2P] = { "LEND_P2P", false,
+		FIXED(struct smio_lend_p2p, smio_check_lend_p2p),
+		FIXED(struct smio_lend_p2p, smio_check_lend_p2p) },
 };
 
 /* The table has holes between the groups: a hole has no name. */

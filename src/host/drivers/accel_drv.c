@@ -432,8 +432,18 @@ int accel_drv_pingpong(struct pci_dev *init, struct pci_dev *resp, uint64_t iter
 	/* Each side watches its own mailbox and writes the other's, by bus address. */
 	pi.watch = ai->mem_size - ACCEL_DRV_PP_MAILBOX;
 	pr.watch = ar->mem_size - ACCEL_DRV_PP_MAILBOX;
-	pi.peer = ar->mem_bus + pr.watch;
-	pr.peer = ai->mem_bus + pi.watch;
+	{
+		/* Where each engine reaches the other's memory (P2PDMA, resolved in advance). */
+		uint64_t r_from_i, i_from_r;
+
+		rc = pci_p2pdma_bus(init, resp, ACCEL_BAR_MEM, &r_from_i);
+		if (!rc)
+			rc = pci_p2pdma_bus(resp, init, ACCEL_BAR_MEM, &i_from_r);
+		if (rc)
+			return rc;
+		pi.peer = r_from_i + pr.watch;
+		pr.peer = i_from_r + pi.watch;
+	}
 	save_i = __atomic_load_n(mailbox(ai), __ATOMIC_ACQUIRE);
 	save_r = __atomic_load_n(mailbox(ar), __ATOMIC_ACQUIRE);
 	/* Counters start at 1: a stale word from an earlier run must not match. */
@@ -544,7 +554,12 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 	a->ours = true;
 	a->mem_size = rd64(a, ACCEL_REG_MEM_SIZE);
-	a->mem_bus = pdev->bar_addr[ACCEL_BAR_MEM];
+	/* The engine's own view of its memory (its bus address, wherever it sits). */
+	rc = pci_p2pdma_bus(pdev, pdev, ACCEL_BAR_MEM, &a->mem_bus);
+	if (rc)
+		goto fail;
+	/* Device memory is peer-to-peer memory for others (already published: fine). */
+	pci_p2pdma_add_resource(pdev, ACCEL_BAR_MEM);
 	/* The mailbox and every offset check rely on the memory fitting its BAR. */
 	if (a->mem_size < ACCEL_DRV_PP_MAILBOX || a->mem_size > pdev->bar_size[ACCEL_BAR_MEM]) {
 		fprintf(stderr, "accel %s: memory size 0x%llx does not fit BAR2 (0x%llx)\n",

@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device Lending in the daemon (docs/lending.md): the LEND_* and
+ * PEER_LEND_* messages over src/host/lend.c (lender) and shadow.c (borrower).
+ *
+ * Lender: a device is lent to one borrowing host at a time. The lend is an
+ * exclusive borrow in the SmartIO pool (h_device.c, through its own
+ * PEER_DEV_BORROW/RETURN), held by the borrower daemon's peer connection:
+ * that is the lease. SISCI borrowers then get -EBUSY, a device SISCI has
+ * borrowed cannot be lent, and when the borrower's connection goes (it died,
+ * even by SIGKILL) the pool drops the borrow and we reclaim the device: its
+ * windows are torn down and it is quiesced (bus mastering, decoding, MSI-X
+ * off) before anyone else may have it.
+ *
+ * Borrower: LEND_BORROW (admin) asks the lender for a grant, hot-adds the
+ * shadow device (drivers bind unmodified), LEND_RETURN refuses while a
+ * driver is bound. Config cycles and P2P windows go to the lender as
+ * PEER_LEND_* requests from the main thread; DMA maps never do.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "fabric/ntb.h"
+#include "lend_priv.h"
+
+/* ---------- lender ---------- */
+
+static struct smd_lent *lent_find(struct smd_lend *l, uint32_t cid, uint16_t bdf)
+{
+	for (unsigned i = 0; i < SMD_LEND_MAX; i++)
+		if (l->lent[i].used && l->lent[i].bdf == bdf && (!cid || l->lent[i].cid == cid))
+			return &l->lent[i];
+	return NULL;
+}
+
+/* Undo a lend: windows, MSI channel, and (reset) the device quiesced. */
+static void lent_drop(struct smd *d, struct smd_conn *c, struct smd_lent *e, bool pool)
+{
+	struct smd_lent x = *e;
+
+	/* Out of the table first: tearing down tells peers, and a peer lost on
+	 * the way closes connections, which comes back here. */
+	memset(e, 0, sizeof(*e));
+	lend_teardown(d->host, x.s, true);
+	smd_lend_msi_channel_close(d, x.msi_slot);
+	if (x.msi_rd >= 0)
+		close(x.msi_rd);
+	if (pool && c) {
+		struct smio_peer_dev_ref r = { .bdf = x.bdf, .ref = x.ref };
+		uint32_t olen = 0;
+		int ofd = -1;
+
+		smd_h_device(d, c, SMIO_PEER_DEV_RETURN, &r, d->peer_reply, &olen, &ofd);
+	}
+}
+
+static int pool_local(struct smd *d, struct smd_conn *c, struct smio_lend_pool *o,
+		      uint32_t cap)
+{
+	struct smd_lend *l = d->lend;
+	struct smio_dev_list *dl = malloc(SMIO_MAX_PAYLOAD);
+	uint32_t dlen = 0, n = 0;
+	int ofd = -1, rc;
+
+	if (!dl)
+		return -ENOMEM;
+	/* The SISCI pool knows every lendable device and its borrows. */
+	rc = smd_h_device(d, c, SMIO_PEER_DEV_LIST, NULL, dl, &dlen, &ofd);
+	for (uint32_t i = 0; !rc && i < dl->n && n < cap; i++) {
+		const struct smio_dev_info *f = &dl->d[i];
+		struct smio_lend_entry *e = &o->e[n++];
+		struct smd_lent *x = lent_find(l, 0, f->bdf);
+
+		memset(e, 0, sizeof(*e));
+		e->fdid = f->fdid;
+		e->lender = d->host_id;
+		e->class = f->class;
+		e->bdf = f->bdf;
+		e->vendor = f->vendor;
+		e->device = f->device;
+		memcpy(e->name, f->name, sizeof(e->name));
+		e->borrower = x ? x->borrower : SMIO_LEND_NOBODY;
+		e->state = x ? SMIO_LEND_LENT : f->borrowers ? SMIO_LEND_SISCI : SMIO_LEND_AVAILABLE;
+		e->sisci_borrows = x ? 0 : f->borrowers;
+	}
+	free(dl);
+	o->n = n;
+	o->pad = 0;
+	return rc;
+}
+
+/*
+ * Our connection to the borrower, opened now without waiting for its HELLO
+ * answer (it waits for our reply: it would accept only later). Our device's
+ * first DMA, or a P2P question the borrower asks us while it waits for us,
+ * then finds the connection open; the HELLO answer arrives unsolicited and is
+ * dropped.
+ */
+static void preconnect(struct smd *d, uint32_t host)
+{
+	struct smio_hello hello = { .role = SMIO_ROLE_PEER, .host = d->host_id,
+				    .pid = (uint32_t)getpid(), .version = SMIO_VERSION };
+	int fd;
+
+	for (unsigned i = 0; i < d->nconns; i++)
+		if (d->conns[i].fd >= 0 && d->conns[i].outgoing && d->conns[i].host == host)
+			return;
+	fd = smio_connect(d->dir, host, 0);
+	if (fd < 0)
+		return;   /* the first request will try again */
+	if (smio_send(fd, SMIO_HELLO, 1, 0, 0, &hello, sizeof(hello), -1) < 0 ||
+	    smd_add_conn(d, fd, true, SMIO_ROLE_PEER, host) < 0)
+		close(fd);
+}
+
+static int lend_setup_req(struct smd *d, struct smd_conn *c,
+			  const struct smio_peer_lend_setup *m, struct smio_lend_grant *o,
+			  int *out_fd)
+{
+	struct smd_lend *l = d->lend;
+	struct smio_peer_dev_borrow b = { .bdf = m->bdf, .flags = SMIO_DEV_F_EXCLUSIVE };
+	struct smio_peer_dev_ref ref;
+	struct smd_lent *e = NULL;
+	struct lend_grant g;
+	uint32_t olen = 0;
+	int ofd = -1, rc;
+
+	if (c->outgoing || c->host == d->host_id)
+		return -EINVAL;
+	if (lent_find(l, 0, m->bdf))
+		return -EBUSY;
+	for (unsigned i = 0; i < SMD_LEND_MAX && !e; i++)
+		if (!l->lent[i].used)
+			e = &l->lent[i];
+	if (!e)
+		return -ENOSPC;
+	/* The lease: an exclusive borrow in the pool, held by this connection. */
+	rc = smd_h_device(d, c, SMIO_PEER_DEV_BORROW, &b, &ref, &olen, &ofd);
+	if (rc)
+		return rc;
+	*e = (struct smd_lent){ .used = true, .cid = c->cid, .borrower = c->host,
+				.bdf = m->bdf, .ref = ref.ref, .msi_slot = -1, .msi_rd = -1 };
+	rc = lend_setup(d->host, m->bdf, c->host, m->dma_target, m->dma_size, &g, &e->s);
+	if (!rc)
+		rc = smd_lend_msi_channel(d, c->host, &e->msi_rd, &e->msi_slot);
+	if (rc) {
+		if (e->s)
+			lend_teardown(d->host, e->s, true);
+		e->s = NULL;
+		smd_h_device(d, c, SMIO_PEER_DEV_RETURN, &ref, d->peer_reply, &olen, &ofd);
+		memset(e, 0, sizeof(*e));
+		return rc;
+	}
+	memset(o, 0, sizeof(*o));
+	o->bdf = g.bdf;
+	o->vendor = g.vendor;
+	o->device = g.device;
+	o->class = g.class;
+	o->lender = g.lender;
+	o->borrower = g.borrower;
+	for (unsigned i = 0; i < 6; i++) {
+		o->bar_addr[i] = g.bar_addr[i];
+		o->bar_size[i] = g.bar_size[i];
+		o->bar_flags[i] = g.bar_flags[i];
+	}
+	o->dma_bus = g.dma_bus;
+	o->dma_target = g.dma_target;
+	o->dma_size = g.dma_size;
+	o->msi_bus = g.msi_bus;
+	snprintf(o->name, sizeof(o->name), "%s", g.name);
+	snprintf(o->model, sizeof(o->model), "%s", g.model);
+	*out_fd = e->msi_rd;
+	preconnect(d, c->host);
+	fprintf(stderr, "smartiod: host %u: lent %s (%02x:%02x.%x) to host %u\n", d->host_id,
+		g.name, FAB_BDF_BUS(m->bdf), FAB_BDF_DEV(m->bdf), FAB_BDF_FN(m->bdf), c->host);
+	return 0;
+}
+
+/* ---------- borrower: the transport to the lender ---------- */
+
+static int t_cfg(struct smd_borrowed *b, bool write, uint32_t off, uint32_t size,
+		 uint32_t *val)
+{
+	struct smio_peer_lend_cfg m = { .bdf = b->lbdf, .write = write, .size = (uint8_t)size,
+					.off = off, .value = write ? *val : 0 }, r;
+	uint32_t rlen;
+	int rc;
+
+	if (size < 4 && m.value >> (8 * size))
+		return -EINVAL;
+	if (b->lost)
+		return -ENODEV;   /* surprise removal: the driver sees a dead device */
+	rc = smd_peer_request(b->d, b->lender, SMIO_PEER_LEND_CFG, &m, sizeof(m), &r, sizeof(r),
+			      &rlen, NULL);
+	if (rc)
+		return rc;
+	if (rlen != sizeof(r))
+		return -EPROTO;
+	if (!write)
+		*val = r.value;
+	return 0;
+}
+
+static int t_cfg_read(void *arg, uint32_t off, uint32_t size, uint32_t *val)
+{
+	return t_cfg(arg, false, off, size, val);
+}
+
+static int t_cfg_write(void *arg, uint32_t off, uint32_t size, uint32_t val)
+{
+	return t_cfg(arg, true, off, size, &val);
+}
+
+static int t_p2p(struct smd_borrowed *b, uint16_t type, uint32_t host, uint64_t addr,
+		 uint64_t size, struct smio_peer_lend_p2p *r)
+{
+	struct smio_peer_lend_p2p m = { .bdf = b->lbdf, .host = host, .addr = addr,
+					.size = size };
+	uint32_t rlen;
+	int rc = b->lost ? -ENODEV : smd_peer_request(b->d, b->lender, type, &m, sizeof(m), r, sizeof(*r), &rlen,
+				  NULL);
+
+	return rc ? rc : rlen != sizeof(*r) ? -EPROTO : 0;
+}
+
+static int t_p2p_map(void *arg, uint32_t host, uint64_t addr, uint64_t size, uint64_t *bus)
+{
+	struct smio_peer_lend_p2p r;
+	int rc = t_p2p(arg, SMIO_PEER_LEND_P2P, host, addr, size, &r);
+
+	if (!rc)
+		*bus = r.bus;
+	return rc;
+}
+
+static int t_route_hops(void *arg, uint64_t bus, unsigned *hops)
+{
+	struct smio_peer_lend_p2p r;
+	int rc = t_p2p(arg, SMIO_PEER_LEND_HOPS, 0, bus, 4, &r);
+
+	if (!rc)
+		*hops = r.hops;
+	return rc;
+}
+
+static void t_release(void *arg)
+{
+	struct smd_borrowed *b = arg;
+
+	b->pdev = NULL;
+}
+
+static struct smd_borrowed *brw_find(struct smd_lend *l, uint32_t fdid)
+{
+	for (unsigned i = 0; i < SMD_LEND_MAX; i++)
+		if (l->brw[i].used && l->brw[i].fdid == fdid)
+			return &l->brw[i];
+	return NULL;
+}
+
+static uint32_t own_node(struct smd *d)
+{
+	for (uint32_t i = 0; i < d->topo->nhosts; i++)
+		if (d->topo->hosts[i].id == d->host_id)
+			return d->topo->hosts[i].node_id;
+	return 0;
+}
+
+static int lender_of(struct smd *d, uint32_t fdid, uint32_t *host)
+{
+	for (uint32_t i = 0; i < d->topo->nhosts; i++)
+		if (d->topo->hosts[i].node_id == SMIO_FDID_NODE(fdid)) {
+			*host = d->topo->hosts[i].id;
+			return 0;
+		}
+	return -ENODEV;
+}
+
+static void info_of(struct smd_borrowed *b, struct smio_lend_info *o)
+{
+	struct pci_dev *p = b->pdev;
+
+	memset(o, 0, sizeof(*o));
+	o->fdid = b->fdid;
+	o->lender = b->lender;
+	if (!p)
+		return;
+	o->bdf = p->bdf;
+	o->bound = p->driver != NULL;
+	for (unsigned i = 0; i < 6; i++) {
+		o->bar_addr[i] = p->bar_addr[i];
+		o->bar_size[i] = p->bar_size[i];
+	}
+	snprintf(o->name, sizeof(o->name), "%s", p->name);
+	if (p->driver && p->driver->name)
+		snprintf(o->driver, sizeof(o->driver), "%s", p->driver->name);
+}
+
+/* Drop a borrowed device: the shadow (force: driver unbound first), then the lender's part. */
+static void brw_drop(struct smd *d, struct smd_borrowed *b, bool tell_lender)
+{
+	struct smio_peer_lend_ref r = { .bdf = b->lbdf };
+
+	if (b->pdev)
+		shadow_destroy(d->pci, b->pdev, true);   /* the transport (b) is still valid */
+	b->used = false;   /* from here on, a connection closing does not find it */
+	d->lend->nborrowed--;
+	if (tell_lender)
+		smd_peer_request(d, b->lender, SMIO_PEER_LEND_RELEASE, &r, sizeof(r), NULL, 0,
+				 NULL, NULL);
+	smd_lend_msi_del(d, b->msi_slot);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Remove the shadows of lenders that went away (main thread). */
+static void drop_lost(struct smd *d)
+{
+	struct smd_lend *l = d->lend;
+
+	for (unsigned i = 0; i < SMD_LEND_MAX; i++)
+		if (l->brw[i].used && l->brw[i].lost)
+			brw_drop(d, &l->brw[i], false);
+}
+
+static int h_borrow(struct smd *d, const struct smio_lend_req *m, struct smio_lend_info *o)
+{
+	struct smd_lend *l = d->lend;
+	struct smio_peer_lend_setup req = { .bdf = SMIO_FDID_BDF(m->fdid) };
+	struct smio_lend_grant gr;
+	struct shadow_transport t = { t_cfg_read, t_cfg_write, t_p2p_map, t_route_hops,
+				      t_release, NULL };
+	struct smd_borrowed *b = NULL;
+	struct lend_grant g;
+	uint32_t lender, rlen;
+	int rc, fd = -1;
+
+	rc = lender_of(d, m->fdid, &lender);
+	if (rc)
+		return rc;
+	if (lender == d->host_id)
+		return -EINVAL;   /* a host's own devices are not lent to itself */
+	if (brw_find(l, m->fdid))
+		return -EALREADY;
+	for (unsigned i = 0; i < SMD_LEND_MAX && !b; i++)
+		if (!l->brw[i].used)
+			b = &l->brw[i];
+	if (!b)
+		return -ENOSPC;
+	rc = shadow_dma_target(d->pci, &req.dma_target, &req.dma_size);
+	if (rc)
+		return rc;
+	rc = smd_peer_request(d, lender, SMIO_PEER_LEND_SETUP, &req, sizeof(req), &gr,
+			      sizeof(gr), &rlen, &fd);
+	if (rc)
+		return rc;
+	*b = (struct smd_borrowed){ .used = true, .d = d, .fdid = m->fdid, .lender = lender,
+				    .lbdf = req.bdf, .msi_slot = -1 };
+	l->nborrowed++;
+	if (rlen != sizeof(gr) || fd < 0 || gr.bdf != req.bdf || gr.borrower != d->host_id ||
+	    gr.lender != lender || gr.dma_target != req.dma_target ||
+	    gr.dma_size != req.dma_size) {
+		if (fd >= 0)
+			close(fd);
+		brw_drop(d, b, true);
+		return -EPROTO;
+	}
+	b->msi_slot = smd_lend_msi_add(d, fd);
+	if (b->msi_slot < 0) {
+		close(fd);
+		brw_drop(d, b, true);
+		return -ENOSPC;
+	}
+	memset(&g, 0, sizeof(g));
+	g.lender = lender;
+	g.borrower = d->host_id;
+	g.bdf = gr.bdf;
+	g.vendor = gr.vendor;
+	g.device = gr.device;
+	g.class = gr.class;
+	for (unsigned i = 0; i < 6; i++) {
+		g.bar_addr[i] = gr.bar_addr[i];
+		g.bar_size[i] = gr.bar_size[i];
+		g.bar_flags[i] = gr.bar_flags[i];
+	}
+	g.dma_bus = gr.dma_bus;
+	g.dma_target = gr.dma_target;
+	g.dma_size = gr.dma_size;
+	g.msi_bus = gr.msi_bus;
+	snprintf(g.name, sizeof(g.name), "%s", gr.name);
+	snprintf(g.model, sizeof(g.model), "%s", gr.model);
+	t.arg = b;
+	/* Hot-add: drivers are offered the device now (config cycles to the lender). */
+	rc = shadow_create(d->pci, &g, &t, &b->pdev);
+	if (rc) {
+		brw_drop(d, b, true);
+		return rc;
+	}
+	info_of(b, o);
+	fprintf(stderr, "smartiod: host %u: borrowed %s from host %u as %02x:%02x.%x (%s)\n",
+		d->host_id, g.name, lender, FAB_BDF_BUS(o->bdf), FAB_BDF_DEV(o->bdf),
+		FAB_BDF_FN(o->bdf), o->bound ? o->driver : "no driver");
+	return 0;
+}
+
+static int h_return(struct smd *d, const struct smio_lend_req *m)
+{
+	struct smd_borrowed *b = brw_find(d->lend, m->fdid);
+
+	if (!b)
+		return -ENOENT;
+	if (b->pdev && b->pdev->driver && !(m->flags & SMIO_LEND_F_UNBIND))
+		return -EBUSY;    /* in use: its driver must unbind first */
+	brw_drop(d, b, true);
+	return 0;
+}
+
+static int h_pool(struct smd *d, struct smd_conn *c, struct smio_lend_pool *out,
+		  uint32_t *outlen)
+{
+	/* Gathered apart: peers served while we ask the next host reuse `out`. */
+	struct smio_lend_pool *part = malloc(SMIO_MAX_PAYLOAD), *o = malloc(SMIO_MAX_PAYLOAD);
+	uint32_t n = 0, rlen;
+	int rc = 0;
+
+	if (!part || !o) {
+		free(part);
+		free(o);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < d->topo->nhosts && !rc; i++) {
+		uint32_t h = d->topo->hosts[i].id;
+
+		if (h == d->host_id)
+			rc = pool_local(d, c, part, SMIO_MAX_DEVS);
+		else if (smd_peer_request(d, h, SMIO_PEER_LEND_POOL, NULL, 0, part,
+					  SMIO_MAX_PAYLOAD, &rlen, NULL))
+			continue;     /* a host that is down lends nothing */
+		for (uint32_t k = 0; !rc && k < part->n && n < SMIO_MAX_DEVS; k++)
+			o->e[n++] = part->e[k];
+	}
+	free(part);
+	o->n = n;
+	o->pad = 0;
+	*outlen = (uint32_t)(sizeof(*o) + n * sizeof(o->e[0]));
+	memcpy(out, o, *outlen);
+	free(o);
+	return rc;
+}
+
+int smd_h_lend(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, void *out,
+	       uint32_t *outlen, int *out_fd)
+{
+	struct smd_lend *l = d->lend;
+	struct smd_lent *e;
+	int rc;
+
+	*outlen = 0;
+	if (!l)
+		return -EOPNOTSUPP;
+	if (pthread_equal(pthread_self(), l->main_thread))
+		drop_lost(d);
+	switch (type) {
+	case SMIO_LEND_POOL:
+		return h_pool(d, c, out, outlen);
+	case SMIO_LEND_BORROW:
+		rc = h_borrow(d, p, out);
+		if (!rc)
+			*outlen = sizeof(struct smio_lend_info);
+		return rc;
+	case SMIO_LEND_RETURN:
+		return h_return(d, p);
+	case SMIO_PEER_LEND_POOL: {
+		struct smio_lend_pool *o = out;
+
+		rc = pool_local(d, c, o, SMIO_MAX_DEVS);
+		*outlen = (uint32_t)(sizeof(*o) + o->n * sizeof(o->e[0]));
+		return rc;
+	}
+	case SMIO_LEND_P2P: {
+		/* Filled in a local: peers served while we ask the lender reuse `out`. */
+		struct smio_lend_p2p m = *(const struct smio_lend_p2p *)p;
+		struct smd_borrowed *cl, *pr;
+		struct pci_dev *prov = NULL;
+
+		cl = brw_find(l, m.client);
+		pr = brw_find(l, m.provider);
+		if (pr)
+			prov = pr->pdev;
+		else if (SMIO_FDID_NODE(m.provider) == own_node(d))
+			prov = pci_get_dev(d->pci, SMIO_FDID_BDF(m.provider));  /* ours */
+		if (!cl || !cl->pdev || !prov)
+			return -ENOENT;
+		if (!prov->bar_size[m.bar])
+			return -EINVAL;
+		rc = pci_p2pdma_bus(cl->pdev, prov, m.bar, &m.bus);
+		if (!rc) {
+			rc = pci_p2pdma_distance(prov, m.bar, cl->pdev);
+			m.hops = rc < 0 ? 0 : (uint32_t)rc;
+			rc = rc < 0 ? rc : 0;
+		}
+		*(struct smio_lend_p2p *)out = m;
+		*outlen = sizeof(m);
+		return rc;
+	}
+	case SMIO_PEER_LEND_SETUP:
+		rc = lend_setup_req(d, c, p, out, out_fd);
+		if (!rc)
+			*outlen = sizeof(struct smio_lend_grant);
+		return rc;
+	default:
+		break;
+	}
+	/* The rest act on a lend this connection holds. */
+	e = lent_find(l, c->cid, ((const struct smio_peer_lend_ref *)p)->bdf);
+	if (!e)
+		return -ENOENT;
+	switch (type) {
+	case SMIO_PEER_LEND_RELEASE:
+		fprintf(stderr, "smartiod: host %u: host %u returned %02x:%02x.%x\n", d->host_id,
+			e->borrower, FAB_BDF_BUS(e->bdf), FAB_BDF_DEV(e->bdf), FAB_BDF_FN(e->bdf));
+		lent_drop(d, c, e, true);
+		return 0;
+	case SMIO_PEER_LEND_CFG: {
+		struct smio_peer_lend_cfg *o = out;
+
+		*o = *(const struct smio_peer_lend_cfg *)p;
+		rc = o->write ? lend_cfg_write(d->host, e->bdf, o->off, o->size, o->value)
+			      : lend_cfg_read(d->host, e->bdf, o->off, o->size, &o->value);
+		if (!o->write && o->size < 4)
+			o->value &= (1u << (8 * o->size)) - 1;
+		*outlen = sizeof(*o);
+		return rc;
+	}
+	case SMIO_PEER_LEND_P2P:
+	case SMIO_PEER_LEND_HOPS: {
+		struct smio_peer_lend_p2p m = *(const struct smio_peer_lend_p2p *)p;
+
+		/* A route may step through peers (served meanwhile): `out` is written last. */
+		if (type == SMIO_PEER_LEND_P2P) {
+			rc = m.size ? lend_p2p_map(e->s, m.host, m.addr, m.size, &m.bus) : -EINVAL;
+		} else {
+			unsigned hops = 0;
+
+			rc = lend_route_hops(d->host, e->bdf, m.addr, &hops);
+			m.hops = hops;
+		}
+		*(struct smio_peer_lend_p2p *)out = m;
+		*outlen = sizeof(m);
+		return rc;
+	}
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/* ---------- shadows in lspci ---------- */
+
+static struct smd_borrowed *brw_by_bdf(struct smd *d, uint16_t bdf)
+{
+	struct smd_lend *l = d->lend;
+
+	for (unsigned i = 0; l && i < SMD_LEND_MAX; i++)
+		if (l->brw[i].used && l->brw[i].pdev && l->brw[i].pdev->bdf == bdf)
+			return &l->brw[i];
+	return NULL;
+}
+
+void smd_lend_func_list(struct smd *d, struct smio_func_list *o)
+{
+	struct smd_lend *l = d->lend;
+
+	for (unsigned i = 0; l && i < SMD_LEND_MAX && o->n < SMIO_MAX_FUNCS; i++) {
+		struct smd_borrowed *b = &l->brw[i];
+		struct fab_ntb *ntb;
+		struct smio_func_info *fi;
+
+		if (!b->used || !b->pdev)
+			continue;
+		ntb = lend_ntb_to(d->host, b->lender);
+		fi = &o->f[o->n++];
+		memset(fi, 0, sizeof(*fi));
+		fi->bdf = b->pdev->bdf;
+		fi->kind = FAB_FN_ENDPOINT;
+		fi->parent_bdf = ntb ? fab_func_bdf(ntb->fn) : 0xffff;   /* behind the NTB */
+		snprintf(fi->name, sizeof(fi->name), "%s", b->pdev->name);
+		snprintf(fi->model, sizeof(fi->model), "%s", shadow_grant(b->pdev)->model);
+	}
+}
+
+int smd_lend_shadow_cfg(struct smd *d, uint16_t bdf, uint32_t off, uint32_t size,
+			uint32_t *val)
+{
+	struct smd_borrowed *b = brw_by_bdf(d, bdf);
+
+	return b ? pci_read_config(b->pdev, off, size, val) : -ENODEV;
+}
+
+int smd_lend_shadow_dump(struct smd *d, uint16_t bdf, void *out)
+{
+	struct smd_borrowed *b = brw_by_bdf(d, bdf);
+	uint32_t *w = out;
+
+	if (!b)
+		return -ENODEV;
+	/* As the borrower sees it: forwarded, with the interception applied. */
+	for (uint32_t off = 0; off < SMIO_CFG_SPACE; off += 4)
+		if (pci_read_config(b->pdev, off, 4, &w[off / 4]))
+			w[off / 4] = 0xffffffffu;
+	return 0;
+}
+
+/* ---------- lifetimes ---------- */
+
+void smd_lend_conn_closed(struct smd *d, unsigned idx)
+{
+	struct smd_lend *l = d->lend;
+	struct smd_conn *c = &d->conns[idx];
+
+	if (!l || !c->cid)
+		return;
+	fab_host_lock(d->host);
+	/* Lender: the borrower is gone (its lease with it): reclaim and reset. */
+	for (unsigned i = 0; i < SMD_LEND_MAX; i++)
+		if (l->lent[i].used && l->lent[i].cid == c->cid) {
+			fprintf(stderr, "smartiod: host %u: reclaimed %02x:%02x.%x from host %u "
+				"(connection lost)\n", d->host_id, FAB_BDF_BUS(l->lent[i].bdf),
+				FAB_BDF_DEV(l->lent[i].bdf), FAB_BDF_FN(l->lent[i].bdf),
+				l->lent[i].borrower);
+			lent_drop(d, c, &l->lent[i], false);   /* the pool drops the borrow */
+		}
+	/*
+	 * Borrower: the lender is gone: the device is surprise-removed. From
+	 * the wait service (the main thread is inside a driver, maybe this
+	 * device's) only mark it lost; the main thread removes it later.
+	 */
+	if (c->outgoing)
+		for (unsigned i = 0; i < SMD_LEND_MAX; i++)
+			if (l->brw[i].used && l->brw[i].lender == c->host)
+				l->brw[i].lost = true;
+	if (pthread_equal(pthread_self(), l->main_thread))
+		drop_lost(d);
+	fab_host_unlock(d->host);
+}
+
+int smd_lend_init(struct smd *d)
+{
+	struct smd_lend *l = calloc(1, sizeof(*l));
+	int rc;
+
+	if (!l)
+		return -ENOMEM;
+	d->lend = l;
+	rc = smd_lend_svc_start(d);
+	if (rc) {
+		smd_lend_fini(d);
+		return rc;
+	}
+	return 0;
+}
+
+void smd_lend_fini(struct smd *d)
+{
+	struct smd_lend *l = d->lend;
+
+	if (!l)
+		return;
+	for (unsigned i = 0; i < SMD_LEND_MAX; i++) {
+		if (l->brw[i].used) {
+			l->brw[i].lost = true;
+			brw_drop(d, &l->brw[i], false);
+		}
+		if (l->lent[i].used)
+			lent_drop(d, NULL, &l->lent[i], false);
+	}
+	smd_lend_svc_stop(d);
+	d->lend = NULL;
+	free(l);
+}

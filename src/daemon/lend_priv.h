@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* Device Lending in the daemon: state shared by h_lend.c and lend_svc.c. */
+#ifndef SMARTIO_DAEMON_LEND_PRIV_H
+#define SMARTIO_DAEMON_LEND_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "host/lend.h"
+
+#define SMD_LEND_MAX 32     /* devices lent by, and borrowed by, one host */
+
+struct smd;
+
+/* One interrupt message on the MSI channel. */
+struct smd_msi_msg {
+	uint64_t addr;
+	uint32_t data;
+	uint32_t pad;
+};
+
+/* Lender: one device lent to one borrower (its lease: the borrower's peer connection). */
+struct smd_lent {
+	bool used;
+	uint32_t cid;             /* the borrower daemon's connection */
+	uint32_t borrower;
+	uint16_t bdf;
+	uint32_t ref;             /* the exclusive borrow in the SmartIO pool (h_device.c) */
+	struct lend_setup *s;
+	int msi_slot;             /* our MSI channel's write end */
+	int msi_rd;               /* the read end we handed over (ours to close) */
+};
+
+/* Borrower: one borrowed device and its shadow. */
+struct smd_borrowed {
+	bool used;
+	struct smd *d;
+	uint32_t fdid, lender;
+	uint16_t lbdf;            /* at the lender */
+	struct pci_dev *pdev;     /* the shadow (NULL once gone) */
+	int msi_slot;
+	bool lost;                /* the lender is gone: config cycles fail at once */
+};
+
+struct smd_lend {
+	struct smd_lent lent[SMD_LEND_MAX];
+	struct smd_borrowed brw[SMD_LEND_MAX];
+	/* the wait service */
+	pthread_t main_thread, svc_thr;
+	pthread_mutex_t loop_mu, svc_mu;
+	pthread_cond_t svc_cv;
+	bool svc_waiting, svc_stop, svc_started;
+	bool handed;              /* main thread only: this wait handed the loop over */
+	unsigned nborrowed;       /* main thread only: shadows here */
+	int svc_wake;
+	uint8_t *svc_reply;
+	/* MSI channels: borrower read ends, lender write ends (by destination host) */
+	pthread_mutex_t msi_mu;
+	int msi_rd[SMD_LEND_MAX];
+	int msi_wr[SMD_LEND_MAX];
+	uint32_t msi_host[SMD_LEND_MAX];
+	pthread_t intc_thr;
+	bool intc_stop, intc_started;
+	int intc_wake;
+	uint64_t msi_bad;         /* messages the interrupt controller refused */
+};
+
+int smd_lend_svc_start(struct smd *d);
+void smd_lend_svc_stop(struct smd *d);
+int smd_lend_msi_add(struct smd *d, int fd);
+void smd_lend_msi_del(struct smd *d, int slot);
+int smd_lend_msi_channel(struct smd *d, uint32_t host, int *rd, int *slot);
+void smd_lend_msi_channel_close(struct smd *d, int slot);
+
+#endif

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device Lending, the lender's half: what one lent device needs on the
+ * lender so that a borrower can drive it (see lend.h). Prepared once per
+ * borrow; nothing here runs per DMA mapping.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/pci_regs.h>
+
+#include "fabric/intc.h"
+#include "fabric/iommu.h"
+#include "fabric/route.h"
+#include "fabric/ntb.h"
+#include "lend.h"
+
+#define LEND_MAX_RUNS 16   /* LUT runs of one lent device: DMA, MSI, P2P windows */
+
+struct lut_run {
+	struct fab_ntb *ntb;
+	uint32_t first, count;
+	uint64_t bus, size;     /* the LUT windows' bus range */
+	uint64_t iova;          /* what the device uses: bus, or remapped (IOMMU on) */
+};
+
+/*
+ * With the lender's IOMMU on, windows are remapped into the device's own
+ * domain from 4 GiB up: NTB windows sit high in the 64-bit MMIO space, often
+ * beyond what a device can address (its DMA limit).
+ */
+#define LEND_IOVA_BASE  (4ull << 30)
+#define LEND_IOVA_ALIGN (2ull << 20)
+
+struct lend_setup {
+	uint16_t bdf;
+	uint32_t borrower;
+	struct fab_ntb *ntb;
+	struct lut_run runs[LEND_MAX_RUNS];
+	unsigned nruns;
+	bool rid_added;
+	uint32_t domain;        /* the device's IOMMU domain (0: IOMMU off) */
+	bool domain_owned;
+	uint64_t next_iova;     /* where the next remapped window goes */
+	uint64_t bar_addr[6], bar_size[6];   /* exposed in the NTBs' domain */
+	uint32_t ntb_domain;
+};
+
+int lend_ntb_domain(struct fab_host *h)
+{
+	struct fab_iommu *mmu = h->iommu;
+	int dom = 0;
+
+	if (!iommu_enabled(mmu))
+		return 0;
+	for (uint32_t i = 0; i < h->nntbs && !dom; i++)
+		dom = (int)iommu_domain_of(mmu, fab_func_bdf(h->ntbs[i]->fn));
+	if (!dom) {
+		dom = iommu_domain_alloc(mmu);
+		if (dom < 0)
+			return dom;
+	}
+	for (uint32_t i = 0; i < h->nntbs; i++) {
+		uint16_t rid = fab_func_bdf(h->ntbs[i]->fn);
+		int rc;
+
+		if (iommu_domain_of(mmu, rid))
+			continue;   /* attached (here, or by hand elsewhere) */
+		rc = iommu_attach(mmu, rid, (uint32_t)dom);
+		if (rc)
+			return rc;
+	}
+	return dom;
+}
+
+struct fab_ntb *lend_ntb_to(struct fab_host *h, uint32_t dest)
+{
+	for (uint32_t i = 0; i < h->nntbs; i++)
+		if (h->ntbs[i]->link_up && ntb_can_reach(h->ntbs[i], dest))
+			return h->ntbs[i];
+	return NULL;
+}
+
+static bool overlaps(uint64_t a, uint64_t n, uint64_t b, uint64_t m)
+{
+	return n && m && a < b + m && b < a + n;
+}
+
+/* IOVA [a, a + n) reaches the IOMMU from any device of h (no window claims it). */
+static bool iova_free(const struct fab_host *h, uint64_t a, uint64_t n)
+{
+	const struct topo_host *t = h->t;
+
+	return a + n > a && a + n <= (1ull << 48) &&
+	       !overlaps(a, n, t->mmio32_base, t->mmio32_size) &&
+	       !overlaps(a, n, t->mmio64_base, t->mmio64_size) &&
+	       !overlaps(a, n, FAB_MSI_BASE, FAB_MSI_SIZE);
+}
+
+/* A LUT run of ntb towards [addr, addr + size) at host: the device-side address of addr. */
+static int run_add(struct fab_host *h, struct lend_setup *s, struct fab_ntb *ntb,
+		   uint32_t host, uint64_t addr, uint64_t size, uint64_t *bus)
+{
+	uint64_t win = ntb->win_size, base = addr & ~(win - 1), span, lut_bar;
+	struct lut_run *r;
+	uint32_t count, first;
+	int rc;
+
+	if (s->nruns >= LEND_MAX_RUNS)
+		return -ENOSPC;
+	if (!size || addr + size < addr)
+		return -EINVAL;
+	span = addr + size - base;
+	if (span / win >= ntb->nlut)
+		return -ENOSPC;
+	count = (uint32_t)((span + win - 1) / win);
+	rc = ntb_lut_alloc(ntb, count, host, base, &first);
+	if (rc)
+		return rc;
+	lut_bar = fab_func_bar_addr(ntb->fn, NTB_BAR_LUT);
+	r = &s->runs[s->nruns];
+	*r = (struct lut_run){ ntb, first, count, lut_bar + (uint64_t)first * win,
+			       (uint64_t)count * win, 0 };
+	r->iova = r->bus;
+	if (s->domain) {
+		/* The device's own domain: the window remapped low, unless that would
+		 * collide with addresses routed before the IOMMU (then identity). */
+		if (iova_free(h, s->next_iova, r->size)) {
+			r->iova = s->next_iova;
+			s->next_iova += (r->size + LEND_IOVA_ALIGN - 1) & ~(LEND_IOVA_ALIGN - 1);
+		}
+		rc = iommu_map(h->iommu, s->domain, r->iova, r->bus, r->size,
+			       IOMMU_READ | IOMMU_WRITE);
+		if (rc) {
+			for (uint32_t i = 0; i < count; i++)
+				ntb_lut_clear(ntb, first + i);
+			return rc;
+		}
+	}
+	s->nruns++;
+	*bus = r->iova + (addr - base);
+	return 0;
+}
+
+static void run_del(struct fab_host *h, struct lend_setup *s, unsigned i)
+{
+	struct lut_run *r = &s->runs[i];
+
+	if (s->domain)
+		iommu_unmap(h->iommu, s->domain, r->iova, r->size);
+	for (uint32_t k = 0; r->ntb && k < r->count; k++)
+		ntb_lut_clear(r->ntb, r->first + k);
+}
+
+static void quiesce(struct fab_host *h, uint16_t bdf)
+{
+	uint32_t v, pos = 0;
+
+	/* MSI-X and MSI off, then no decoding and no bus mastering. */
+	if (!fab_cfg_access_read(h, bdf, PCI_CAPABILITY_LIST, 1, &pos))
+		for (unsigned i = 0; i < 48 && pos >= 0x40; i++) {
+			pos &= 0xfc;
+			if (fab_cfg_access_read(h, bdf, pos, 1, &v))
+				break;
+			if (v == PCI_CAP_ID_MSIX)
+				fab_cfg_access_write(h, bdf, pos + PCI_MSIX_FLAGS, 2, 0);
+			else if (v == PCI_CAP_ID_MSI)
+				fab_cfg_access_write(h, bdf, pos + PCI_MSI_FLAGS, 2, 0);
+			if (fab_cfg_access_read(h, bdf, pos + 1, 1, &pos))
+				break;
+		}
+	fab_cfg_access_write(h, bdf, PCI_COMMAND, 2, PCI_COMMAND_INTX_DISABLE);
+}
+
+void lend_teardown(struct fab_host *h, struct lend_setup *s, bool reset)
+{
+	if (!s)
+		return;
+	fab_host_lock(h);
+	if (reset)
+		quiesce(h, s->bdf);
+	while (s->nruns)
+		run_del(h, s, --s->nruns);
+	for (unsigned b = 0; b < 6; b++)
+		if (s->bar_size[b] && s->ntb_domain)
+			iommu_unmap(h->iommu, s->ntb_domain, s->bar_addr[b], s->bar_size[b]);
+	if (s->rid_added)
+		ntb_rid_del(s->ntb, s->bdf);
+	if (s->domain_owned) {
+		iommu_detach(h->iommu, s->bdf);
+		iommu_domain_free(h->iommu, s->domain);
+	}
+	fab_host_tables_changed(h);
+	fab_host_unlock(h);
+	free(s);
+}
+
+static void read_identity(struct fab_host *h, struct fab_func *fn, struct lend_grant *g)
+{
+	uint32_t v = 0;
+
+	fab_cfg_access_read(h, g->bdf, PCI_VENDOR_ID, 4, &v);
+	g->vendor = (uint16_t)v;
+	g->device = (uint16_t)(v >> 16);
+	fab_cfg_access_read(h, g->bdf, PCI_CLASS_REVISION, 4, &v);
+	g->class = v >> 8;
+	for (unsigned b = 0; b < 6; b++) {
+		if (!fn->bars[b].size)
+			continue;
+		g->bar_addr[b] = fab_func_bar_addr(fn, b);
+		g->bar_size[b] = fn->bars[b].size;
+		fab_cfg_access_read(h, g->bdf, PCI_BASE_ADDRESS_0 + 4 * b, 4, &v);
+		g->bar_flags[b] = v & ~(uint32_t)PCI_BASE_ADDRESS_MEM_MASK;
+	}
+	memcpy(g->name, fn->name, sizeof(g->name));
+	memcpy(g->model, fn->model, sizeof(g->model));
+}
+
+int lend_setup(struct fab_host *h, uint16_t bdf, uint32_t borrower, uint64_t dma_target,
+	       uint64_t dma_size, struct lend_grant *g, struct lend_setup **out)
+{
+	struct fab_func *fn;
+	struct lend_setup *s;
+	int rc;
+
+	if (!h || !g || !out || !dma_size || dma_target + dma_size < dma_target)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memset(g, 0, sizeof(*g));
+	fab_host_lock(h);
+	fn = fab_func_by_bdf(h, bdf);
+	rc = -ENODEV;
+	if (!fn || fn->kind != FAB_FN_ENDPOINT)
+		goto fail;
+	s->bdf = bdf;
+	s->borrower = borrower;
+	s->next_iova = LEND_IOVA_BASE;
+	s->ntb = lend_ntb_to(h, borrower);
+	rc = -EHOSTUNREACH;
+	if (!s->ntb)
+		goto fail;
+	g->lender = h->id;
+	g->borrower = borrower;
+	g->bdf = bdf;
+	read_identity(h, fn, g);
+	rc = ntb_rid_add(s->ntb, bdf);
+	if (rc && rc != -EEXIST)
+		goto fail;
+	s->rid_added = !rc;
+	if (iommu_enabled(h->iommu)) {
+		int dom = (int)iommu_domain_of(h->iommu, bdf);
+
+		if (!dom) {
+			dom = iommu_domain_alloc(h->iommu);
+			rc = dom;
+			if (dom < 0)
+				goto fail;
+			rc = iommu_attach(h->iommu, bdf, (uint32_t)dom);
+			if (rc) {
+				iommu_domain_free(h->iommu, (uint32_t)dom);
+				goto fail;
+			}
+			s->domain_owned = true;
+		}
+		s->domain = (uint32_t)dom;
+		/* The borrower's CPU reaches the BARs through our NTB. */
+		rc = lend_ntb_domain(h);
+		if (rc < 0)
+			goto fail;
+		s->ntb_domain = (uint32_t)rc;
+		for (unsigned b = 0; b < 6; b++) {
+			if (!g->bar_size[b])
+				continue;
+			rc = iommu_map(h->iommu, s->ntb_domain, g->bar_addr[b], g->bar_addr[b],
+				       g->bar_size[b], IOMMU_READ | IOMMU_WRITE);
+			if (rc)
+				goto fail;
+			s->bar_addr[b] = g->bar_addr[b];
+			s->bar_size[b] = g->bar_size[b];
+		}
+	}
+	rc = run_add(h, s, s->ntb, borrower, dma_target, dma_size, &g->dma_bus);
+	if (!rc)
+		rc = run_add(h, s, s->ntb, borrower, FAB_MSI_BASE, FAB_MSI_SIZE, &g->msi_bus);
+	if (rc)
+		goto fail;
+	g->dma_target = dma_target;
+	g->dma_size = dma_size;
+	fab_host_tables_changed(h);
+	fab_host_unlock(h);
+	*out = s;
+	return 0;
+fail:
+	fab_host_unlock(h);
+	lend_teardown(h, s, false);
+	return rc;
+}
+
+/* Is [addr, addr + size) inside one BAR of an endpoint of h? */
+static bool in_endpoint_bar(struct fab_host *h, uint64_t addr, uint64_t size)
+{
+	for (uint32_t i = 0; i < h->nfuncs; i++) {
+		const struct fab_func *fn = h->funcs[i];
+
+		if (fn->kind != FAB_FN_ENDPOINT)
+			continue;
+		for (unsigned b = 0; b < 6; b++) {
+			uint64_t base = fab_func_bar_addr(fn, b), bs = fn->bars[b].size;
+
+			if (bs && base && addr >= base && size <= bs && addr - base <= bs - size)
+				return true;
+		}
+	}
+	return false;
+}
+
+int lend_p2p_map(struct lend_setup *s, uint32_t host, uint64_t addr, uint64_t size,
+		 uint64_t *bus)
+{
+	struct fab_host *h;
+	struct fab_ntb *ntb;
+	int rc;
+
+	if (!s || !bus)
+		return -EINVAL;
+	h = s->ntb->fn->host;
+	fab_host_lock(h);
+	if (host == h->id && !in_endpoint_bar(h, addr, size)) {
+		rc = -EPERM;   /* only device memory: never the lender's RAM or bridges */
+	} else if (host == h->id) {
+		/* Same lender: the target's own bus address (mapped when isolated). */
+		uint64_t lo = addr & ~(IOMMU_PAGE_4K - 1);
+		uint64_t hi = (addr + size + IOMMU_PAGE_4K - 1) & ~(IOMMU_PAGE_4K - 1);
+
+		rc = s->nruns >= LEND_MAX_RUNS ? -ENOSPC : 0;
+		if (!rc && s->domain)
+			rc = iommu_map(h->iommu, s->domain, lo, lo, hi - lo,
+				       IOMMU_READ | IOMMU_WRITE);
+		if (!rc)
+			s->runs[s->nruns++] = (struct lut_run){ NULL, 0, 0, lo, hi - lo, lo };
+		*bus = addr;
+	} else {
+		ntb = lend_ntb_to(h, host);
+		rc = ntb ? run_add(h, s, ntb, host, addr, size, bus) : -EHOSTUNREACH;
+	}
+	if (!rc)
+		fab_host_tables_changed(h);
+	fab_host_unlock(h);
+	return rc;
+}
+
+int lend_route_hops(struct fab_host *h, uint16_t bdf, uint64_t bus, unsigned *hops)
+{
+	struct fab_route *r = malloc(sizeof(*r));
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	fab_host_lock(h);
+	rc = fab_route_resolve_uncached(h, bdf, bus, 4, true, r);
+	if (!rc && r->status != FAB_OK)
+		rc = -EHOSTUNREACH;
+	*hops = r->nhops;
+	fab_host_unlock(h);
+	free(r);
+	return rc;
+}
+
+static int cfg_check(uint32_t off, uint32_t size)
+{
+	if ((size != 1 && size != 2 && size != 4) || off >= 4096 || off % size)
+		return -EINVAL;
+	return 0;
+}
+
+int lend_cfg_read(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size,
+		  uint32_t *val)
+{
+	int rc = cfg_check(off, size);
+
+	if (rc)
+		return rc;
+	fab_host_lock(h);
+	rc = fab_cfg_access_read(h, bdf, off, size, val);
+	fab_host_unlock(h);
+	return rc;
+}
+
+int lend_cfg_write(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size,
+		   uint32_t val)
+{
+	int rc = cfg_check(off, size);
+
+	if (rc)
+		return rc;
+	/* The lender's address map is not the borrower's to change. */
+	if ((off >= PCI_BASE_ADDRESS_0 && off < PCI_CARDBUS_CIS) || (off >= PCI_ROM_ADDRESS &&
+								    off < PCI_ROM_ADDRESS + 4))
+		return 0;
+	fab_host_lock(h);
+	rc = fab_cfg_access_write(h, bdf, off, size, val);
+	fab_host_unlock(h);
+	return rc;
+}
+
+/* ---------- in-process lending (tests, benchmarks) ---------- */
+
+struct lend_local {
+	struct fab_host *lender;
+	uint16_t bdf;
+	struct pci_host *ph;
+	struct fab_host *bh;     /* the borrower (outlives ph in tests' teardown) */
+	struct lend_setup *s;
+	struct pci_dev *shadow;
+};
+
+/*
+ * A message to another host: the borrower's lock is not held while the
+ * lender works (its device threads take the lender's lock, then ours to
+ * deliver an interrupt: holding both here would deadlock).
+ */
+#define TO_LENDER(l, call) ({ \
+	unsigned depth_ = fab_host_unlock_all((l)->bh); \
+	int rc_ = (call); \
+	fab_host_relock((l)->bh, depth_); \
+	rc_; })
+
+static int local_cfg_read(void *arg, uint32_t off, uint32_t size, uint32_t *val)
+{
+	struct lend_local *l = arg;
+
+	return TO_LENDER(l, lend_cfg_read(l->lender, l->bdf, off, size, val));
+}
+
+static int local_cfg_write(void *arg, uint32_t off, uint32_t size, uint32_t val)
+{
+	struct lend_local *l = arg;
+
+	return TO_LENDER(l, lend_cfg_write(l->lender, l->bdf, off, size, val));
+}
+
+static int local_p2p_map(void *arg, uint32_t host, uint64_t addr, uint64_t size,
+			 uint64_t *bus)
+{
+	struct lend_local *l = arg;
+
+	return TO_LENDER(l, lend_p2p_map(l->s, host, addr, size, bus));
+}
+
+static int local_route_hops(void *arg, uint64_t bus, unsigned *hops)
+{
+	struct lend_local *l = arg;
+
+	return TO_LENDER(l, lend_route_hops(l->lender, l->bdf, bus, hops));
+}
+
+static int local_teardown(struct lend_local *l)
+{
+	lend_teardown(l->lender, l->s, true);
+	return 0;
+}
+
+static void local_release(void *arg)
+{
+	struct lend_local *l = arg;
+
+	l->shadow = NULL;
+}
+
+int lend_local_borrow(struct fab_host *lender, uint16_t bdf, struct pci_host *borrower,
+		      struct lend_local **out, struct pci_dev **shadow)
+{
+	struct shadow_transport t = { local_cfg_read, local_cfg_write, local_p2p_map,
+				      local_route_hops, local_release, NULL };
+	struct lend_local *l = calloc(1, sizeof(*l));
+	struct lend_grant g;
+	uint64_t target, size;
+	int rc;
+
+	if (!l)
+		return -ENOMEM;
+	l->lender = lender;
+	l->bdf = bdf;
+	l->ph = borrower;
+	l->bh = pci_host_fab(borrower);
+	t.arg = l;
+	rc = shadow_dma_target(borrower, &target, &size);
+	if (!rc)
+		rc = TO_LENDER(l, lend_setup(lender, bdf, pci_host_fab(borrower)->id, target, size,
+					     &g, &l->s));
+	if (!rc) {
+		rc = shadow_create(borrower, &g, &t, &l->shadow);
+		if (rc)
+			TO_LENDER(l, local_teardown(l));
+	}
+	if (rc) {
+		free(l);
+		return rc;
+	}
+	*out = l;
+	if (shadow)
+		*shadow = l->shadow;
+	return 0;
+}
+
+int lend_local_return(struct lend_local *l, bool force)
+{
+	int rc;
+
+	if (!l)
+		return -EINVAL;
+	if (l->shadow) {
+		rc = shadow_destroy(l->ph, l->shadow, force);
+		if (rc)
+			return rc;
+	}
+	TO_LENDER(l, local_teardown(l));
+	free(l);
+	return 0;
+}

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device Lending, the borrower's half: the shadow device (SmartIO sec. 4.1).
+ *
+ * A pci_dev hot-added into the borrower's device list on a bus of its own
+ * behind the NTB. Its config cycles go to the real function at the lender
+ * (shadow_transport) with interception:
+ *  - BARs read as the borrower's NTB windows onto the real BARs (programmed
+ *    here, in the local NTB's LUT); sizing works on emulated registers, and
+ *    writes never reach the lender's BARs;
+ *  - the expansion ROM is absent; Interrupt Pin reads 0 and INTx Disable is
+ *    always set (legacy interrupts cannot cross the NTB);
+ *  - bus-master enable is tracked here and forwarded;
+ *  - MSI address writes are rewritten into the lender's MSI window, and so
+ *    are MSI-X table entries (the PCI core asks msi_address), so interrupts
+ *    land on this host's interrupt controller, counted per vector.
+ * DMA: the lender prepared one window through its NTB onto this host (the
+ * grant); each map/unmap is an IOMMU mapping into it here (dma.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/pci_regs.h>
+
+#include "fabric/intc.h"
+#include "fabric/iommu.h"
+#include "fabric/ntb.h"
+#include "lend.h"
+#include "pci_priv.h"
+
+#define SHADOW_BUS        0xf0              /* first bus of shadow devices */
+#define SHADOW_IOVA_BASE  (1ull << 46)      /* DMA windows in the NTBs' IOVA space */
+#define SHADOW_WIN        (256ull << 20)    /* IOVA window per shadow device */
+#define SHADOW_SLOTS      256
+#define SHADOW_P2P_MAX    16
+
+struct shadow {
+	struct lend_grant g;
+	struct shadow_transport t;
+	struct fab_ntb *ntb;             /* ours, towards the lender */
+	uint32_t lut_first[6], lut_count[6];
+	uint32_t bar_reg[6], bar_mask[6], bar_flags[6];
+	uint16_t msi_cap;
+	bool msi64;
+	uint32_t msi_lo, msi_hi;
+	uint32_t rom;                    /* reads 0: no expansion ROM */
+	struct {                         /* P2P windows resolved so far */
+		uint32_t host;
+		uint64_t addr, bus;
+		bool local_map;          /* identity-mapped in our NTBs' domain */
+		uint64_t size;
+	} p2p[SHADOW_P2P_MAX];
+	unsigned np2p;
+	struct fab_host *h;
+	uint8_t irq_line;
+	bool master;
+};
+
+static const struct pci_dev_ops shadow_ops;
+
+static struct shadow *sh_of(const struct pci_dev *pdev)
+{
+	return pdev && pdev->ops == &shadow_ops ? pdev->ops_arg : NULL;
+}
+
+const struct lend_grant *shadow_grant(const struct pci_dev *pdev)
+{
+	struct shadow *sh = sh_of(pdev);
+
+	return sh ? &sh->g : NULL;
+}
+
+bool shadow_master(const struct pci_dev *pdev)
+{
+	struct shadow *sh = sh_of(pdev);
+
+	return sh && sh->master;
+}
+
+static uint32_t merge(uint32_t old, uint32_t off, uint32_t size, uint32_t val)
+{
+	unsigned shift = (off & 3) * 8;
+	uint32_t m = size == 4 ? 0xffffffffu : ((1u << (8 * size)) - 1) << shift;
+
+	return (old & ~m) | ((val << shift) & m);
+}
+
+static uint32_t extract(uint32_t dw, uint32_t off, uint32_t size)
+{
+	dw >>= (off & 3) * 8;
+	return size == 4 ? dw : dw & ((1u << (8 * size)) - 1);
+}
+
+static uint64_t msi_translate(const struct shadow *sh, uint64_t addr)
+{
+	return fab_msi_addr(addr, 4) ? sh->g.msi_bus + (addr - FAB_MSI_BASE) : addr;
+}
+
+static int msi_forward(struct shadow *sh)
+{
+	uint64_t a = msi_translate(sh, (uint64_t)sh->msi_hi << 32 | sh->msi_lo);
+	int rc = sh->t.cfg_write(sh->t.arg, sh->msi_cap + PCI_MSI_ADDRESS_LO, 4, (uint32_t)a);
+
+	if (!rc && sh->msi64)
+		rc = sh->t.cfg_write(sh->t.arg, sh->msi_cap + PCI_MSI_ADDRESS_HI, 4,
+				     (uint32_t)(a >> 32));
+	return rc;
+}
+
+/* The emulated dword at dw, if it is one. */
+static uint32_t *emulated(struct shadow *sh, uint32_t dw)
+{
+	if (dw >= PCI_BASE_ADDRESS_0 && dw <= PCI_BASE_ADDRESS_5)
+		return &sh->bar_reg[(dw - PCI_BASE_ADDRESS_0) / 4];
+	if (dw == PCI_ROM_ADDRESS) {
+		sh->rom = 0;
+		return &sh->rom;
+	}
+	if (sh->msi_cap && dw == sh->msi_cap + (uint32_t)PCI_MSI_ADDRESS_LO)
+		return &sh->msi_lo;
+	if (sh->msi_cap && sh->msi64 && dw == sh->msi_cap + (uint32_t)PCI_MSI_ADDRESS_HI)
+		return &sh->msi_hi;
+	return NULL;
+}
+
+static int sh_read(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *val)
+{
+	struct shadow *sh = pdev->ops_arg;
+	uint32_t dw = off & ~3u, *e, v;
+	int rc;
+
+	if (!val || (size != 1 && size != 2 && size != 4) || off % size || off >= 4096)
+		return -EINVAL;
+	e = emulated(sh, dw);
+	if (e) {
+		*val = extract(*e, off, size);
+		return 0;
+	}
+	if (dw == PCI_INTERRUPT_LINE) {
+		rc = sh->t.cfg_read(sh->t.arg, dw, 4, &v);
+		if (rc)
+			return rc;
+		v = (v & 0xffff0000u) | sh->irq_line;   /* pin 0: no INTx */
+		*val = extract(v, off, size);
+		return 0;
+	}
+	return sh->t.cfg_read(sh->t.arg, off, size, val);
+}
+
+static int sh_write(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t val)
+{
+	struct shadow *sh = pdev->ops_arg;
+	uint32_t dw = off & ~3u, *e;
+
+	if ((size != 1 && size != 2 && size != 4) || off % size || off >= 4096)
+		return -EINVAL;
+	e = emulated(sh, dw);
+	if (e) {
+		unsigned i = (dw - PCI_BASE_ADDRESS_0) / 4;
+
+		if (dw >= PCI_BASE_ADDRESS_0 && dw <= PCI_BASE_ADDRESS_5) {
+			/* Sizing and restores on the emulated register; the lender's stay. */
+			sh->bar_reg[i] = (merge(sh->bar_reg[i], off, size, val) & sh->bar_mask[i]) |
+					 sh->bar_flags[i];
+			return 0;
+		}
+		if (dw == PCI_ROM_ADDRESS)
+			return 0;
+		*e = merge(*e, off, size, val);
+		return msi_forward(sh);
+	}
+	if (dw == PCI_INTERRUPT_LINE) {
+		if (off == PCI_INTERRUPT_LINE)
+			sh->irq_line = (uint8_t)val;
+		return 0;
+	}
+	if (dw == PCI_COMMAND) {
+		uint32_t cmd = merge(0, off, size, val);
+
+		if (off == PCI_COMMAND)
+			sh->master = cmd & PCI_COMMAND_MASTER;
+		if (off + size > PCI_COMMAND + 1 && off <= PCI_COMMAND + 1)
+			val |= PCI_COMMAND_INTX_DISABLE >> ((off & 3) * 8);
+	}
+	return sh->t.cfg_write(sh->t.arg, off, size, val);
+}
+
+static uint64_t sh_msi_address(struct pci_dev *pdev, uint64_t addr)
+{
+	return msi_translate(pdev->ops_arg, addr);
+}
+
+static int sh_p2p_bus(struct pci_dev *client, struct pci_dev *provider, unsigned bar,
+		      uint64_t *bus)
+{
+	struct shadow *sh = client->ops_arg, *ps = sh_of(provider);
+	struct fab_host *h = sh->h;
+	uint32_t host;
+	uint64_t addr, size = provider->bar_size[bar];
+	int rc;
+
+	if (ps) {
+		host = ps->g.lender;
+		addr = ps->g.bar_addr[bar];
+	} else {
+		host = h->id;
+		addr = provider->bar_addr[bar];
+	}
+	for (unsigned i = 0; i < sh->np2p; i++)
+		if (sh->p2p[i].host == host && sh->p2p[i].addr == addr) {
+			*bus = sh->p2p[i].bus;
+			return 0;
+		}
+	if (sh->np2p >= SHADOW_P2P_MAX || !sh->t.p2p_map)
+		return -ENOSPC;
+	sh->p2p[sh->np2p] = (typeof(sh->p2p[0])){ .host = host, .addr = addr, .size = size };
+	if (!ps && iommu_enabled(h->iommu)) {
+		/* Our device's BAR, reached through our NTB: translated like any arrival. */
+		int dom = lend_ntb_domain(h);
+
+		rc = dom < 0 ? dom : iommu_map(h->iommu, (uint32_t)dom, addr, addr, size,
+					       IOMMU_READ | IOMMU_WRITE);
+		if (rc && rc != -EEXIST)
+			return rc;
+		sh->p2p[sh->np2p].local_map = !rc;
+	}
+	rc = sh->t.p2p_map(sh->t.arg, host, addr, size, bus);
+	if (rc) {
+		if (sh->p2p[sh->np2p].local_map)
+			iommu_unmap(h->iommu, (uint32_t)lend_ntb_domain(h), addr, size);
+		return rc;
+	}
+	sh->p2p[sh->np2p++].bus = *bus;
+	return 0;
+}
+
+static int sh_route_hops(struct pci_dev *client, uint64_t bus, unsigned *hops)
+{
+	struct shadow *sh = client->ops_arg;
+
+	return sh->t.route_hops ? sh->t.route_hops(sh->t.arg, bus, hops) : -EOPNOTSUPP;
+}
+
+static void luts_clear(struct shadow *sh);
+
+static void sh_release(struct pci_dev *pdev)
+{
+	struct shadow *sh = pdev->ops_arg;
+
+	for (unsigned i = 0; i < sh->np2p; i++)
+		if (sh->p2p[i].local_map)
+			iommu_unmap(sh->h->iommu, (uint32_t)lend_ntb_domain(sh->h), sh->p2p[i].addr,
+				    sh->p2p[i].size);
+	luts_clear(sh);
+	fab_host_tables_changed(sh->h);
+	if (sh->t.release)
+		sh->t.release(sh->t.arg);
+	free(sh);
+	pdev->ops = NULL;
+	pdev->ops_arg = NULL;
+}
+
+static const struct pci_dev_ops shadow_ops = {
+	.read_config = sh_read,
+	.write_config = sh_write,
+	.msi_address = sh_msi_address,
+	.p2p_bus = sh_p2p_bus,
+	.route_hops = sh_route_hops,
+	.release = sh_release,
+};
+
+int shadow_dma_target(struct pci_host *ph, uint64_t *target, uint64_t *size)
+{
+	struct fab_host *h = pci_host_fab(ph);
+	bool used[SHADOW_SLOTS] = { false };
+
+	if (!h || !target || !size)
+		return -EINVAL;
+	if (!iommu_enabled(h->iommu)) {
+		/* No IOMMU: the window is all of RAM, identity. */
+		*target = 0;
+		*size = h->high_ram ? (4ull << 30) + h->high_ram : h->low_ram;
+		return 0;
+	}
+	for (unsigned i = 0; i < pci_host_ndevs(ph); i++) {
+		const struct shadow *sh = sh_of(pci_host_dev(ph, i));
+		uint64_t slot;
+
+		if (!sh || sh->g.dma_target < SHADOW_IOVA_BASE)
+			continue;
+		slot = (sh->g.dma_target - SHADOW_IOVA_BASE) / SHADOW_WIN;
+		if (slot < SHADOW_SLOTS)
+			used[slot] = true;
+	}
+	for (unsigned s = 0; s < SHADOW_SLOTS; s++)
+		if (!used[s]) {
+			*target = SHADOW_IOVA_BASE + s * SHADOW_WIN;
+			*size = SHADOW_WIN;
+			return 0;
+		}
+	return -ENOSPC;
+}
+
+static void luts_clear(struct shadow *sh)
+{
+	for (unsigned b = 0; b < 6; b++) {
+		for (uint32_t k = 0; k < sh->lut_count[b]; k++)
+			ntb_lut_clear(sh->ntb, sh->lut_first[b] + k);
+		sh->lut_count[b] = 0;
+	}
+}
+
+/* Our LUT windows onto the lender's BARs: the shadow's BAR addresses. */
+static int map_bars(struct shadow *sh, struct pci_dev *pdev)
+{
+	uint64_t win = sh->ntb->win_size, lut_bar = fab_func_bar_addr(sh->ntb->fn, NTB_BAR_LUT);
+
+	for (unsigned b = 0; b < 6; b++) {
+		uint64_t addr = sh->g.bar_addr[b], size = sh->g.bar_size[b];
+		uint64_t base = addr & ~(win - 1), span = addr + size - base;
+		uint32_t count, first;
+		int rc;
+
+		if (!size)
+			continue;
+		if (span / win >= sh->ntb->nlut)
+			return -ENOSPC;
+		count = (uint32_t)((span + win - 1) / win);
+		rc = ntb_lut_alloc(sh->ntb, count, sh->g.lender, base, &first);
+		if (rc)
+			return rc;
+		sh->lut_first[b] = first;
+		sh->lut_count[b] = count;
+		pdev->bar_addr[b] = lut_bar + (uint64_t)first * win + (addr - base);
+		pdev->bar_size[b] = size;
+	}
+	return 0;
+}
+
+static void bar_regs(struct shadow *sh, struct pci_dev *pdev)
+{
+	for (unsigned b = 0; b < 6; b++) {
+		uint64_t size = sh->g.bar_size[b], mask = ~(size - 1);
+		bool is64 = (sh->g.bar_flags[b] & PCI_BASE_ADDRESS_MEM_TYPE_MASK) ==
+			    PCI_BASE_ADDRESS_MEM_TYPE_64;
+
+		if (!size)
+			continue;
+		sh->bar_flags[b] = sh->g.bar_flags[b];
+		sh->bar_mask[b] = (uint32_t)mask & (uint32_t)PCI_BASE_ADDRESS_MEM_MASK;
+		sh->bar_reg[b] = (uint32_t)pdev->bar_addr[b] | sh->bar_flags[b];
+		if (is64 && b < 5) {
+			sh->bar_mask[b + 1] = (uint32_t)(mask >> 32);
+			sh->bar_reg[b + 1] = (uint32_t)(pdev->bar_addr[b] >> 32);
+			b++;
+		}
+	}
+}
+
+static void find_msi(struct shadow *sh)
+{
+	uint32_t v, pos;
+
+	if (sh->t.cfg_read(sh->t.arg, PCI_CAPABILITY_LIST, 1, &pos))
+		return;
+	for (unsigned i = 0; i < 48 && pos >= 0x40 && pos < 0x100; i++) {
+		pos &= 0xfc;
+		if (sh->t.cfg_read(sh->t.arg, pos, 1, &v))
+			return;
+		if (v == PCI_CAP_ID_MSI) {
+			sh->msi_cap = (uint16_t)pos;
+			if (!sh->t.cfg_read(sh->t.arg, pos + PCI_MSI_FLAGS, 2, &v))
+				sh->msi64 = v & PCI_MSI_FLAGS_64BIT;
+			sh->t.cfg_read(sh->t.arg, pos + PCI_MSI_ADDRESS_LO, 4, &sh->msi_lo);
+			if (sh->msi64)
+				sh->t.cfg_read(sh->t.arg, pos + PCI_MSI_ADDRESS_HI, 4, &sh->msi_hi);
+			return;
+		}
+		if (sh->t.cfg_read(sh->t.arg, pos + 1, 1, &pos))
+			return;
+	}
+}
+
+int shadow_create(struct pci_host *ph, const struct lend_grant *g,
+		  const struct shadow_transport *t, struct pci_dev **out)
+{
+	struct fab_host *h = pci_host_fab(ph);
+	struct pci_dma_window w = { .on = true };
+	struct pci_dev_priv *p;
+	struct pci_dev *pdev;
+	struct shadow *sh;
+	int rc, dom = 0;
+
+	if (!h || !g || !t || !t->cfg_read || !t->cfg_write || !g->dma_size)
+		return -EINVAL;
+	sh = calloc(1, sizeof(*sh));
+	p = pci_dev_alloc(ph);
+	if (!sh || !p) {
+		free(sh);
+		free(p);
+		return -ENOMEM;
+	}
+	pdev = &p->pub;
+	sh->g = *g;
+	sh->t = *t;
+	sh->h = h;
+	fab_host_lock(h);
+	rc = -EHOSTUNREACH;
+	sh->ntb = lend_ntb_to(h, g->lender);
+	if (!sh->ntb)
+		goto fail;
+	rc = -ENOSPC;
+	for (unsigned s = 0; s < 32 * 8 * 15; s++) {
+		uint16_t bdf = FAB_BDF(SHADOW_BUS + s / 256, (s / 8) % 32, s % 8);
+
+		if (!pci_get_dev(ph, bdf) && !fab_func_by_bdf(h, bdf)) {
+			pdev->bdf = bdf;
+			rc = 0;
+			break;
+		}
+	}
+	if (rc)
+		goto fail;
+	pdev->vendor = g->vendor;
+	pdev->device = g->device;
+	pdev->class = g->class;
+	snprintf(pdev->name, sizeof(pdev->name), "%s", g->name);
+	rc = map_bars(sh, pdev);
+	if (rc)
+		goto fail;
+	bar_regs(sh, pdev);
+	find_msi(sh);
+	if (iommu_enabled(h->iommu)) {
+		dom = lend_ntb_domain(h);
+		rc = dom;
+		if (dom <= 0)
+			goto fail;
+	}
+	w.bus = g->dma_bus;
+	w.target = g->dma_target;
+	w.size = g->dma_size;
+	w.domain = (uint32_t)dom;
+	rc = pci_dma_window_set(pdev, &w);
+	if (rc)
+		goto fail;
+	pdev->ops = &shadow_ops;
+	pdev->ops_arg = sh;
+	fab_host_tables_changed(h);
+	rc = pci_hot_add_dev(ph, pdev);
+	if (rc) {
+		pdev->ops = NULL;
+		pdev->ops_arg = NULL;
+		goto fail;
+	}
+	fab_host_unlock(h);
+	if (out)
+		*out = pdev;
+	return 0;
+fail:
+	luts_clear(sh);
+	fab_host_unlock(h);
+	pci_dev_free(pdev);
+	free(sh);
+	return rc;
+}
+
+int shadow_destroy(struct pci_host *ph, struct pci_dev *pdev, bool force)
+{
+	struct shadow *sh = sh_of(pdev);
+
+	if (!sh || !pci_host_fab(ph))
+		return -EINVAL;
+	if (pdev->driver && !force)
+		return -EBUSY;
+	/* Unbinds any driver, then frees the device: sh_release undoes the rest. */
+	return pci_hot_remove(ph, pdev);
+}

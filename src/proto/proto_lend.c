@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/* Codec checks of the Device Lending messages: every field a daemon acts on. */
+#include <errno.h>
+#include <string.h>
+
+#include "proto_lend.h"
+#include "smartio/proto.h"
+
+_Static_assert(sizeof(struct smio_lend_entry) == 64, "lend_entry layout");
+_Static_assert(sizeof(struct smio_lend_info) == 176, "lend_info layout");
+_Static_assert(sizeof(struct smio_lend_grant) == 232, "lend_grant layout");
+_Static_assert(sizeof(struct smio_peer_lend_cfg) == 16, "peer_lend_cfg layout");
+_Static_assert(sizeof(struct smio_peer_lend_p2p) == 40, "peer_lend_p2p layout");
+_Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_lend_pool) +
+	       SMIO_MAX_DEVS * sizeof(struct smio_lend_entry), "pool fits");
+
+static int str_ok(const char *s, size_t n)
+{
+	return memchr(s, '\0', n) != NULL;
+}
+
+static int bars_ok(const uint64_t *addr, const uint64_t *size)
+{
+	for (unsigned i = 0; i < SMIO_DEV_BARS; i++) {
+		if (size[i] & (size[i] - 1))
+			return 0;                   /* BARs are powers of two */
+		if (size[i] && addr[i] + size[i] < addr[i])
+			return 0;
+	}
+	return 1;
+}
+
+int smio_check_lend_pool(const void *p, uint32_t len)
+{
+	const uint8_t *b = p;
+	struct smio_lend_pool m;
+	struct smio_lend_entry e;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.n > SMIO_MAX_DEVS || m.pad || len != sizeof(m) + (size_t)m.n * sizeof(e))
+		return -EINVAL;
+	for (uint32_t i = 0; i < m.n; i++) {
+		memcpy(&e, b + sizeof(m) + (size_t)i * sizeof(e), sizeof(e));
+		if (e.pad || e.class > 0xffffff || e.state > SMIO_LEND_SISCI ||
+		    SMIO_FDID_BDF(e.fdid) != e.bdf || !str_ok(e.name, sizeof(e.name)))
+			return -EINVAL;
+		if ((e.state == SMIO_LEND_LENT) != (e.borrower != SMIO_LEND_NOBODY))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int smio_check_lend_req(const void *p, uint32_t len)
+{
+	struct smio_lend_req m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.flags & ~SMIO_LEND_F_UNBIND ? -EINVAL : 0;
+}
+
+int smio_check_lend_info(const void *p, uint32_t len)
+{
+	struct smio_lend_info m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || m.bound > 1 || !bars_ok(m.bar_addr, m.bar_size) ||
+	    !str_ok(m.name, sizeof(m.name)) || !str_ok(m.driver, sizeof(m.driver)))
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_peer_lend_setup(const void *p, uint32_t len)
+{
+	struct smio_peer_lend_setup m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || m.pad2 || !m.dma_size || m.dma_target + m.dma_size < m.dma_target ||
+	    m.dma_size > SMIO_MAX_LEN * 64)
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_lend_grant(const void *p, uint32_t len)
+{
+	struct smio_lend_grant m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || m.pad2 || m.class > 0xffffff || !bars_ok(m.bar_addr, m.bar_size) ||
+	    !str_ok(m.name, sizeof(m.name)) || !str_ok(m.model, sizeof(m.model)) || !m.dma_size ||
+	    m.dma_bus + m.dma_size < m.dma_bus || m.dma_target + m.dma_size < m.dma_target)
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_peer_lend_ref(const void *p, uint32_t len)
+{
+	struct smio_peer_lend_ref m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.pad2 ? -EINVAL : 0;
+}
+
+int smio_check_peer_lend_cfg(const void *p, uint32_t len)
+{
+	struct smio_peer_lend_cfg m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || m.write > 1 || (m.size != 1 && m.size != 2 && m.size != 4) ||
+	    m.off >= SMIO_CFG_SPACE || m.off % m.size)
+		return -EINVAL;
+	if (m.size < 4 && m.value >> (8 * m.size))
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_peer_lend_p2p(const void *p, uint32_t len)
+{
+	struct smio_peer_lend_p2p m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || m.pad2 || m.addr + m.size < m.addr || m.size > SMIO_MAX_LEN)
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_lend_p2p(const void *p, uint32_t len)
+{
+	struct smio_lend_p2p m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.bar >= SMIO_DEV_BARS ? -EINVAL : 0;
+}

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/*
+ * smartio devices | borrow | return: Device Lending (docs/lending.md).
+ *
+ * devices  the cluster-wide pool (LEND_POOL, gathered by the host's daemon)
+ * borrow   hot-add a lender's device into host N's PCI tree as a shadow device
+ *          (LEND_BORROW); the in-kernel driver binds to it
+ * return   give it back (LEND_RETURN); refused while a driver is bound
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char *const state_names[] = { "available", "lent", "sisci" };
+
+static void usage(FILE *f, const char *cmd)
+{
+	if (!strcmp(cmd, "devices"))
+		fprintf(f,
+			"usage: smartio devices [--host N] [--json] [--dir DIR]\n"
+			"       smartio devices --p2p CLIENT PROVIDER [--bar B] --host N\n\n"
+			"The cluster-wide pool of devices registered for lending (lendable: true):\n"
+			"fabric device id (FDID = lender node id << 16 | BDF), lender host, class,\n"
+			"state (available | lent | sisci: borrowed through SISCI) and borrower.\n"
+			"Any host's daemon answers for the whole cluster (default $SMARTIO_HOST,\n"
+			"else host 0).\n"
+			"--p2p: CLIENT borrowed by host N, PROVIDER borrowed too or host N's own\n"
+			"device (its node id << 16 | BDF): the bus address at which\n"
+			"CLIENT's device reaches BAR B (default 2) of PROVIDER, resolved in advance\n"
+			"at CLIENT's lender (same lender, another lender through its NTB, ...),\n"
+			"and the hops of that route; 'smartio route --host LENDER --from DEV ADDR'\n"
+			"shows it.\n");
+	else
+		fprintf(f,
+			"usage: smartio %s FDID --host N%s [--dir DIR]\n\n"
+			"%s\n"
+			"FDID as 'smartio devices' shows it (0x... or decimal).\n", cmd,
+			!strcmp(cmd, "return") ? " [--unbind]" : "",
+			!strcmp(cmd, "borrow") ?
+			"Borrow device FDID for host N (Device Lending): the lender sets up its\n"
+			"DMA and MSI windows through its NTB, host N hot-adds a shadow device\n"
+			"behind its NTB ('smartio lspci --host N' shows it on bus f0) and its\n"
+			"in-kernel driver binds to it. One borrower at a time; a device borrowed\n"
+			"through SISCI is busy. The borrow lasts as long as host N's daemon: if\n"
+			"it dies, the lender reclaims and resets the device." :
+			"Return device FDID borrowed by host N. Refused (busy) while its driver\n"
+			"is bound; --unbind unbinds the driver first (its remove runs: queues\n"
+			"deleted, device reset). The lender then resets the device.");
+}
+
+static int open_host(const char *host_opt, const char *dir_opt, uint32_t role, uint32_t *host)
+{
+	char dir[PATH_MAX];
+
+	return cli_open_host(host_opt, dir_opt, role, host, dir, sizeof(dir));
+}
+
+static void bdf_str(char *buf, size_t len, uint16_t bdf)
+{
+	snprintf(buf, len, "%02x:%02x.%x", bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
+}
+
+static int do_devices(const char *host_opt, const char *dir_opt, bool json)
+{
+	struct smio_lend_pool *p = malloc(SMIO_MAX_PAYLOAD);
+	uint32_t host, rlen;
+	int fd, rc;
+
+	if (!p)
+		return -ENOMEM;
+	if (!host_opt && !getenv("SMARTIO_HOST"))
+		host_opt = "0";
+	fd = open_host(host_opt, dir_opt, SMIO_ROLE_CLIENT, &host);
+	if (fd < 0) {
+		free(p);
+		return fd;
+	}
+	rc = smio_call(fd, SMIO_LEND_POOL, NULL, 0, p, SMIO_MAX_PAYLOAD, &rlen, NULL,
+		       CLI_TIMEOUT_MS);
+	close(fd);
+	if (rc) {
+		cli_err("devices: %s", cli_strerror(rc));
+		free(p);
+		return rc;
+	}
+	if (!json)
+		printf("%-10s %-6s %-8s %-10s %-8s %-10s %s\n", "FDID", "LENDER", "BDF", "NAME",
+		       "CLASS", "STATE", "BORROWER");
+	else
+		printf("[");
+	for (uint32_t i = 0; i < p->n; i++) {
+		const struct smio_lend_entry *e = &p->e[i];
+		char b[16], who[16] = "-";
+
+		bdf_str(b, sizeof(b), e->bdf);
+		if (e->state == SMIO_LEND_LENT)
+			snprintf(who, sizeof(who), "host %u", e->borrower);
+		else if (e->state == SMIO_LEND_SISCI)
+			snprintf(who, sizeof(who), "%u sisci", e->sisci_borrows);
+		if (json) {
+			printf("%s{\"fdid\":%u,\"lender\":%u,\"bdf\":\"%s\",\"name\":", i ? "," : "",
+			       e->fdid, e->lender, b);
+			cli_json_str(e->name);
+			printf(",\"class\":\"%06x\",\"state\":\"%s\",\"borrower\":%d}", e->class,
+			       state_names[e->state],
+			       e->state == SMIO_LEND_LENT ? (int)e->borrower : -1);
+		} else {
+			printf("0x%08x %-6u %-8s %-10s %06x   %-10s %s\n", e->fdid, e->lender, b,
+			       e->name, e->class, state_names[e->state], who);
+		}
+	}
+	if (json)
+		printf("]\n");
+	else if (!p->n)
+		printf("(no devices registered for lending)\n");
+	free(p);
+	return 0;
+}
+
+static int do_p2p(const char *host_opt, const char *dir_opt, uint32_t client,
+		  uint32_t provider, uint32_t bar)
+{
+	struct smio_lend_p2p q = { .client = client, .provider = provider, .bar = bar }, r;
+	uint32_t host, rlen;
+	int fd = open_host(host_opt, dir_opt, SMIO_ROLE_CLIENT, &host), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = smio_call(fd, SMIO_LEND_P2P, &q, sizeof(q), &r, sizeof(r), &rlen, NULL,
+		       CLI_TIMEOUT_MS);
+	close(fd);
+	if (rc) {
+		cli_err("devices --p2p: %s", rc == -ENOENT ? "both must be borrowed by this host" :
+			cli_strerror(rc));
+		return rc;
+	}
+	printf("0x%08x reaches BAR%u of 0x%08x at bus address 0x%" PRIx64 " (%u hops)\n",
+	       client, bar, provider, r.bus, r.hops);
+	return 0;
+}
+
+static int do_borrow(const char *cmd, uint32_t fdid, const char *host_opt, const char *dir_opt,
+		     bool unbind)
+{
+	struct smio_lend_req q = { .fdid = fdid, .flags = unbind ? SMIO_LEND_F_UNBIND : 0 };
+	struct smio_lend_info r;
+	uint32_t host, rlen;
+	int fd, rc;
+	bool borrow = !strcmp(cmd, "borrow");
+
+	fd = open_host(host_opt, dir_opt, SMIO_ROLE_ADMIN, &host);
+	if (fd < 0)
+		return fd;
+	rc = smio_call(fd, borrow ? SMIO_LEND_BORROW : SMIO_LEND_RETURN, &q, sizeof(q), &r,
+		       sizeof(r), &rlen, NULL, 3 * CLI_TIMEOUT_MS);
+	close(fd);
+	if (rc) {
+		cli_err("%s 0x%08x: %s", cmd, fdid,
+			rc == -EBUSY ? (borrow ? "busy: lent to another host or borrowed "
+				       "through SISCI" : "busy: its driver is bound (--unbind "
+				       "unbinds it first)") :
+			rc == -ENODEV ? "no such device (see 'smartio devices')" :
+			rc == -ENOENT ? "not borrowed by this host" :
+			rc == -EALREADY ? "already borrowed by this host" :
+			rc == -EINVAL ? "a host cannot borrow its own device" :
+			cli_strerror(rc));
+		return rc;
+	}
+	if (borrow) {
+		char b[16];
+
+		bdf_str(b, sizeof(b), r.bdf);
+		printf("host %u: %s from host %u is %s, driver %s\n", host, r.name, r.lender, b,
+		       r.bound ? r.driver : "none");
+	} else {
+		printf("host %u: returned 0x%08x\n", host, fdid);
+	}
+	return 0;
+}
+
+int cmd_lend(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "host", required_argument, NULL, 'H' }, { "dir", required_argument, NULL, 'D' },
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+		{ "unbind", no_argument, NULL, 'u' }, { "p2p", no_argument, NULL, 'p' },
+		{ "bar", required_argument, NULL, 'b' },
+		{ NULL, 0, NULL, 0 } };
+	const char *cmd = argv[0], *host_opt = NULL, *dir_opt = NULL;
+	bool json = false, unbind = false, p2p = false;
+	uint64_t fdid, bar = 2, prov;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			host_opt = optarg;
+			break;
+		case 'D':
+			dir_opt = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'u':
+			unbind = true;
+			break;
+		case 'p':
+			p2p = true;
+			break;
+		case 'b':
+			if (cli_parse_u64(optarg, &bar) || bar > 5) {
+				usage(stderr, cmd);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout, cmd);
+			return 0;
+		default:
+			usage(stderr, cmd);
+			return 2;
+		}
+	}
+	if (!strcmp(cmd, "devices") && p2p) {
+		if (optind + 2 != argc || cli_parse_u64(argv[optind], &fdid) ||
+		    cli_parse_u64(argv[optind + 1], &prov) || fdid > UINT32_MAX ||
+		    prov > UINT32_MAX) {
+			usage(stderr, cmd);
+			return 2;
+		}
+		return do_p2p(host_opt, dir_opt, (uint32_t)fdid, (uint32_t)prov,
+			      (uint32_t)bar) ? 1 : 0;
+	}
+	if (!strcmp(cmd, "devices")) {
+		if (optind != argc) {
+			usage(stderr, cmd);
+			return 2;
+		}
+		return do_devices(host_opt, dir_opt, json) ? 1 : 0;
+	}
+	if (optind + 1 != argc || cli_parse_u64(argv[optind], &fdid) || fdid > UINT32_MAX) {
+		usage(stderr, cmd);
+		return 2;
+	}
+	if (!host_opt && !getenv("SMARTIO_HOST")) {
+		cli_err("%s: which host? give --host N (or set SMARTIO_HOST)", cmd);
+		return 2;
+	}
+	if (unbind && strcmp(cmd, "return")) {
+		usage(stderr, cmd);
+		return 2;
+	}
+	return do_borrow(cmd, (uint32_t)fdid, host_opt, dir_opt, unbind) ? 1 : 0;
+}
