@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsmartio-nvme: a userspace NVMe driver on libsisci that shares one NVMe
+ * controller among many hosts at queue level (SmartIO paper sec. 6.2).
+ *
+ * One process per controller is the *manager*: it borrows the device
+ * exclusively, resets it, owns the admin queues, and then releases the borrow
+ * to shared so clients can borrow too. It serves admin requests from clients
+ * over a SISCI data-interrupt RPC channel, hands out I/O queue IDs, checks
+ * every relayed command and reclaims the queues of clients that go away.
+ *
+ * Any number of *clients* on any hosts borrow the device shared, map its
+ * doorbells, allocate their queue memory as SISCI device segments, ask the
+ * manager for queue pairs, and then submit I/O directly: neither the manager
+ * nor any daemon is on the data path.
+ *
+ * Programs run as programs of a smartio host (SMARTIO_HOST, `smartio exec`).
+ *
+ * Errors: functions return 0 or a negative errno. Where a message helps,
+ * `err`/`errlen` receive one line saying what went wrong and what to do.
+ * NVMe command outcomes are reported as the 15-bit status field (no phase
+ * tag; libnvme's layout: NVME_SC_* | NVME_SCT_* << 8) in completions, or as a
+ * positive return where a call runs one command and says so.
+ *
+ * Threading: a manager, a client and each queue pair are used by one thread
+ * at a time (distinct queue pairs of one client may be driven by distinct
+ * threads; admin calls on a client are serialised internally).
+ */
+#ifndef SMARTIO_NVME_H
+#define SMARTIO_NVME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Default data-interrupt number of a controller's RPC channel at the
+ * manager's host: derived from the fabric device ID (node ID < 256, so 24
+ * bits hold it) so clients find it. */
+#define SNV_CHANNEL_INTNO(fdid)   (0x4e000000u | ((fdid) & 0x00ffffffu))
+
+/* Where a queue's memory lives. */
+enum snv_place {
+	SNV_PLACE_DEFAULT = 0,    /* SQ near the device, CQ near the CPU (access hints) */
+	SNV_PLACE_DEVICE,         /* the lender's RAM (next to the controller) */
+	SNV_PLACE_HOST,           /* the client's host RAM */
+	SNV_PLACE_CMB,            /* the controller memory buffer: not implemented, -ENOTSUP */
+};
+
+struct snv_manager;
+struct snv_client;
+struct snv_qpair;
+struct snv_buf;
+
+/* ---- Manager ---- */
+
+struct snv_manager_opts {
+	uint32_t fdid;            /* the controller (fabric device ID) */
+	unsigned adapter;         /* local adapter number (0) */
+	uint32_t channel_intno;   /* 0: SNV_CHANNEL_INTNO(fdid) */
+	unsigned admin_depth;     /* admin queue entries (0: 32) */
+	unsigned max_clients;     /* 0: 64 */
+	unsigned heartbeat_ms;    /* liveness check of clients (0: 250) */
+	void (*log)(void *arg, const char *line);   /* optional event log */
+	void *log_arg;
+};
+
+int snv_manager_start(const struct snv_manager_opts *o, struct snv_manager **out, char *err,
+		      size_t errlen);
+/* Serve requests for up to timeout_ms (-1: until snv_manager_stop). Returns 0
+ * when stopped or timed out, negative errno on a fatal error. */
+int snv_manager_run(struct snv_manager *m, int timeout_ms);
+/* Async-signal-safe and thread-safe: make snv_manager_run return. */
+void snv_manager_stop(struct snv_manager *m);
+/* Deletes every client's queues, returns the device. */
+void snv_manager_destroy(struct snv_manager *m);
+
+struct snv_manager_stats {
+	unsigned clients;         /* connected now */
+	unsigned queues;          /* I/O queue pairs handed out now */
+	uint64_t requests;        /* RPC requests served */
+	uint64_t refused;         /* refused (auth, validation) */
+	uint64_t reclaimed;       /* queue pairs reclaimed from clients that went away */
+};
+void snv_manager_get_stats(const struct snv_manager *m, struct snv_manager_stats *s);
+
+/* ---- Client ---- */
+
+struct snv_client_opts {
+	uint32_t fdid;
+	unsigned adapter;         /* 0 */
+	uint32_t manager_node;    /* SISCI node ID of the manager's host (0: the lender's) */
+	uint32_t channel_intno;   /* 0: SNV_CHANNEL_INTNO(fdid) */
+	unsigned timeout_ms;      /* per RPC and for finding the manager (0: 5000) */
+};
+
+int snv_client_open(const struct snv_client_opts *o, struct snv_client **out, char *err,
+		    size_t errlen);
+/* Deletes the client's queue pairs (through the manager), frees buffers and
+ * returns the device. */
+void snv_client_close(struct snv_client *c);
+
+/* Admin commands, relayed and checked by the manager. A positive return is
+ * the NVMe status of the command. `data` is 4096 bytes. */
+int snv_identify_ctrl(struct snv_client *c, void *data);
+int snv_identify_ns(struct snv_client *c, uint32_t nsid, void *data);
+int snv_get_log_page(struct snv_client *c, uint8_t lid, uint32_t nsid, void *data, size_t len);
+int snv_get_features(struct snv_client *c, uint8_t fid, uint32_t nsid, uint32_t *result);
+
+struct snv_ns_info {
+	uint32_t nsid;
+	uint64_t nlb;             /* blocks */
+	uint32_t lba_size;        /* bytes */
+};
+/* Namespace size and block size (from Identify Namespace). */
+int snv_ns_info(struct snv_client *c, uint32_t nsid, struct snv_ns_info *out);
+
+/* ---- DMA buffers: memory the controller can read and write ---- */
+
+/* A new buffer in the client's host RAM, mapped for the device. */
+int snv_buf_alloc(struct snv_client *c, size_t size, struct snv_buf **out);
+/* Make existing page-aligned memory of the program device-visible in place
+ * (SCIRegisterSegmentMemory); size a multiple of the page size. */
+int snv_buf_register(struct snv_client *c, void *addr, size_t size, struct snv_buf **out);
+void snv_buf_free(struct snv_buf *b);
+void *snv_buf_vaddr(const struct snv_buf *b);
+size_t snv_buf_size(const struct snv_buf *b);
+/* The bus address the device uses for byte `off` of the buffer. */
+uint64_t snv_buf_ioaddr(const struct snv_buf *b, size_t off);
+
+/* ---- I/O queue pairs (data path: no manager, no daemon) ---- */
+
+struct snv_qpair_opts {
+	unsigned depth;           /* entries per queue (0: 64; at most the controller's MQES+1) */
+	enum snv_place sq_place;
+	enum snv_place cq_place;
+};
+
+int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struct snv_qpair **out);
+/* Delete through the manager; in-flight commands are lost (-EBUSY unless forced). */
+int snv_qpair_delete(struct snv_qpair *q, bool force);
+uint16_t snv_qpair_id(const struct snv_qpair *q);
+unsigned snv_qpair_inflight(const struct snv_qpair *q);
+
+struct snv_cpl {
+	void *cookie;             /* as given at submission */
+	uint16_t status;          /* 0 on success, else NVMe status (no phase tag) */
+	uint32_t dw0;
+};
+
+/* Submit a read or write of nlb blocks at slba to/from buf+off. PRPs are set
+ * by the library (a PRP list comes from the buffer's PRP table, written when
+ * the buffer was allocated). At most min(MDTS, 128 KiB) per command, nsid
+ * 1..16. Returns 0, -EAGAIN when the queue is full (depth - 1 in flight),
+ * -EINVAL on a range outside the buffer or too long a transfer. */
+int snv_submit_rw(struct snv_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		  struct snv_buf *buf, size_t off, void *cookie);
+int snv_submit_flush(struct snv_qpair *q, uint32_t nsid, void *cookie);
+/* Submit a raw 64-byte SQE as given (the library sets only the CID). For
+ * tests and tools: the controller, not the library, judges it. */
+int snv_submit_raw(struct snv_qpair *q, const void *sqe64, void *cookie);
+/* Reap up to max completions without blocking; returns how many. */
+int snv_poll(struct snv_qpair *q, struct snv_cpl *out, unsigned max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libsmartio-nvme manager: the RPC channel. Sessions (HELLO, token), the
+ * checks on every request, queue ID allocation, queue creation on the
+ * client's device segments (connected and mapped for the device by the
+ * manager itself), liveness and reclaim.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "snv_mgr.h"
+
+static void reply(struct snv_manager *m, sci_remote_data_interrupt_t to, const struct snv_hdr *rq,
+		  int status, uint64_t token, const void *body, unsigned blen, const void *data,
+		  unsigned dlen)
+{
+	struct snv_hdr h;
+	sci_error_t se = SCI_ERR_OK;
+	unsigned len = (unsigned)sizeof(h) + blen + dlen;
+
+	snv_msg_init(&h, rq->type | SNV_REPLY, len);
+	h.client = rq->client;
+	h.seq = rq->seq;
+	h.status = status;
+	h.token = token;
+	memcpy(m->out, &h, sizeof(h));
+	if (blen)
+		memcpy(m->out + sizeof(h), body, blen);
+	if (dlen)
+		memcpy(m->out + sizeof(h) + blen, data, dlen);
+	/* A full queue (SCI_ERR_BUSY) means the client is slow: a few short retries. */
+	for (unsigned i = 0; i < 20; i++) {
+		SCITriggerDataInterrupt(to, m->out, len, 0, &se);
+		if (se != SCI_ERR_BUSY)
+			break;
+		snv_pause_ms(1);
+	}
+	if (se)
+		snv_mlog(m, "reply to client %#x failed: %s", rq->client, SCIGetErrorString(se));
+}
+
+static void refuse(struct snv_manager *m, const char *why, uint32_t client)
+{
+	m->st.refused++;
+	snv_mlog(m, "refused a request (client %#x): %s", client, why);
+}
+
+static struct snv_mclient *session(struct snv_manager *m, const struct snv_hdr *h)
+{
+	unsigned slot = h->client & 0xffffu;
+	struct snv_mclient *c;
+
+	if (slot >= m->o.max_clients)
+		return NULL;
+	c = &m->cl[slot];
+	/* Constant-time token comparison. */
+	if (!c->used || c->id != h->client || ((c->token ^ h->token) != 0))
+		return NULL;
+	return c;
+}
+
+static void disconnect_q(struct snv_manager *m, struct snv_mqueue *q)
+{
+	sci_error_t se;
+
+	if (q->sq_mapped)
+		SCIUnmapRemoteSegmentForDevice(q->sq_rs, m->dev, 0, &se);
+	if (q->cq_mapped)
+		SCIUnmapRemoteSegmentForDevice(q->cq_rs, m->dev, 0, &se);
+	if (q->sq_rs)
+		SCIDisconnectSegment(q->sq_rs, 0, &se);
+	if (q->cq_rs)
+		SCIDisconnectSegment(q->cq_rs, 0, &se);
+	*q = (struct snv_mqueue){ 0 };
+}
+
+static int delete_qp(struct snv_manager *m, unsigned qid)
+{
+	struct nvme_sqe cmd;
+	int rs, rc;
+
+	nvme_sqe_init(&cmd, nvme_admin_delete_sq, 0, 0);
+	cmd.cdw10 = qid;
+	rs = snv_mgr_admin(m, &cmd, NULL);
+	nvme_sqe_init(&cmd, nvme_admin_delete_cq, 0, 0);
+	cmd.cdw10 = qid;
+	rc = snv_mgr_admin(m, &cmd, NULL);
+	if (rs || rc)
+		snv_mlog(m, "deleting queue pair %u: SQ status %d, CQ status %d", qid, rs, rc);
+	disconnect_q(m, &m->q[qid]);
+	m->st.queues--;
+	return rs < 0 ? rs : rc < 0 ? rc : (rs ? rs : rc);
+}
+
+void snv_mgr_drop_client(struct snv_manager *m, unsigned slot, bool lost)
+{
+	struct snv_mclient *c = &m->cl[slot];
+	unsigned n = 0;
+	sci_error_t se;
+
+	for (unsigned qid = 1; qid <= m->nqueues; qid++)
+		if (m->q[qid].used && m->q[qid].owner == slot) {
+			delete_qp(m, qid);
+			n++;
+		}
+	if (lost)
+		m->st.reclaimed += n;
+	SCIDisconnectDataInterrupt(c->reply, 0, &se);
+	SCIDisconnectInterrupt(c->live, 0, &se);
+	snv_mlog(m, "client %#x (node %u pid %u) %s; %u queue pair(s) %s", c->id, c->node, c->pid,
+		 lost ? "went away" : "closed", n, lost ? "reclaimed" : "deleted");
+	*c = (struct snv_mclient){ 0 };
+	m->st.clients--;
+}
+
+static void hello(struct snv_manager *m, const struct snv_hdr *h, const void *body, long blen)
+{
+	struct snv_hello hl;
+	struct snv_hello_reply hr;
+	struct snv_mclient *c = NULL;
+	unsigned slot = 0;
+	sci_error_t se;
+
+	if (blen != (long)sizeof(hl) || h->client || h->token) {
+		refuse(m, "malformed HELLO", h->client);
+		return;
+	}
+	memcpy(&hl, body, sizeof(hl));
+	for (unsigned i = 0; i < m->o.max_clients; i++) {
+		if (m->cl[i].used && m->cl[i].node == hl.node &&
+		    (m->cl[i].reply_intno == hl.reply_intno || m->cl[i].live_intno == hl.live_intno)) {
+			refuse(m, "HELLO names another session's interrupts", 0);
+			return;
+		}
+		if (!m->cl[i].used && !c) {
+			c = &m->cl[i];
+			slot = i;
+		}
+	}
+	if (!c) {
+		refuse(m, "too many clients", 0);
+		return;
+	}
+	SCIConnectDataInterrupt(m->sd, &c->reply, hl.node, m->o.adapter, hl.reply_intno, 0, 0, &se);
+	if (se) {
+		refuse(m, "HELLO: cannot reach the reply interrupt", 0);
+		return;
+	}
+	SCIConnectInterrupt(m->sd, &c->live, hl.node, m->o.adapter, hl.live_intno, 0, 0, &se);
+	if (se) {
+		SCIDisconnectDataInterrupt(c->reply, 0, &se);
+		refuse(m, "HELLO: cannot reach the liveness interrupt", 0);
+		return;
+	}
+	c->used = true;
+	c->id = slot | (uint32_t)(++m->gen ? m->gen : ++m->gen) << 16;
+	c->token = snv_random64();
+	c->node = hl.node;
+	c->reply_intno = hl.reply_intno;
+	c->live_intno = hl.live_intno;
+	c->pid = hl.pid;
+	c->misses = 0;
+	/* A random range of device segment IDs, distinct from every other session's. */
+	for (unsigned tries = 0; tries < 64; tries++) {
+		bool clash = false;
+
+		c->segid_base = 0x40000000u | (uint32_t)(snv_random64() & 0x3fffffu) << 8;
+		for (unsigned i = 0; i < m->o.max_clients; i++)
+			if (i != slot && m->cl[i].used && m->cl[i].segid_base == c->segid_base)
+				clash = true;
+		if (!clash)
+			break;
+	}
+	hr = (struct snv_hello_reply){ .segid_base = c->segid_base, .nqueues = (uint16_t)m->nqueues,
+				       .max_depth = (uint16_t)(m->mqes + 1 > 4096 ? 4096 : m->mqes + 1) };
+	m->st.clients++;
+	snv_mlog(m, "client %#x: node %u pid %u", c->id, c->node, c->pid);
+	{
+		struct snv_hdr rq = *h;
+
+		rq.client = c->id;
+		reply(m, c->reply, &rq, 0, c->token, &hr, sizeof(hr), NULL, 0);
+	}
+}
+
+static bool feature_ok(unsigned fid)
+{
+	switch (fid) {
+	case 0x01: case 0x02: case 0x04: case 0x05: case 0x06: case 0x07: case 0x08: case 0x09:
+	case 0x0a: case 0x0b:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Whitelisted admin commands; returns 0 or the refusal's -errno. */
+static int admin_check(const struct nvme_sqe *s, uint32_t data_len)
+{
+	if (s->flags)
+		return -EINVAL;               /* no fused commands, no SGLs */
+	switch (s->opcode) {
+	case nvme_admin_identify:
+		if ((s->cdw10 & 0xff) > 3 || data_len != 4096)
+			return -EINVAL;
+		return 0;
+	case nvme_admin_get_log_page: {
+		unsigned lid = s->cdw10 & 0xff;
+
+		if (lid < 1 || lid > 3 || nvme_log_len(s) != data_len || data_len > SNV_DATA_MAX)
+			return -EINVAL;
+		return 0;
+	}
+	case nvme_admin_get_features:
+		if (!feature_ok(s->cdw10 & 0xff) || ((s->cdw10 >> 8) & 7) > 3 || data_len)
+			return -EINVAL;
+		return 0;
+	default:
+		return -EPERM;                /* create/delete go through CREATE/DELETE_QP */
+	}
+}
+
+static void admin(struct snv_manager *m, struct snv_mclient *c, const struct snv_hdr *h,
+		  const void *body, long blen)
+{
+	struct snv_admin a;
+	struct snv_admin_reply ar = { 0 };
+	struct nvme_sqe cmd, in;
+	uint32_t dw0 = 0;
+	int rc;
+
+	if (blen != (long)sizeof(a)) {
+		refuse(m, "malformed ADMIN", h->client);
+		reply(m, c->reply, h, -EPROTO, 0, NULL, 0, NULL, 0);
+		return;
+	}
+	memcpy(&a, body, sizeof(a));
+	memcpy(&in, a.sqe, sizeof(in));
+	rc = a.rsvd ? -EINVAL : admin_check(&in, a.data_len);
+	if (rc) {
+		refuse(m, rc == -EPERM ? "admin opcode not allowed" : "admin command fields", h->client);
+		reply(m, c->reply, h, rc, 0, NULL, 0, NULL, 0);
+		return;
+	}
+	/* A fresh command: only the opcode, NSID and CDW10-15 come from the client. */
+	nvme_sqe_init(&cmd, in.opcode, 0, in.nsid);
+	cmd.cdw10 = in.cdw10;
+	cmd.cdw11 = in.cdw11;
+	cmd.cdw12 = in.cdw12;
+	cmd.cdw13 = in.cdw13;
+	cmd.cdw14 = in.cdw14;
+	cmd.cdw15 = in.cdw15;
+	if (a.data_len) {
+		memset(m->data.vaddr, 0, a.data_len);
+		snv_mgr_data_prps(m, &cmd, a.data_len);
+	}
+	rc = snv_mgr_admin(m, &cmd, &dw0);
+	ar.dw0 = dw0;
+	if (rc != 0 || !a.data_len) {
+		reply(m, c->reply, h, rc, 0, &ar, sizeof(ar), NULL, 0);
+		return;
+	}
+	ar.total = a.data_len;
+	for (uint32_t off = 0; off < a.data_len; off += SNV_CHUNK) {
+		ar.off = off;
+		ar.chunk = a.data_len - off < SNV_CHUNK ? a.data_len - off : SNV_CHUNK;
+		reply(m, c->reply, h, 0, 0, &ar, sizeof(ar), (uint8_t *)m->data.vaddr + off, ar.chunk);
+	}
+}
+
+/* Connect to a client's device segment and map it for the device. */
+static int qseg(struct snv_manager *m, uint32_t id, size_t need, sci_remote_segment_t *rs,
+		bool *mapped, sci_ioaddr_t *io)
+{
+	sci_error_t se;
+
+	SCIConnectDeviceSegment(m->dev, rs, id, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &se);
+	if (se) {
+		*rs = NULL;
+		return -ENOENT;
+	}
+	if (SCIGetRemoteSegmentSize(*rs) < need)
+		return -EINVAL;
+	SCIMapRemoteSegmentForDevice(*rs, m->dev, io, 0, need, 0, &se);
+	if (se)
+		return snv_errno(se);
+	*mapped = true;
+	return (*io & (SNV_PAGE - 1)) ? -EINVAL : 0;
+}
+
+static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct snv_hdr *h,
+		      const void *body, long blen)
+{
+	struct snv_create_qp r;
+	struct snv_qp_reply qr = { 0 };
+	struct snv_mqueue *q;
+	sci_ioaddr_t sq_io = 0, cq_io = 0;
+	struct nvme_sqe cmd;
+	unsigned qid = 0;
+	int rc;
+
+	if (blen != (long)sizeof(r)) {
+		refuse(m, "malformed CREATE_QP", h->client);
+		reply(m, c->reply, h, -EPROTO, 0, NULL, 0, NULL, 0);
+		return;
+	}
+	memcpy(&r, body, sizeof(r));
+	if (r.depth < 2 || r.depth > m->mqes + 1 || r.prio > 3 || r.sq_segid == r.cq_segid ||
+	    r.sq_segid - c->segid_base >= SNV_SEGIDS || r.cq_segid - c->segid_base >= SNV_SEGIDS) {
+		refuse(m, "CREATE_QP fields (depth, priority or segments not the client's)", h->client);
+		reply(m, c->reply, h, -EINVAL, 0, NULL, 0, NULL, 0);
+		return;
+	}
+	for (unsigned i = 0; i < m->nqueues; i++) {
+		unsigned cand = (m->qcursor + i) % m->nqueues + 1;
+
+		if (!m->q[cand].used) {
+			qid = cand;
+			break;
+		}
+	}
+	if (!qid) {
+		reply(m, c->reply, h, -ENOSPC, 0, NULL, 0, NULL, 0);
+		return;
+	}
+	m->qcursor = qid % m->nqueues;
+	q = &m->q[qid];
+	rc = qseg(m, r.sq_segid, (size_t)r.depth * 64, &q->sq_rs, &q->sq_mapped, &sq_io);
+	if (!rc)
+		rc = qseg(m, r.cq_segid, (size_t)r.depth * 16, &q->cq_rs, &q->cq_mapped, &cq_io);
+	if (rc) {
+		disconnect_q(m, q);
+		refuse(m, "CREATE_QP: segment missing, too small or unaligned", h->client);
+		reply(m, c->reply, h, rc, 0, NULL, 0, NULL, 0);
+		return;
+	}
+	nvme_sqe_init(&cmd, nvme_admin_create_cq, 0, 0);
+	cmd.prp1 = cq_io;
+	cmd.cdw10 = nvme_cdw10_queue((uint16_t)qid, r.depth);
+	cmd.cdw11 = nvme_cdw11_create_cq(0, false);
+	rc = snv_mgr_admin(m, &cmd, NULL);
+	if (!rc) {
+		nvme_sqe_init(&cmd, nvme_admin_create_sq, 0, 0);
+		cmd.prp1 = sq_io;
+		cmd.cdw10 = nvme_cdw10_queue((uint16_t)qid, r.depth);
+		cmd.cdw11 = nvme_cdw11_create_sq((uint16_t)qid, (enum nvme_qprio)r.prio);
+		rc = snv_mgr_admin(m, &cmd, NULL);
+		if (rc) {
+			nvme_sqe_init(&cmd, nvme_admin_delete_cq, 0, 0);
+			cmd.cdw10 = qid;
+			snv_mgr_admin(m, &cmd, NULL);
+		}
+	}
+	if (rc) {
+		disconnect_q(m, q);
+		snv_mlog(m, "client %#x: creating queue pair %u failed (%d)", c->id, qid, rc);
+		reply(m, c->reply, h, rc, 0, NULL, 0, NULL, 0);
+		return;
+	}
+	q->used = true;
+	q->owner = (unsigned)(c - m->cl);
+	m->st.queues++;
+	qr.qid = qid;
+	snv_mlog(m, "client %#x: queue pair %u, depth %u", c->id, qid, r.depth);
+	reply(m, c->reply, h, 0, 0, &qr, sizeof(qr), NULL, 0);
+}
+
+static void del_qp(struct snv_manager *m, struct snv_mclient *c, const struct snv_hdr *h,
+		   const void *body, long blen)
+{
+	struct snv_delete_qp r;
+	int rc;
+
+	if (blen != (long)sizeof(r)) {
+		refuse(m, "malformed DELETE_QP", h->client);
+		reply(m, c->reply, h, -EPROTO, 0, NULL, 0, NULL, 0);
+		return;
+	}
+	memcpy(&r, body, sizeof(r));
+	if (r.rsvd || r.qid < 1 || r.qid > m->nqueues || !m->q[r.qid].used ||
+	    m->q[r.qid].owner != (unsigned)(c - m->cl)) {
+		refuse(m, "DELETE_QP of a queue the client does not own", h->client);
+		reply(m, c->reply, h, -EPERM, 0, NULL, 0, NULL, 0);
+		return;
+	}
+	rc = delete_qp(m, r.qid);
+	reply(m, c->reply, h, rc, 0, NULL, 0, NULL, 0);
+}
+
+void snv_mgr_handle(struct snv_manager *m, unsigned len)
+{
+	long blen = snv_msg_check(m->in, len);
+	const void *body = m->in + sizeof(struct snv_hdr);
+	struct snv_mclient *c;
+	struct snv_hdr h;
+
+	if (blen < 0) {
+		refuse(m, "malformed message (magic, version or length)", 0);
+		return;
+	}
+	memcpy(&h, m->in, sizeof(h));
+	if (h.status) {
+		refuse(m, "request with a status", h.client);
+		return;
+	}
+	if (h.type == SNV_MSG_HELLO) {
+		m->st.requests++;
+		hello(m, &h, body, blen);
+		return;
+	}
+	c = session(m, &h);
+	if (!c) {
+		/* Unknown session or wrong token: no reply, there is nobody verified to tell. */
+		refuse(m, "unknown session or wrong token", h.client);
+		return;
+	}
+	m->st.requests++;
+	switch (h.type) {
+	case SNV_MSG_BYE:
+		if (blen) {
+			refuse(m, "malformed BYE", h.client);
+			reply(m, c->reply, &h, -EPROTO, 0, NULL, 0, NULL, 0);
+			return;
+		}
+		reply(m, c->reply, &h, 0, 0, NULL, 0, NULL, 0);
+		snv_mgr_drop_client(m, (unsigned)(c - m->cl), false);
+		break;
+	case SNV_MSG_ADMIN:
+		admin(m, c, &h, body, blen);
+		break;
+	case SNV_MSG_CREATE_QP:
+		create_qp(m, c, &h, body, blen);
+		break;
+	case SNV_MSG_DELETE_QP:
+		del_qp(m, c, &h, body, blen);
+		break;
+	default:
+		refuse(m, "unknown request type", h.client);
+		reply(m, c->reply, &h, -EOPNOTSUPP, 0, NULL, 0, NULL, 0);
+		break;
+	}
+}
+
+void snv_mgr_heartbeat(struct snv_manager *m)
+{
+	bool cfs = snv_rd32(m->bar, SNV_REG_CSTS) & 2u;
+
+	if (cfs && !m->fatal_logged)
+		snv_mlog(m, "controller fatal status (CSTS.CFS): a queue's memory became unreachable "
+			 "for the device; every queue is stopped, restart the manager");
+	m->fatal_logged = cfs;
+	for (unsigned i = 0; i < m->o.max_clients; i++) {
+		struct snv_mclient *c = &m->cl[i];
+		sci_error_t se;
+
+		if (!c->used)
+			continue;
+		SCITriggerInterrupt(c->live, 0, &se);
+		if (se == SCI_ERR_OK) {
+			c->misses = 0;
+			continue;
+		}
+		/* The process is gone (its interrupt no longer exists), or its host is. */
+		if (se == SCI_ERR_NO_SUCH_INTNO || se == SCI_ERR_NO_SUCH_NODEID ||
+		    ++c->misses >= SNV_HB_MISSES)
+			snv_mgr_drop_client(m, i, true);
+	}
+}

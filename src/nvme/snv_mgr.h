@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* libsmartio-nvme manager internals (private): manager.c and mgr_rpc.c. */
+#ifndef SNV_MGR_H
+#define SNV_MGR_H
+
+#include "snv_priv.h"
+
+#define SNV_MGR_ASQ_ID     0x3e000001u   /* the manager's own device segments */
+#define SNV_MGR_ACQ_ID     0x3e000002u
+#define SNV_MAX_QUEUES     1024u
+#define SNV_HB_MISSES      3u            /* failed liveness triggers before reclaiming */
+
+struct snv_mclient {
+	bool used;
+	uint32_t id;              /* slot | generation << 16 */
+	uint64_t token;
+	uint32_t node, reply_intno, live_intno, pid;
+	sci_remote_data_interrupt_t reply;
+	sci_remote_interrupt_t live;
+	uint32_t segid_base;
+	unsigned misses;
+};
+
+struct snv_mqueue {
+	bool used;
+	unsigned owner;           /* client slot */
+	sci_remote_segment_t sq_rs, cq_rs;
+	bool sq_mapped, cq_mapped;
+};
+
+struct snv_manager {
+	struct snv_manager_opts o;
+	sci_desc_t sd;
+	sci_smartio_device_t dev;
+	bool borrowed;
+	sci_remote_segment_t bar_rs;
+	sci_map_t bar_map;
+	volatile uint8_t *bar;
+	unsigned dstrd, mqes, to_ms;
+	/* admin queues: device segments in the lender's RAM */
+	sci_remote_segment_t asq_rs, acq_rs;
+	sci_map_t asq_map, acq_map;
+	bool asq_dev, acq_dev;
+	struct nvme_sqe *asq;
+	struct nvme_cqe *acq;
+	sci_ioaddr_t asq_io, acq_io;
+	uint32_t asq_tail, acq_head;
+	uint8_t acq_phase;
+	uint16_t next_cid;
+	struct snv_dmamem data;   /* admin data (+ PRP list page at SNV_DATA_MAX) */
+	sci_local_data_interrupt_t chan;
+	bool have_chan;
+	unsigned nqueues, qcursor;
+	struct snv_mclient *cl;
+	struct snv_mqueue q[SNV_MAX_QUEUES + 1];
+	uint16_t gen;
+	uint64_t next_hb;
+	volatile int stop;
+	bool fatal_logged;
+	struct snv_manager_stats st;
+	uint8_t in[SNV_MSG_MAX], out[SNV_MSG_MAX];
+};
+
+void snv_mlog(struct snv_manager *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Run one admin command (the manager sets CID); returns its NVMe status
+ * (0 = success) or a negative errno (timeout, controller fatal). */
+int snv_mgr_admin(struct snv_manager *m, struct nvme_sqe *cmd, uint32_t *dw0);
+/* Set PRP1/PRP2 of cmd for len bytes of the manager's data buffer. */
+void snv_mgr_data_prps(struct snv_manager *m, struct nvme_sqe *cmd, size_t len);
+void snv_mgr_handle(struct snv_manager *m, unsigned len);
+void snv_mgr_heartbeat(struct snv_manager *m);
+void snv_mgr_drop_client(struct snv_manager *m, unsigned slot, bool lost);
+
+#endif

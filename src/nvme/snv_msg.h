@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsmartio-nvme RPC messages (private): the format of the data-interrupt
+ * messages between clients and the manager (docs/nvme-driver.md, "RPC").
+ *
+ * Every message is a header followed by a type-specific body; all integers
+ * are little-endian, the layout has no implicit padding. The receiver checks
+ * magic, version, the length against what it received, the body size of the
+ * type, and every field before acting.
+ */
+#ifndef SNV_MSG_H
+#define SNV_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SNV_MSG_MAGIC      0x31564e53u   /* "SNV1" */
+#define SNV_MSG_VERSION    1u
+#define SNV_MSG_MAX        4096u         /* a data interrupt's largest message */
+#define SNV_REPLY          0x80u         /* type bit of replies */
+#define SNV_CHUNK          3072u         /* data bytes per reply message */
+#define SNV_DATA_MAX       16384u        /* largest relayed data transfer */
+#define SNV_SEGIDS         256u          /* device segment IDs per client */
+
+enum snv_msg_type {
+	SNV_MSG_HELLO = 1,      /* open a session */
+	SNV_MSG_BYE,            /* close it: the manager deletes the client's queues */
+	SNV_MSG_ADMIN,          /* a relayed admin command (whitelisted, data returned) */
+	SNV_MSG_CREATE_QP,      /* create an I/O CQ + SQ on the client's device segments */
+	SNV_MSG_DELETE_QP,      /* delete one of the client's queue pairs */
+};
+
+struct snv_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t len;           /* header + body (+ data) in bytes */
+	uint32_t client;        /* session ID (0 in HELLO) */
+	uint64_t token;         /* session token (0 in HELLO; in the HELLO reply: the new token) */
+	uint64_t seq;           /* request sequence number, echoed in the reply */
+	int32_t status;         /* replies: 0, -errno, or a positive NVMe status */
+	uint32_t rsvd;
+};
+_Static_assert(sizeof(struct snv_hdr) == 40, "RPC header layout");
+
+struct snv_hello {
+	uint32_t node;          /* the client's node ID */
+	uint32_t reply_intno;   /* its data interrupt for replies */
+	uint32_t live_intno;    /* its plain interrupt the manager triggers for liveness */
+	uint32_t pid;           /* for logs only */
+};
+
+struct snv_hello_reply {
+	uint32_t segid_base;    /* the client's device segment IDs: [base, base + SNV_SEGIDS) */
+	uint16_t nqueues;       /* I/O queue pairs of the controller */
+	uint16_t max_depth;     /* MQES + 1 */
+};
+
+struct snv_admin {
+	uint8_t sqe[64];        /* the command; the manager replaces CID and PRPs */
+	uint32_t data_len;      /* bytes of data the command returns (0..SNV_DATA_MAX) */
+	uint32_t rsvd;
+};
+
+/* Reply to ADMIN: one or more messages, each with this body and a chunk of data. */
+struct snv_admin_reply {
+	uint32_t dw0;
+	uint32_t total;         /* data bytes in all chunks */
+	uint32_t off;           /* this chunk's offset */
+	uint32_t chunk;         /* bytes following this body */
+};
+
+struct snv_create_qp {
+	uint32_t depth;         /* entries per queue */
+	uint32_t sq_segid;      /* device segment with the SQ (the client's range) */
+	uint32_t cq_segid;      /* device segment with the CQ */
+	uint32_t prio;          /* enum nvme_qprio */
+};
+
+struct snv_qp_reply {
+	uint32_t qid;
+	uint32_t rsvd;
+};
+
+struct snv_delete_qp {
+	uint32_t qid;
+	uint32_t rsvd;
+};
+
+#endif

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsmartio-nvme internals shared by the manager, the client and the data
+ * path. Not installed.
+ */
+#ifndef SNV_PRIV_H
+#define SNV_PRIV_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sisci_api.h"
+#include "devices/nvme/nvme_queue.h"
+#include "smartio/nvme.h"
+#include "snv_msg.h"
+
+#define SNV_PAGE           4096u
+#define SNV_BAR0_SIZE      0x4000u
+#define SNV_PRP_ENTRIES    32u           /* PRP list entries per buffer page (128 KiB) */
+#define SNV_MAX_XFER       (128u * 1024) /* library cap on one transfer */
+#define SNV_NS_CACHE       16u           /* namespaces whose LBA size the client caches */
+
+/* BAR0 registers (NVMe 1.4 section 3.1). */
+#define SNV_REG_CAP       0x00
+#define SNV_REG_VS        0x08
+#define SNV_REG_CC        0x14
+#define SNV_REG_CSTS      0x1c
+#define SNV_REG_AQA       0x24
+#define SNV_REG_ASQ       0x28
+#define SNV_REG_ACQ       0x30
+#define SNV_REG_CMBSZ     0x3c
+
+#define SNV_CAP_MQES(c)   ((unsigned)((c) & 0xffff))
+#define SNV_CAP_TO(c)     ((unsigned)(((c) >> 24) & 0xff))
+#define SNV_CAP_DSTRD(c)  ((unsigned)(((c) >> 32) & 0xf))
+
+/* ---- util.c ---- */
+int snv_errno(sci_error_t e);
+void snv_seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+uint64_t snv_now_ms(void);
+void snv_pause_ms(unsigned ms);
+uint64_t snv_random64(void);
+static inline uint32_t snv_rd32(volatile uint8_t *bar, unsigned off)
+{
+	return __atomic_load_n((volatile uint32_t *)(bar + off), __ATOMIC_ACQUIRE);
+}
+static inline uint64_t snv_rd64(volatile uint8_t *bar, unsigned off)
+{
+	return __atomic_load_n((volatile uint64_t *)(bar + off), __ATOMIC_ACQUIRE);
+}
+static inline void snv_wr32(volatile uint8_t *bar, uint64_t off, uint32_t v)
+{
+	__atomic_store_n((volatile uint32_t *)(bar + off), v, __ATOMIC_RELEASE);
+}
+static inline void snv_wr64(volatile uint8_t *bar, unsigned off, uint64_t v)
+{
+	__atomic_store_n((volatile uint64_t *)(bar + off), v, __ATOMIC_RELEASE);
+}
+/* Check a received message's header; returns the body length or -EPROTO. */
+long snv_msg_check(const void *msg, unsigned len);
+void snv_msg_init(struct snv_hdr *h, unsigned type, unsigned len);
+
+/* ---- A memory segment mapped for the device (buffers, PRP pools, admin data) ---- */
+struct snv_dmamem {
+	sci_local_segment_t seg;
+	sci_map_t map;
+	bool mapped_dev;
+	void *vaddr;
+	size_t size;
+	sci_ioaddr_t io;
+};
+int snv_dmamem_alloc(sci_desc_t sd, unsigned adapter, sci_smartio_device_t dev, size_t size,
+		     struct snv_dmamem *m);
+void snv_dmamem_free(struct snv_dmamem *m, unsigned adapter, sci_smartio_device_t dev);
+
+/* ---- Client ---- */
+struct snv_devseg {               /* a queue's device segment, reusable after delete */
+	uint32_t id;
+	size_t size;
+	enum snv_place place;
+	bool in_use;
+	sci_remote_segment_t rs;
+	sci_map_t map;
+	volatile void *vaddr;
+};
+
+struct snv_client {
+	pthread_mutex_t lock;     /* admin calls and the lists below */
+	sci_desc_t sd;
+	unsigned adapter;
+	uint32_t fdid, node, manager_node, channel;
+	unsigned timeout_ms;
+	sci_smartio_device_t dev;
+	bool borrowed;
+	sci_remote_segment_t bar_rs;
+	sci_map_t bar_map;
+	volatile uint8_t *bar;
+	sci_local_data_interrupt_t reply;
+	sci_local_interrupt_t live;
+	sci_remote_data_interrupt_t chan;
+	bool have_reply, have_live, have_chan;
+	uint32_t reply_intno, live_intno;
+	uint32_t client_id;
+	uint64_t token, seq;
+	uint32_t segid_base, segid_next;
+	unsigned nqueues, max_depth, dstrd, max_xfer;
+	uint32_t nn;
+	uint8_t lba_shift[SNV_NS_CACHE + 1];
+	uint64_t nlb[SNV_NS_CACHE + 1];
+	struct snv_devseg segs[SNV_SEGIDS];
+	unsigned nsegs;
+	struct snv_qpair **qps;
+	unsigned nqps, cap_qps;
+	struct snv_buf **bufs;
+	unsigned nbufs, cap_bufs;
+	uint8_t msg[SNV_MSG_MAX];
+};
+
+/* One RPC: send hdr+body (len bytes in c->msg), wait for the reply(s).
+ * `data` receives returned data (up to data_cap). Returns the reply status
+ * (0, -errno or a positive NVMe status). */
+int snv_rpc(struct snv_client *c, unsigned type, const void *body, unsigned blen,
+	    void *reply_body, unsigned rb_len, void *data, size_t data_cap, uint32_t *dw0);
+
+/*
+ * A buffer and its PRP table: for each page p of the buffer, the PRP list a
+ * transfer whose first page is p needs (the device addresses of pages p+1 ..
+ * p+32), written once at allocation. Lists depend only on where a transfer
+ * starts, so concurrent commands never write PRP memory. The table is a
+ * device segment in the lender's RAM: the controller reads lists locally.
+ */
+struct snv_buf {
+	struct snv_client *c;
+	struct snv_dmamem mem;    /* the data */
+	struct snv_devseg *tseg;  /* the table */
+	bool tseg_mapped;
+	size_t size;              /* data bytes */
+	uint64_t io;              /* device address of the data */
+	uint64_t tbl_io;          /* device address of the table */
+	bool registered;
+};
+
+struct snv_qpair {
+	struct snv_client *c;
+	uint16_t qid;
+	uint32_t depth;
+	struct snv_devseg *sqs, *cqs;
+	struct nvme_sqe *sq;
+	struct nvme_cqe *cq;
+	volatile uint32_t *sq_db, *cq_db;
+	uint32_t sq_tail, cq_head;
+	uint8_t cq_phase;
+	unsigned inflight;
+	uint16_t *free_cids;
+	unsigned nfree;
+	void **cookies;
+	uint8_t *busy;
+};
+
+#endif

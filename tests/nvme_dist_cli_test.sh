@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# smartio-nvme, the distributed NVMe driver's tool, against real daemons:
+# help and error messages, the manager, identify, dd (write, read, verify,
+# files), bench (text and JSON, placements) on the default cluster; then 30
+# clients on 30 hosts of topologies/cluster-60.yaml verifying their own block
+# ranges at the same time on one controller. TAP output.
+set -euo pipefail
+
+. "$(dirname "$0")/tap.sh"
+
+NVME=$(realpath "$BUILD/tools/smartio-nvme/smartio-nvme")
+[ -x "$NVME" ] || { echo "Bail out! no smartio-nvme at $NVME"; exit 2; }
+MGR_PID=
+
+on_host() { local h=$1; shift; "$SMARTIO" exec --host "$h" -- "$NVME" "$@"; }
+
+# start_manager HOST DEVICE: in the background; waits (bounded) until it serves.
+start_manager() {
+	rm -f "$WORK/ready"
+	"$SMARTIO" exec --host "$1" -- "$NVME" manager -d "$2" --ready-file "$WORK/ready" \
+		>"$WORK/manager.log" 2>&1 &
+	MGR_PID=$!
+	for _ in $(seq 200); do
+		[ -e "$WORK/ready" ] && return 0
+		kill -0 "$MGR_PID" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+stop_manager() {
+	[ -n "$MGR_PID" ] || return 0
+	kill -TERM "$MGR_PID" 2>/dev/null || true
+	local rc=0
+	wait "$MGR_PID" || rc=$?
+	MGR_PID=
+	return $rc
+}
+trap 'stop_manager || true; tap_cleanup' EXIT
+
+# ---- help and errors without a cluster ----
+check "--help" "$NVME" --help
+expect "lists the commands" "manager" "identify" "dd" "bench"
+for c in manager identify dd bench; do
+	check "$c --help" "$NVME" "$c" --help
+	expect "$c --help shows the device option" "--device"
+done
+check_fails "unknown command" "$NVME" frobnicate
+expect "says how to get help" "unknown command" "--help"
+check_fails "dd without --mode" "$NVME" dd --count 8
+expect "dd says what is missing" "give --mode"
+check_fails "outside a smartio host" "$NVME" identify
+expect "says how to run it" "smartio exec"
+
+# ---- the default cluster: lender-a's nvme0, manager on lender-a (host 1) ----
+check "cluster up" "$SMARTIO" cluster up
+check_fails "identify without a manager" on_host 0 identify -d 8:nvme0 -t 300
+expect "says to start a manager" "start one with .smartio-nvme manager."
+check "manager starts on lender-a" start_manager 1 8:nvme0
+check_fails "a second manager of the same controller" on_host 0 manager -d 8:nvme0 -q
+expect "says the device is in use" "exclusively"
+check "identify from host 0" on_host 0 identify -d 8:nvme0
+expect "identify shows the controller" "^model +smartio NVMe" "^serial +SMARTIO-nvme0" \
+	"^I/O queues +32" "ns 1 +2097152 blocks of 512 bytes"
+check "dd write (seed 3) from host 0" on_host 0 dd -d 8:nvme0 --mode write --lba 4096 --count 3000 --seed 3
+check "dd read --check (seed 3) from host 2" on_host 2 dd -d 8:nvme0 --mode read --check \
+	--lba 4096 --count 3000 --seed 3 --qd 8
+expect "the other host reads what was written" "verified"
+check_fails "dd read --check with another seed" on_host 2 dd -d 8:nvme0 --mode read --check \
+	--lba 4096 --count 3000 --seed 4
+expect "mismatch reported" "blocks differ"
+check "dd verify from lender-a itself" on_host 1 dd -d 8:nvme0 --mode verify --lba 100000 \
+	--count 4096 --bs 128K --qd 16 --seed 9
+expect "verify verifies" "verified"
+head -c 200704 /dev/urandom >"$WORK/in.bin"
+check "dd write --if FILE" on_host 0 dd -d 8:nvme0 --mode write --if "$WORK/in.bin" --lba 9000 \
+	--count 392 --bs 20K
+check "dd read --of FILE" on_host 2 dd -d 8:nvme0 --mode read --of "$WORK/out.bin" --lba 9000 \
+	--count 392 --bs 12K
+check "the file comes back byte for byte" cmp "$WORK/in.bin" "$WORK/out.bin"
+check_fails "dd beyond the namespace" on_host 0 dd -d 8:nvme0 --mode read --lba 2097150 --count 8
+expect "says the limit" "within the namespace"
+check "bench QD1 4K randread from host 0" on_host 0 bench -d 8:nvme0 --time 0.5
+expect "bench reports IOPS and percentiles" "IOPS [0-9]+" "p50 [0-9.]+ p99 [0-9.]+ p99.9 [0-9.]+"
+check "bench --json, QD8 randwrite, queues in host RAM" on_host 0 bench -d 8:nvme0 --rw randwrite \
+	--qd 8 --bs 16K --time 0.5 --sq host --cq host --json
+expect "JSON has the figures" '^\{"rw":"randwrite","bs":16384,"qd":8,' '"errors":0' \
+	'"lat_us":\{"avg":[0-9.]+,"min":[0-9.]+,"p50":[0-9.]+,"p99":[0-9.]+,"p99_9":[0-9.]+'
+check "bench sequential read, queues in the lender's RAM" on_host 2 bench -d 8:nvme0 --rw read \
+	--qd 4 --bs 64K --ios 2000 --sq device --cq device
+expect "bench stops after --ios" ": 2000 I/Os"
+check_fails "bench --sq cmb without a CMB" on_host 0 bench -d 8:nvme0 --sq cmb --time 0.2
+expect "says there is no CMB" "no CMB"
+check "manager stops on SIGTERM" stop_manager
+cp "$WORK/manager.log" "$OUT"
+expect "manager log: sessions came and went, nothing reclaimed" "client 0x[0-9a-f]+: node 4" \
+	"closed" "stopping: [0-9]+ requests, 0 refused, 0 queue pairs reclaimed"
+check "cluster down" "$SMARTIO" cluster down
+
+# ---- 30 clients on 30 hosts of cluster-60, one controller ----
+# The tool at scale: 30 sessions at once (each identify opens a session,
+# relays 4 admin commands, closes), then 30 concurrent verifying dd clients.
+check "cluster-60 up" "$SMARTIO" cluster up "$SRC/topologies/cluster-60.yaml"
+check "manager on the lender (host 0)" start_manager 0 nvme0
+# The fabric device ID from the manager's log: 30 pool look-ups at once would be slow.
+fdid=$(sed -n 's/.*manager of \(0x[0-9a-f]*\):.*/\1/p' "$WORK/manager.log")
+check "the manager names the controller" test -n "$fdid"
+pids=()
+for h in $(seq 1 30); do
+	"$SMARTIO" exec --host "$h" -- "$NVME" identify -d "$fdid" -t 20000 >"$WORK/id.$h" 2>&1 &
+	pids+=($!)
+done
+bad=0
+for i in "${!pids[@]}"; do wait "${pids[$i]}" || bad=$((bad + 1)); done
+cat "$WORK"/id.* >"$WORK/ids"
+answers=$(grep -c '^serial  *SMARTIO-nvme0$' "$WORK/ids" || true)
+check "30 clients identify at once" test "$bad" -eq 0
+check "30 answers ($answers)" test "$answers" -eq 30
+# 30 clients verifying their own blocks at once, while the others' sessions,
+# windows and queues come and go (every one of those changes the routes).
+pids=()
+for h in $(seq 1 30); do
+	"$SMARTIO" exec --host "$h" -- "$NVME" dd -d "$fdid" --mode verify --lba $((h * 8192)) \
+		--count 2048 --bs 16K --qd 8 --seed "$h" --cq device -t 20000 >"$WORK/dd.$h" 2>&1 &
+	pids+=($!)
+done
+bad=0
+for i in "${!pids[@]}"; do wait "${pids[$i]}" || bad=$((bad + 1)); done
+verified=$(cat "$WORK"/dd.* | grep -c ': verified$' || true)
+check "30 clients verify at once ($bad failed)" test "$bad" -eq 0
+check "30 verified ($verified)" test "$verified" -eq 30
+check "the farthest host (59, three switches away) verifies, CQ in the lender's RAM" \
+	on_host 59 dd -d "$fdid" --mode verify --lba 65536 --count 4096 --bs 32K --qd 8 \
+	--seed 59 --cq device
+expect "host 59 verified" "verified"
+check "host 1 reads host 59's blocks" on_host 1 dd -d "$fdid" --mode read --check \
+	--lba 65536 --count 4096 --seed 59
+check "manager stops" stop_manager
+cp "$WORK/manager.log" "$OUT"
+expect "62 sessions closed cleanly, nothing refused or reclaimed" \
+	"stopping: [0-9]+ requests, 0 refused, 0 queue pairs reclaimed"
+closed=$(grep -c ') closed;' "$WORK/manager.log" || true)
+check "62 sessions ($closed)" test "$closed" -eq 62
+check "cluster-60 down" "$SMARTIO" cluster down
+
+tap_done

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Fetch the Debian source package of the installed fio, unpack it (with
+# Debian's patches) and configure it the way debian/rules does, so that the
+# headers and config-host.h an external ioengine is compiled against are those
+# of the fio binary that will load it. Nothing is vendored: this runs at build
+# time (meson -Dfio_engine=true, or `make fio-engine`).
+#
+# usage: fetch-fio-source.sh OUTDIR [STAMP_HEADER]
+#   OUTDIR        the source tree goes to OUTDIR (replaced when the version differs)
+#   STAMP_HEADER  written last: a header naming the fio version (the build's target)
+# env: FIO_DEB_MIRROR (default https://deb.debian.org/debian)
+set -euo pipefail
+
+out=${1:?usage: fetch-fio-source.sh OUTDIR [STAMP_HEADER]}
+stamp=${2:-}
+mirror=${FIO_DEB_MIRROR:-https://deb.debian.org/debian}
+me=fetch-fio-source.sh
+
+die() { echo "$me: $*" >&2; exit 1; }
+
+command -v fio >/dev/null || die "fio is not installed (apt-get install fio)"
+command -v dpkg-source >/dev/null || die "dpkg-source is missing (apt-get install dpkg-dev)"
+command -v curl >/dev/null || die "curl is missing (apt-get install curl)"
+# The source package and version of the installed binary package.
+src=$(dpkg-query -W -f='${source:Package}' fio 2>/dev/null) ||
+	die "fio is not installed from a Debian package (dpkg does not know it)"
+ver=$(dpkg-query -W -f='${source:Version}' fio)
+upver=${ver#*:}                 # no epoch in file names
+upver=${upver%-*}               # upstream version
+[ -n "$src" ] && [ -n "$ver" ] || die "cannot tell fio's source package"
+tree="$out/tree"
+
+if [ -f "$out/version" ] && [ "$(cat "$out/version")" = "$ver" ] && [ -f "$tree/config-host.h" ]; then
+	echo "$me: fio $ver source already configured in $tree"
+else
+	rm -rf "$out"
+	mkdir -p "$out/dl"
+	case $src in lib*) pre=${src:0:4} ;; *) pre=${src:0:1} ;; esac
+	pool="$mirror/pool/main/$pre/$src"
+	dsc="${src}_${ver#*:}.dsc"
+	echo "$me: fetching $pool/$dsc"
+	curl -fsSL --retry 3 -o "$out/dl/$dsc" "$pool/$dsc" ||
+		die "cannot download $pool/$dsc (network? set FIO_DEB_MIRROR to a Debian mirror)"
+	# Every file of the source package, from the .dsc's SHA-256 list.
+	files=$(awk '/^Checksums-Sha256:/ { on = 1; next } /^[^ ]/ { on = 0 } on && NF == 3 { print $1 " " $3 }' \
+		"$out/dl/$dsc")
+	[ -n "$files" ] || die "$dsc lists no files"
+	while read -r sum name; do
+		curl -fsSL --retry 3 -o "$out/dl/$name" "$pool/$name" || die "cannot download $pool/$name"
+		echo "$sum  $out/dl/$name" | sha256sum -c --quiet - || die "$name: checksum mismatch"
+	done <<< "$files"
+	# dpkg-source checks the files against the .dsc again and applies Debian's patches.
+	# (The .dsc's OpenPGP signature is checked only if the signer's key is in a
+	# keyring gpgv knows, e.g. with debian-keyring installed; the files came
+	# over HTTPS and match the .dsc's checksums either way.)
+	(cd "$out/dl" && dpkg-source --no-copy -x "$dsc" "$tree") >"$out/dpkg-source.log" 2>&1 ||
+		{ cat "$out/dpkg-source.log" >&2; die "dpkg-source -x failed"; }
+	# debian/rules: ./configure --disable-native --prefix=/usr --enable-gfio --enable-libnbd
+	args=$(sed -n 's/^[[:space:]]*\.\/configure[[:space:]]*//p' "$tree/debian/rules" | head -n1)
+	[ -n "$args" ] || die "no ./configure line in debian/rules"
+	echo "$me: configure $args"
+	# shellcheck disable=SC2086
+	if ! (cd "$tree" && ./configure $args) >"$out/configure.log" 2>&1; then
+		# gfio (the GTK front end) needs GTK+ 2 headers; it defines nothing
+		# any header reads, so without them configure runs without it.
+		if grep -q "gtk" "$out/configure.log" && [[ " $args " == *" --enable-gfio "* ]]; then
+			args=${args/--enable-gfio/}
+			echo "$me: no GTK+ 2 headers: configure $args (gfio only builds the GUI)"
+			# shellcheck disable=SC2086
+			(cd "$tree" && ./configure $args) >"$out/configure.log" 2>&1 ||
+				{ tail -20 "$out/configure.log" >&2; die "fio's configure failed"; }
+		else
+			tail -20 "$out/configure.log" >&2
+			die "fio's configure failed"
+		fi
+	fi
+	echo "$ver" >"$out/version"
+fi
+
+# Structures an engine touches (thread_data, io_u) have members that depend on
+# these options: they must match the installed binary, which says what it has.
+engines=$(fio --enghelp 2>/dev/null | tr -d '\t' | tr '\n' ' ')
+missing=""
+check() {       # check CONFIG_X "engine name" package
+	if [[ " $engines " == *" $2 "* ]] && ! grep -q "^#define $1\$" "$tree/config-host.h"; then
+		missing="$missing $3"
+	fi
+}
+check CONFIG_LIBAIO libaio libaio-dev
+check CONFIG_POSIXAIO posixaio libc6-dev
+check CONFIG_RDMA rdma "librdmacm-dev libibverbs-dev"
+if fio --cmdhelp=numa_cpu_nodes 2>/dev/null | grep -q numa_cpu_nodes &&
+	! grep -q '^#define CONFIG_LIBNUMA$' "$tree/config-host.h"; then
+	missing="$missing libnuma-dev"
+fi
+if [ -n "$missing" ]; then
+	rm -f "$out/version"
+	die "the installed fio was built with features whose headers are missing here, so" \
+		"its structures would not match: apt-get install$missing, then run again"
+fi
+
+if [ -n "$stamp" ]; then
+	printf '/* Generated by tools/fio/fetch-fio-source.sh */\n#define SFIO_FIO_VERSION "%s"\n' \
+		"$ver" >"$stamp.tmp"
+	mv "$stamp.tmp" "$stamp"
+fi
+echo "$me: fio $ver ready in $tree"

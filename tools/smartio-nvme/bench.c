@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/* smartio-nvme bench: IOPS, bandwidth and latency percentiles on one queue pair. */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "snvtool.h"
+
+#define MAX_SAMPLES  (4u << 20)                /* latency samples kept (32 MiB) */
+#define STALL_NS     (10ull * 1000000000ull)
+
+static void bench_help(void)
+{
+	printf("usage: smartio-nvme bench [OPTIONS]\n"
+	       "Run I/O on a queue pair of its own and report IOPS, bandwidth and latency\n"
+	       "percentiles (p50/p99/p99.9; submission to completion as seen by the client).\n\n"
+	       TOOL_COMMON_HELP
+	       "  -w, --rw PATTERN       read, write, randread or randwrite (default randread)\n"
+	       "  -b, --bs BYTES         bytes per command (default 4K)\n"
+	       "  -q, --qd N             commands in flight (default 1)\n"
+	       "  -T, --time SEC         run time (default 2; fractions allowed)\n"
+	       "  -N, --ios N            stop after N commands (whichever comes first)\n"
+	       "  -n, --nsid N           namespace (default 1)\n"
+	       "  -r, --range BLOCKS     blocks of the namespace used, from 0 (default: all)\n"
+	       "      --sq PLACE         SQ memory: default, device, host, cmb\n"
+	       "      --cq PLACE         CQ memory: default, device, host\n"
+	       "  -j, --json             one JSON object on stdout\n"
+	       "  -P, --no-progress      no progress bar (shown on a terminal for runs >= 2 s)\n");
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(const uint64_t *s, size_t n, double p)
+{
+	size_t i;
+
+	if (!n)
+		return 0;
+	i = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
+	return (double)s[i < n ? i : n - 1] / 1000.0;
+}
+
+static int place_arg(const char *s, enum snv_place *p)
+{
+	static const char *names[] = { "default", "device", "host", "cmb" };
+
+	for (unsigned i = 0; i < 4; i++)
+		if (!strcmp(s, names[i])) {
+			*p = (enum snv_place)i;
+			return 0;
+		}
+	fprintf(stderr, "smartio-nvme bench: bad placement '%s' (default, device, host, cmb)\n", s);
+	return -1;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	static const struct option lo[] = { TOOL_COMMON_LONGOPTS,
+		{ "rw", required_argument, NULL, 'w' }, { "bs", required_argument, NULL, 'b' },
+		{ "qd", required_argument, NULL, 'q' }, { "time", required_argument, NULL, 'T' },
+		{ "ios", required_argument, NULL, 'N' }, { "nsid", required_argument, NULL, 'n' },
+		{ "range", required_argument, NULL, 'r' }, { "sq", required_argument, NULL, 1 },
+		{ "cq", required_argument, NULL, 2 }, { "json", no_argument, NULL, 'j' },
+		{ "no-progress", no_argument, NULL, 'P' }, { "help", no_argument, NULL, 'h' },
+		{ 0 } };
+	struct tool_common tc = { 0 };
+	struct snv_qpair_opts qo = { 0 };
+	const char *rw = "randread";
+	uint64_t bs = 4096, qd = 1, ios = 0, range = 0, v, *lat = NULL, *t_sub = NULL;
+	uint64_t nsamp = 0, done = 0, sub = 0, errors = 0, next_blk = 0, rng;
+	uint64_t t0, t_end, last_cpl, next_bar, sum = 0, minl = UINT64_MAX, maxl = 0;
+	double secs = 2.0;
+	bool json = false, progress = true, wr, rnd;
+	struct snv_client *c = NULL;
+	struct snv_qpair *q = NULL;
+	struct snv_buf *buf = NULL;
+	struct snv_ns_info ni;
+	uint32_t nsid = 1, bpc;
+	uint16_t first_err = 0;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "d:m:t:w:b:q:T:N:n:r:jPh", lo, NULL)) != -1) {
+		if ((rc = tool_common_opt(&tc, opt, optarg)) < 0)
+			return 2;
+		if (rc)
+			continue;
+		switch (opt) {
+		case 'w': rw = optarg; break;
+		case 'j': json = true; break;
+		case 'P': progress = false; break;
+		case 'h': bench_help(); return 0;
+		case 1: if (place_arg(optarg, &qo.sq_place)) return 2; break;
+		case 2: if (place_arg(optarg, &qo.cq_place)) return 2; break;
+		case 'T':
+			secs = strtod(optarg, NULL);
+			if (!(secs > 0 && secs <= 3600)) {
+				fprintf(stderr, "smartio-nvme bench: bad --time '%s' (seconds)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'b': case 'q': case 'N': case 'n': case 'r':
+			if (tool_parse_size(optarg, &v)) {
+				fprintf(stderr, "smartio-nvme bench: bad number '%s'\n", optarg);
+				return 2;
+			}
+			if (opt == 'b') bs = v;
+			if (opt == 'q') qd = v;
+			if (opt == 'N') ios = v;
+			if (opt == 'n') nsid = (uint32_t)v;
+			if (opt == 'r') range = v;
+			break;
+		default:
+			fprintf(stderr, "see `smartio-nvme bench --help`\n");
+			return 2;
+		}
+	}
+	wr = !strcmp(rw, "write") || !strcmp(rw, "randwrite");
+	rnd = !strncmp(rw, "rand", 4);
+	if ((!wr && strcmp(rw, "read") && strcmp(rw, "randread")) || !qd || qd > 1023) {
+		fprintf(stderr, "smartio-nvme bench: --rw read|write|randread|randwrite, --qd 1..1023\n");
+		return 2;
+	}
+	qo.depth = (unsigned)qd + 1;
+	if (tool_open(&tc, &c))
+		return 1;
+	rc = snv_ns_info(c, nsid, &ni);
+	if (rc || bs < ni.lba_size || bs % ni.lba_size || bs > 128 * 1024) {
+		fprintf(stderr, "smartio-nvme bench: namespace %u %s\n", nsid, rc ? "not usable" :
+			"needs --bs a multiple of its block size, up to 128K");
+		goto fail;
+	}
+	bpc = (uint32_t)(bs / ni.lba_size);
+	if (!range || range > ni.nlb)
+		range = ni.nlb;
+	range -= range % bpc;
+	if (range < bpc) {
+		fprintf(stderr, "smartio-nvme bench: --range smaller than one command\n");
+		goto fail;
+	}
+	rc = snv_qpair_create(c, &qo, &q);
+	if (rc) {
+		fprintf(stderr, "smartio-nvme bench: cannot create a queue pair: %s%s\n",
+			strerror(-rc), rc == -ENOTSUP ? " (no CMB for SQs on this controller)" :
+			rc == -ENOSPC ? " (all I/O queues are in use)" : "");
+		goto fail;
+	}
+	lat = malloc(MAX_SAMPLES * sizeof(*lat));
+	t_sub = calloc(qd, sizeof(*t_sub));
+	rc = lat && t_sub ? snv_buf_alloc(c, (size_t)(bs * qd), &buf) : -ENOMEM;
+	if (rc) {
+		fprintf(stderr, "smartio-nvme bench: buffers: %s\n", strerror(-rc));
+		goto fail;
+	}
+	memset(snv_buf_vaddr(buf), 0xa5, (size_t)(bs * qd));
+	progress = progress && isatty(2) && secs >= 2 && !json;
+	rng = tool_now_ns() | 1;
+	t0 = tool_now_ns();
+	t_end = t0 + (uint64_t)(secs * 1e9);
+	last_cpl = next_bar = t0;
+	for (;;) {
+		struct snv_cpl cpl[32];
+		uint64_t now;
+		int n;
+
+		while (snv_qpair_inflight(q) < qd && (!ios || sub < ios)) {
+			unsigned slot = 0;
+			uint64_t blk;
+
+			while (t_sub[slot])
+				slot++;
+			if (rnd) {
+				rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+				blk = (rng % (range / bpc)) * bpc;
+			} else {
+				blk = next_blk;
+				next_blk = (next_blk + bpc) % range;
+			}
+			t_sub[slot] = tool_now_ns();
+			rc = snv_submit_rw(q, wr, nsid, blk, bpc, buf, (size_t)slot * bs,
+					   (void *)(uintptr_t)slot);
+			if (rc) {
+				fprintf(stderr, "smartio-nvme bench: submit: %s\n", strerror(-rc));
+				goto fail;
+			}
+			sub++;
+		}
+		n = snv_poll(q, cpl, 32);
+		now = tool_now_ns();
+		for (int i = 0; i < n; i++) {
+			unsigned slot = (unsigned)(uintptr_t)cpl[i].cookie;
+			uint64_t l = now - t_sub[slot];
+
+			t_sub[slot] = 0;
+			if (cpl[i].status && !errors++)
+				first_err = cpl[i].status;
+			sum += l;
+			minl = l < minl ? l : minl;
+			maxl = l > maxl ? l : maxl;
+			if (nsamp < MAX_SAMPLES)
+				lat[nsamp++] = l;
+			done++;
+		}
+		if (n)
+			last_cpl = now;
+		else if (now - last_cpl > 1000000)
+			sched_yield();                /* 1 ms without a completion: let others run */
+		if (!n && now - last_cpl > STALL_NS) {
+			fprintf(stderr, "smartio-nvme bench: no completion for 10 s: is the manager "
+				"running and the controller alive?\n");
+			goto fail;
+		}
+		if ((now >= t_end || (ios && sub >= ios)) && !snv_qpair_inflight(q))
+			break;
+		if (now >= t_end)
+			ios = sub;                    /* stop submitting, drain */
+		if (progress && now >= next_bar) {
+			double f = (double)(now - t0) / (double)(t_end - t0);
+			int w = (int)(f > 1 ? 40 : f * 40);
+
+			fprintf(stderr, "\r[%.*s%*s] %3d%% %8.0f IOPS", w,
+				"########################################", 40 - w, "",
+				(int)(f > 1 ? 100 : f * 100), (double)done / ((double)(now - t0) / 1e9));
+			next_bar = now + 200000000ull;
+		}
+	}
+	if (progress)
+		fprintf(stderr, "\r%*s\r", 60, "");
+	{
+		double s = (double)(tool_now_ns() - t0) / 1e9, iops = (double)done / s;
+		double mibs = iops * (double)bs / 1048576.0;
+		double avg = done ? (double)sum / (double)done / 1000.0 : 0;
+
+		qsort(lat, nsamp, sizeof(*lat), cmp_u64);
+		if (json)
+			printf("{\"rw\":\"%s\",\"bs\":%llu,\"qd\":%llu,\"nsid\":%u,\"qpair\":%u,"
+			       "\"ios\":%llu,\"errors\":%llu,\"seconds\":%.3f,\"iops\":%.1f,"
+			       "\"mib_s\":%.2f,\"lat_us\":{\"avg\":%.3f,\"min\":%.3f,\"p50\":%.3f,"
+			       "\"p99\":%.3f,\"p99_9\":%.3f,\"max\":%.3f}}\n", rw,
+			       (unsigned long long)bs, (unsigned long long)qd, nsid, snv_qpair_id(q),
+			       (unsigned long long)done, (unsigned long long)errors, s, iops, mibs,
+			       avg, done ? (double)minl / 1000.0 : 0, pct(lat, nsamp, 50),
+			       pct(lat, nsamp, 99), pct(lat, nsamp, 99.9), (double)maxl / 1000.0);
+		else
+			printf("%s bs=%llu qd=%llu nsid=%u qpair=%u: %llu I/Os in %.2f s\n"
+			       "  IOPS %.0f, %.1f MiB/s, errors %llu\n"
+			       "  latency us: avg %.2f min %.2f p50 %.2f p99 %.2f p99.9 %.2f max %.2f\n",
+			       rw, (unsigned long long)bs, (unsigned long long)qd, nsid,
+			       snv_qpair_id(q), (unsigned long long)done, s, iops, mibs,
+			       (unsigned long long)errors, avg, done ? (double)minl / 1000.0 : 0,
+			       pct(lat, nsamp, 50), pct(lat, nsamp, 99), pct(lat, nsamp, 99.9),
+			       (double)maxl / 1000.0);
+	}
+	if (errors)
+		fprintf(stderr, "smartio-nvme bench: %llu commands failed, the first with NVMe status "
+			"%#x\n", (unsigned long long)errors, first_err);
+	free(lat);
+	free(t_sub);
+	snv_client_close(c);
+	return errors ? 1 : 0;
+fail:
+	free(lat);
+	free(t_sub);
+	snv_client_close(c);
+	return 1;
+}

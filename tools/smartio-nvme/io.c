@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: MIT
+/* smartio-nvme dd and bench: I/O on a queue pair of one client. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "snvtool.h"
+
+#define STALL_NS   (10ull * 1000000000ull)    /* no completion for this long: give up */
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* The verifiable pattern of block `lba` for `seed`. */
+static void pattern(uint64_t *p, uint64_t seed, uint64_t lba, unsigned lba_size)
+{
+	for (unsigned i = 0; i < lba_size / 8; i++)
+		p[i] = mix(seed * 0x100000001b3ull ^ lba << 12 ^ i);
+}
+
+/*
+ * Wait for one completion; returns 0, or -ETIMEDOUT after STALL_NS without
+ * any. Spins briefly, then yields and naps: many clients sharing few CPUs with
+ * the daemons (which emulate the fabric) must not starve them.
+ */
+static int reap(struct snv_qpair *q, struct snv_cpl *cpl)
+{
+	const struct timespec nap = { .tv_nsec = 50000 };
+	uint64_t start = 0;
+
+	for (unsigned spins = 0;; spins++) {
+		if (snv_poll(q, cpl, 1) == 1)
+			return 0;
+		if (spins < 512)
+			continue;
+		if (spins < 2048) {
+			sched_yield();
+			continue;
+		}
+		if (!start)
+			start = tool_now_ns();
+		else if (tool_now_ns() - start > STALL_NS)
+			return -ETIMEDOUT;
+		nanosleep(&nap, NULL);
+	}
+}
+
+static const char *status_str(uint16_t st)
+{
+	static char b[48];
+
+	snprintf(b, sizeof(b), "NVMe status %#x (SCT %u SC %#x)", st, (st >> 8) & 7, st & 0xff);
+	return b;
+}
+
+static int open_client_qp(struct tool_common *tc, unsigned depth, enum snv_place sq,
+			  enum snv_place cq, struct snv_client **c, struct snv_qpair **q)
+{
+	struct snv_qpair_opts qo = { .depth = depth, .sq_place = sq, .cq_place = cq };
+	int rc;
+
+	if (tool_open(tc, c))
+		return -1;
+	rc = snv_qpair_create(*c, &qo, q);
+	if (rc) {
+		fprintf(stderr, "smartio-nvme: cannot create a queue pair: %s%s\n", strerror(-rc),
+			rc == -ENOSPC ? " (all I/O queues are in use)" : "");
+		snv_client_close(*c);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- dd ---- */
+
+static void dd_help(void)
+{
+	printf("usage: smartio-nvme dd --mode read|write|verify --lba START --count BLOCKS [OPTIONS]\n"
+	       "Read, write or verify blocks of a namespace through a queue pair of its own.\n"
+	       "write: a pattern derived from --seed (or --if FILE); read: to --of FILE and/or\n"
+	       "--check against the pattern of --seed; verify: write the pattern, read it back,\n"
+	       "compare every byte.\n\n"
+	       TOOL_COMMON_HELP
+	       "  -M, --mode MODE        read, write or verify\n"
+	       "  -n, --nsid N           namespace (default 1)\n"
+	       "  -s, --lba START        first block (default 0)\n"
+	       "  -c, --count BLOCKS     blocks to transfer (required)\n"
+	       "  -b, --bs BYTES         bytes per command (default 64K, a multiple of the block)\n"
+	       "  -q, --qd N             commands in flight (default 4)\n"
+	       "  -S, --seed S           pattern seed (default 1)\n"
+	       "  -C, --check            read: compare with the pattern of --seed\n"
+	       "  -i, --if FILE          write: data from FILE instead of the pattern\n"
+	       "  -o, --of FILE          read: data to FILE\n"
+	       "      --sq PLACE         SQ memory: default, device, host\n"
+	       "      --cq PLACE         CQ memory: default, device (saves a window of the lender's\n"
+	       "                         NTB per client), host\n");
+}
+
+struct dd_job {
+	int mode;                /* 0 read, 1 write */
+	uint32_t nsid, lba_size;
+	uint64_t slba, count, seed;
+	unsigned bpc, qd;        /* blocks per command */
+	bool check;
+	int in_fd, out_fd;
+	struct snv_qpair *q;
+	struct snv_buf *buf;
+	uint64_t *pat;
+	uint64_t mismatches;
+};
+
+static int dd_pass(struct dd_job *j, bool write)
+{
+	uint8_t *base = snv_buf_vaddr(j->buf);
+	size_t slot = (size_t)j->bpc * j->lba_size;
+
+	for (uint64_t done = 0; done < j->count;) {
+		unsigned n = 0;
+		uint64_t at = done;
+
+		/* A batch of up to qd commands, handled in LBA order once all complete. */
+		for (; n < j->qd && at < j->count; n++) {
+			uint32_t nlb = (uint32_t)(j->count - at < j->bpc ? j->count - at : j->bpc);
+			uint8_t *p = base + n * slot;
+			int rc;
+
+			if (write) {
+				if (j->in_fd >= 0) {
+					ssize_t r = pread(j->in_fd, p, (size_t)nlb * j->lba_size,
+							  (off_t)(at * j->lba_size));
+
+					if (r < 0)
+						return -errno;
+					memset(p + (r > 0 ? r : 0), 0, (size_t)nlb * j->lba_size -
+					       (size_t)(r > 0 ? r : 0));
+				} else {
+					for (uint32_t b = 0; b < nlb; b++)
+						pattern((uint64_t *)(p + (size_t)b * j->lba_size), j->seed,
+							j->slba + at + b, j->lba_size);
+				}
+			}
+			rc = snv_submit_rw(j->q, write, j->nsid, j->slba + at, nlb, j->buf, n * slot,
+					   (void *)(uintptr_t)n);
+			if (rc) {
+				fprintf(stderr, "smartio-nvme dd: submit: %s\n", strerror(-rc));
+				return rc;
+			}
+			at += nlb;
+		}
+		for (unsigned k = 0; k < n; k++) {
+			struct snv_cpl cpl;
+
+			if (reap(j->q, &cpl)) {
+				fprintf(stderr, "smartio-nvme dd: no completion for 10 s: is the "
+					"controller alive and the manager running?\n");
+				return -ETIMEDOUT;
+			}
+			if (cpl.status) {
+				fprintf(stderr, "smartio-nvme dd: %s of LBAs from %llu failed: %s\n",
+					write ? "write" : "read",
+					(unsigned long long)(j->slba + done + (uintptr_t)cpl.cookie * j->bpc),
+					status_str(cpl.status));
+				return -EIO;
+			}
+		}
+		for (unsigned k = 0; k < n && !write; k++) {
+			uint64_t lba = done + (uint64_t)k * j->bpc;
+			uint32_t nlb = (uint32_t)(j->count - lba < j->bpc ? j->count - lba : j->bpc);
+			uint8_t *p = base + k * slot;
+
+			if (j->out_fd >= 0 && pwrite(j->out_fd, p, (size_t)nlb * j->lba_size,
+						     (off_t)(lba * j->lba_size)) < 0)
+				return -errno;
+			for (uint32_t b = 0; j->check && b < nlb; b++) {
+				pattern(j->pat, j->seed, j->slba + lba + b, j->lba_size);
+				if (memcmp(p + (size_t)b * j->lba_size, j->pat, j->lba_size)) {
+					if (!j->mismatches)
+						fprintf(stderr, "smartio-nvme dd: block %llu differs "
+							"from the pattern of seed %llu\n",
+							(unsigned long long)(j->slba + lba + b),
+							(unsigned long long)j->seed);
+					j->mismatches++;
+				}
+			}
+		}
+		done = at;
+	}
+	return 0;
+}
+
+int cmd_dd(int argc, char **argv)
+{
+	static const struct option lo[] = { TOOL_COMMON_LONGOPTS,
+		{ "mode", required_argument, NULL, 'M' }, { "nsid", required_argument, NULL, 'n' },
+		{ "lba", required_argument, NULL, 's' }, { "count", required_argument, NULL, 'c' },
+		{ "bs", required_argument, NULL, 'b' }, { "qd", required_argument, NULL, 'q' },
+		{ "seed", required_argument, NULL, 'S' }, { "check", no_argument, NULL, 'C' },
+		{ "if", required_argument, NULL, 'i' }, { "of", required_argument, NULL, 'o' },
+		{ "sq", required_argument, NULL, 1 }, { "cq", required_argument, NULL, 2 },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	enum snv_place sqp = SNV_PLACE_DEFAULT, cqp = SNV_PLACE_DEFAULT;
+	struct tool_common tc = { 0 };
+	struct dd_job j = { .mode = -1, .nsid = 1, .seed = 1, .qd = 4, .in_fd = -1, .out_fd = -1 };
+	const char *mode = NULL, *inf = NULL, *outf = NULL;
+	uint64_t bs = 64 * 1024, v, t0;
+	struct snv_client *c;
+	struct snv_ns_info ni;
+	bool have_count = false;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "d:m:t:M:n:s:c:b:q:S:Ci:o:h", lo, NULL)) != -1) {
+		if ((rc = tool_common_opt(&tc, opt, optarg)) < 0)
+			return 2;
+		if (rc)
+			continue;
+		switch (opt) {
+		case 'M': mode = optarg; break;
+		case 'C': j.check = true; break;
+		case 'i': inf = optarg; break;
+		case 'o': outf = optarg; break;
+		case 'h': dd_help(); return 0;
+		case 1:
+		case 2:
+			if (!strcmp(optarg, "default") || !strcmp(optarg, "device") ||
+			    !strcmp(optarg, "host")) {
+				enum snv_place p = !strcmp(optarg, "device") ? SNV_PLACE_DEVICE :
+					!strcmp(optarg, "host") ? SNV_PLACE_HOST : SNV_PLACE_DEFAULT;
+
+				*(opt == 1 ? &sqp : &cqp) = p;
+				break;
+			}
+			fprintf(stderr, "smartio-nvme dd: bad placement '%s' (default, device, host)\n",
+				optarg);
+			return 2;
+		case 'n': case 's': case 'c': case 'b': case 'q': case 'S':
+			if (tool_parse_size(optarg, &v)) {
+				fprintf(stderr, "smartio-nvme dd: bad number '%s'\n", optarg);
+				return 2;
+			}
+			if (opt == 'n') j.nsid = (uint32_t)v;
+			if (opt == 's') j.slba = v;
+			if (opt == 'c') { j.count = v; have_count = true; }
+			if (opt == 'b') bs = v;
+			if (opt == 'q') j.qd = (unsigned)v;
+			if (opt == 'S') j.seed = v;
+			break;
+		default:
+			fprintf(stderr, "see `smartio-nvme dd --help`\n");
+			return 2;
+		}
+	}
+	if (!mode || (strcmp(mode, "read") && strcmp(mode, "write") && strcmp(mode, "verify")) ||
+	    !have_count || !j.count || !j.qd || j.qd > 256) {
+		fprintf(stderr, "smartio-nvme dd: give --mode read|write|verify and --count BLOCKS "
+			"(and --qd 1..256); see `smartio-nvme dd --help`\n");
+		return 2;
+	}
+	if (inf && (j.in_fd = open(inf, O_RDONLY)) < 0) {
+		fprintf(stderr, "smartio-nvme dd: %s: %s\n", inf, strerror(errno));
+		return 1;
+	}
+	if (outf && (j.out_fd = open(outf, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0) {
+		fprintf(stderr, "smartio-nvme dd: %s: %s\n", outf, strerror(errno));
+		return 1;
+	}
+	if (open_client_qp(&tc, j.qd + 1 < 2 ? 2 : j.qd + 1, sqp, cqp, &c, &j.q))
+		return 1;
+	rc = snv_ns_info(c, j.nsid, &ni);
+	if (rc) {
+		fprintf(stderr, "smartio-nvme dd: namespace %u: %s\n", j.nsid,
+			rc < 0 ? strerror(-rc) : "not active");
+		goto out;
+	}
+	j.lba_size = ni.lba_size;
+	if (bs < j.lba_size || bs % j.lba_size || bs > 128 * 1024 || j.slba >= ni.nlb ||
+	    j.count > ni.nlb - j.slba) {
+		fprintf(stderr, "smartio-nvme dd: --bs must be a multiple of %u up to 128K, and "
+			"LBAs %llu+%llu must lie within the namespace's %llu blocks\n", j.lba_size,
+			(unsigned long long)j.slba, (unsigned long long)j.count,
+			(unsigned long long)ni.nlb);
+		rc = -EINVAL;
+		goto out;
+	}
+	j.bpc = (unsigned)(bs / j.lba_size);
+	j.pat = malloc(j.lba_size);
+	rc = j.pat ? snv_buf_alloc(c, (size_t)bs * j.qd, &j.buf) : -ENOMEM;
+	if (rc) {
+		fprintf(stderr, "smartio-nvme dd: buffer: %s\n", strerror(-rc));
+		goto out;
+	}
+	t0 = tool_now_ns();
+	if (!strcmp(mode, "write") || !strcmp(mode, "verify"))
+		rc = dd_pass(&j, true);
+	if (!rc && (!strcmp(mode, "read") || !strcmp(mode, "verify"))) {
+		if (!strcmp(mode, "verify"))
+			j.check = true;
+		rc = dd_pass(&j, false);
+	}
+	if (!rc) {
+		double s = (double)(tool_now_ns() - t0) / 1e9;
+
+		printf("%s %llu blocks of %u bytes at LBA %llu in %.3f s (qpair %u)%s\n", mode,
+		       (unsigned long long)j.count, j.lba_size, (unsigned long long)j.slba, s,
+		       snv_qpair_id(j.q), j.check ? (j.mismatches ? ": MISMATCH" : ": verified") : "");
+		if (j.mismatches) {
+			fprintf(stderr, "smartio-nvme dd: %llu blocks differ\n",
+				(unsigned long long)j.mismatches);
+			rc = -EIO;
+		}
+	}
+out:
+	free(j.pat);
+	snv_client_close(c);
+	if (j.in_fd >= 0)
+		close(j.in_fd);
+	if (j.out_fd >= 0)
+		close(j.out_fd);
+	return rc ? 1 : 0;
+}
+

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+/*
+ * smartio-nvme: the distributed NVMe driver's tool (docs/nvme-driver.md).
+ * Subcommands: manager, identify, dd, bench.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nvme/types.h>
+
+#include "sisci_api.h"
+#include "snvtool.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: smartio-nvme COMMAND [OPTIONS]\n"
+		"A userspace NVMe driver that shares one controller among many hosts at queue level.\n"
+		"Run as a program of a smartio host: smartio exec --host N -- smartio-nvme ...\n\n"
+		"commands:\n"
+		"  manager    reset the controller and serve clients (run one per controller)\n"
+		"  identify   show the controller and its namespaces (through the manager)\n"
+		"  dd         read, write or verify blocks\n"
+		"  bench      measure IOPS, bandwidth and latency percentiles\n\n"
+		"`smartio-nvme COMMAND --help` shows a command's options.\n");
+}
+
+uint64_t tool_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int tool_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int tool_common_opt(struct tool_common *tc, int opt, const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'd':
+		if (tool_parse_size(arg, &v) == 0 && v && v <= 0xffffffffu) {
+			tc->fdid = (uint32_t)v;
+			return 1;
+		}
+		{
+			/* NAME or NODE:NAME, looked up in the pool. */
+			sci_smartio_device_info_t f;
+			unsigned int ids[4], n;
+			const char *name = arg, *colon = strchr(arg, ':');
+			sci_error_t se;
+			sci_desc_t sd;
+
+			memset(&f, 0, sizeof(f));
+			if (colon) {
+				f.nodeid = (unsigned)strtoul(arg, NULL, 0);
+				name = colon + 1;
+			}
+			snprintf(f.user_name, sizeof(f.user_name), "%s", name);
+			SCIInitialize(0, &se);
+			if (!se)
+				SCIOpen(&sd, 0, &se);
+			if (se) {
+				fprintf(stderr, "smartio-nvme: SISCI: %s (is the cluster up, and is "
+					"SMARTIO_HOST set? use `smartio exec --host N --`)\n",
+					SCIGetErrorString(se));
+				return -1;
+			}
+			n = SCIGetDeviceList(sd, ids, 4, &f, 0, &se);
+			SCIClose(sd, 0, &se);
+			if (n != 1) {
+				fprintf(stderr, "smartio-nvme: device '%s' %s: see `smartio lspci` for "
+					"names, or give NODE:NAME or the fabric device ID\n", arg,
+					n ? "is ambiguous" : "not found");
+				return -1;
+			}
+			tc->fdid = ids[0];
+			return 1;
+		}
+	case 'm':
+		if (tool_parse_size(arg, &v) || v > 0xffffffffu) {
+			fprintf(stderr, "smartio-nvme: bad node ID '%s'\n", arg);
+			return -1;
+		}
+		tc->manager_node = (uint32_t)v;
+		return 1;
+	case 't':
+		if (tool_parse_size(arg, &v) || !v || v > 3600000) {
+			fprintf(stderr, "smartio-nvme: bad timeout '%s' (milliseconds)\n", arg);
+			return -1;
+		}
+		tc->timeout_ms = (unsigned)v;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int tool_resolve(struct tool_common *tc)
+{
+	sci_smartio_device_info_t f;
+	unsigned int ids[64], n;
+	sci_error_t se;
+	sci_desc_t sd;
+
+	if (tc->fdid)
+		return 0;
+	SCIInitialize(0, &se);
+	if (!se)
+		SCIOpen(&sd, 0, &se);
+	if (se) {
+		fprintf(stderr, "smartio-nvme: SISCI: %s (is the cluster up, and is SMARTIO_HOST "
+			"set? use `smartio exec --host N --`)\n", SCIGetErrorString(se));
+		return -1;
+	}
+	memset(&f, 0, sizeof(f));
+	f.pci_class = 0x010802;
+	n = SCIGetDeviceList(sd, ids, 64, &f, 0, &se);
+	SCIClose(sd, 0, &se);
+	if (!n) {
+		fprintf(stderr, "smartio-nvme: no NVMe controller in the device pool (see `smartio "
+			"lspci`); give one with --device\n");
+		return -1;
+	}
+	tc->fdid = ids[0];
+	return 0;
+}
+
+int tool_open(struct tool_common *tc, struct snv_client **c)
+{
+	struct snv_client_opts o = { .manager_node = tc->manager_node,
+				     .timeout_ms = tc->timeout_ms };
+	char err[256] = "";
+	int rc;
+
+	if (tool_resolve(tc))
+		return -1;
+	o.fdid = tc->fdid;
+	rc = snv_client_open(&o, c, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "smartio-nvme: %s\n", err[0] ? err : strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- manager ---- */
+
+static struct snv_manager *the_manager;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (the_manager)
+		snv_manager_stop(the_manager);
+}
+
+static void log_line(void *arg, const char *line)
+{
+	if (!*(bool *)arg)
+		fprintf(stderr, "smartio-nvme manager: %s\n", line);
+}
+
+static int cmd_manager(int argc, char **argv)
+{
+	static const struct option lo[] = { TOOL_COMMON_LONGOPTS,
+		{ "heartbeat", required_argument, NULL, 'H' },
+		{ "max-clients", required_argument, NULL, 'c' },
+		{ "ready-file", required_argument, NULL, 'r' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	struct tool_common tc = { 0 };
+	struct snv_manager_opts o = { 0 };
+	struct snv_manager_stats st;
+	const char *ready = NULL;
+	struct sigaction sa;
+	bool quiet = false;
+	char err[256] = "";
+	uint64_t v;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "d:m:t:H:c:r:qh", lo, NULL)) != -1) {
+		if ((rc = tool_common_opt(&tc, opt, optarg)) < 0)
+			return 2;
+		if (rc)
+			continue;
+		switch (opt) {
+		case 'H':
+		case 'c':
+			if (tool_parse_size(optarg, &v) || !v || v > 100000) {
+				fprintf(stderr, "smartio-nvme manager: bad value '%s'\n", optarg);
+				return 2;
+			}
+			if (opt == 'H')
+				o.heartbeat_ms = (unsigned)v;
+			else
+				o.max_clients = (unsigned)v;
+			break;
+		case 'r':
+			ready = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			printf("usage: smartio-nvme manager [OPTIONS]\n"
+			       "Borrow the controller exclusively, reset it, keep its admin queues in the\n"
+			       "lender's RAM and serve clients until SIGINT/SIGTERM. Run it on the lender's\n"
+			       "host (clients look for it there unless given --manager-node).\n\n"
+			       TOOL_COMMON_HELP
+			       "  -H, --heartbeat MS     client liveness check period (default 250)\n"
+			       "  -c, --max-clients N    sessions at once (default 64)\n"
+			       "  -r, --ready-file PATH  create PATH once clients can connect\n"
+			       "  -q, --quiet            no event log on stderr\n");
+			return 0;
+		default:
+			fprintf(stderr, "see `smartio-nvme manager --help`\n");
+			return 2;
+		}
+	}
+	if (tool_resolve(&tc))
+		return 1;
+	o.fdid = tc.fdid;
+	o.log = log_line;
+	o.log_arg = &quiet;
+	rc = snv_manager_start(&o, &the_manager, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "smartio-nvme manager: %s\n", err[0] ? err : strerror(-rc));
+		return 1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (ready) {
+		FILE *f = fopen(ready, "w");
+
+		if (!f || fclose(f)) {
+			fprintf(stderr, "smartio-nvme manager: cannot create %s: %s\n", ready,
+				strerror(errno));
+			snv_manager_destroy(the_manager);
+			return 1;
+		}
+	}
+	rc = snv_manager_run(the_manager, -1);
+	snv_manager_get_stats(the_manager, &st);
+	if (!quiet)
+		fprintf(stderr, "smartio-nvme manager: stopping: %llu requests, %llu refused, "
+			"%llu queue pairs reclaimed\n", (unsigned long long)st.requests,
+			(unsigned long long)st.refused, (unsigned long long)st.reclaimed);
+	snv_manager_destroy(the_manager);
+	the_manager = NULL;
+	if (rc) {
+		fprintf(stderr, "smartio-nvme manager: %s\n", strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- identify ---- */
+
+static void trimmed(const char *label, const char *s, size_t n)
+{
+	while (n && (s[n - 1] == ' ' || !s[n - 1]))
+		n--;
+	printf("%-12s %.*s\n", label, (int)n, s);
+}
+
+static int cmd_identify(int argc, char **argv)
+{
+	static const struct option lo[] = { TOOL_COMMON_LONGOPTS,
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	struct tool_common tc = { 0 };
+	struct nvme_id_ctrl *id;
+	struct snv_client *c;
+	uint32_t nq = 0;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "d:m:t:h", lo, NULL)) != -1) {
+		if ((rc = tool_common_opt(&tc, opt, optarg)) < 0)
+			return 2;
+		if (rc)
+			continue;
+		if (opt == 'h') {
+			printf("usage: smartio-nvme identify [OPTIONS]\n"
+			       "Identify the controller and its namespaces through the manager.\n\n"
+			       TOOL_COMMON_HELP);
+			return 0;
+		}
+		fprintf(stderr, "see `smartio-nvme identify --help`\n");
+		return 2;
+	}
+	if (tool_open(&tc, &c))
+		return 1;
+	id = malloc(sizeof(*id));
+	rc = id ? snv_identify_ctrl(c, id) : -ENOMEM;
+	if (rc) {
+		fprintf(stderr, "smartio-nvme identify: Identify Controller failed (%d)\n", rc);
+		free(id);
+		snv_client_close(c);
+		return 1;
+	}
+	printf("%-12s %#x\n", "device", tc.fdid);
+	trimmed("model", id->mn, sizeof(id->mn));
+	trimmed("serial", id->sn, sizeof(id->sn));
+	trimmed("firmware", id->fr, sizeof(id->fr));
+	printf("%-12s %u KiB\n", "max transfer", id->mdts ? 4u << id->mdts : 0);
+	if (snv_get_features(c, NVME_FEAT_FID_NUM_QUEUES, 0, &nq) == 0)
+		printf("%-12s %u\n", "I/O queues", ((nq & 0xffff) < (nq >> 16) ? (nq & 0xffff) :
+						     (nq >> 16)) + 1);
+	printf("%-12s %u\n", "namespaces", id->nn);
+	for (uint32_t ns = 1; ns <= id->nn && ns <= 64; ns++) {
+		struct snv_ns_info ni;
+
+		if (snv_ns_info(c, ns, &ni))
+			continue;
+		printf("  ns %-3u     %llu blocks of %u bytes (%llu MiB)\n", ns,
+		       (unsigned long long)ni.nlb, ni.lba_size,
+		       (unsigned long long)(ni.nlb * ni.lba_size >> 20));
+	}
+	free(id);
+	snv_client_close(c);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "manager"))
+		return cmd_manager(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "identify"))
+		return cmd_identify(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "dd"))
+		return cmd_dd(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "bench"))
+		return cmd_bench(argc - 1, argv + 1);
+	fprintf(stderr, "smartio-nvme: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* smartio-nvme: shared declarations of the tool's subcommands. */
+#ifndef SNVTOOL_H
+#define SNVTOOL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "smartio/nvme.h"
+
+struct tool_common {
+	uint32_t fdid;
+	uint32_t manager_node;
+	unsigned timeout_ms;
+};
+
+/* Parse a common option (--device, --manager-node, --timeout); returns 1 if
+ * it was one (consuming optarg), 0 if not, -1 on a bad value. */
+int tool_common_opt(struct tool_common *tc, int opt, const char *arg);
+/* Resolve the device (default: the first NVMe controller in the pool). */
+int tool_resolve(struct tool_common *tc);
+int tool_open(struct tool_common *tc, struct snv_client **c);
+int tool_parse_size(const char *s, uint64_t *out);
+uint64_t tool_now_ns(void);
+
+int cmd_dd(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#define TOOL_COMMON_HELP \
+	"  -d, --device DEV       controller: fabric device ID (0x80100), NAME or NODE:NAME\n" \
+	"                         (default: the first NVMe controller in the pool)\n" \
+	"  -m, --manager-node N   node ID of the manager's host (default: the lender's)\n" \
+	"  -t, --timeout MS       per request to the manager (default 5000)\n"
+
+#define TOOL_COMMON_LONGOPTS \
+	{ "device", required_argument, NULL, 'd' }, \
+	{ "manager-node", required_argument, NULL, 'm' }, \
+	{ "timeout", required_argument, NULL, 't' }
+
+#endif
