@@ -8,15 +8,37 @@ BUILD     ?= build
 BUILD_SAN ?= build-san
 BUILD_TSAN ?= build-tsan
 # Suites whose code runs threads (device models); run under ThreadSanitizer.
-TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment
+TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment lend \
+               nvme_drv_borrowed accel_drv_borrowed lend_cli nvme_dist
 MESON     ?= meson
 CC        ?= cc
 
 DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev \
                libpci-dev pciutils pci.ids graphviz gnuplot-nox libclang-rt-14-dev bc libnvme-dev nvme-cli \
-               python3 procps
+               python3 procps fuse3 libfuse3-dev e2fsprogs fio util-linux
 
-.PHONY: all deps build demo test test-plain test-san test-tsan fuzz bench clean install
+# The fio ioengine (tools/fio) is compiled against the installed fio's own
+# headers, taken from Debian's fio source package at build time; its configure
+# needs these to reproduce the binary's structures (docs/fio-engine.md).
+FIO_DEB_PACKAGES = fio dpkg-dev curl libaio-dev libnuma-dev librdmacm-dev libibverbs-dev \
+                   libnbd-dev zlib1g-dev
+# bench/nvme-peers: the peers it compares with (nbdkit, fio's nbd/psync/io_uring engines).
+BENCH_DEB_PACKAGES = fio nbdkit gnuplot-nox python3
+
+.PHONY: all deps build demo test test-plain test-san test-tsan fuzz bench figures clean install
+.PHONY: deps-fio deps-bench fio-engine nvme-peers
+
+# $(call apt_missing,PACKAGES): install those not installed yet (root or sudo).
+define apt_missing
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+endef
 
 all: build
 
@@ -40,7 +62,10 @@ build: deps $(BUILD)/build.ninja
 demo: build
 	./demo/run.sh $(BUILD)
 
+# The fio engine needs Debian's fio source (network); without it its test skips.
 test-plain: build
+	@$(MAKE) --no-print-directory fio-engine || \
+	  echo "note: the fio engine was not built (see above); the fio_engine test skips"
 	$(MESON) test -C $(BUILD) --print-errorlogs --verbose
 
 $(BUILD_SAN)/build.ninja:
@@ -69,6 +94,26 @@ fuzz: deps
 
 bench: build
 	./bench/run-all.sh $(BUILD)
+
+# The papers' experiments: model vs stated numbers vs the emulated cluster
+# (docs/timing-model.md, "Figures"); results in bench/out/figures/.
+figures: build
+	./bench/figures $(BUILD)
+
+deps-fio:
+	$(call apt_missing,$(FIO_DEB_PACKAGES))
+
+deps-bench:
+	$(call apt_missing,$(BENCH_DEB_PACKAGES))
+
+# build/tools/fio/smartio-fio.so (fetches fio's source: needs the network once).
+fio-engine: build deps-fio
+	$(MESON) configure $(BUILD) -Dfio_engine=true
+	ninja -C $(BUILD) tools/fio/smartio-fio.so
+
+# 4 KiB random reads: our driver (local, borrower) vs nbdkit, psync, io_uring.
+nvme-peers: fio-engine deps-bench
+	./bench/nvme-peers $(BUILD)
 
 # DIR/include, DIR/lib (and DIR/lib64 as a link), DIR/lib/pkgconfig/sisci.pc.
 install: build

@@ -56,5 +56,9 @@ int cmd_iommu(int argc, char **argv);
 int cmd_accel(int argc, char **argv);
 int cmd_nvme(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
+int cmd_predict_figure(int argc, char **argv);   /* predict_figure.c */
+int cmd_mount(int argc, char **argv);    /* mount.c (FUSE) or mount_nofuse.c */
+int cmd_lend(int argc, char **argv);     /* lend.c: devices, borrow, return */
+int cmd_umount(int argc, char **argv);
 
 #endif

@@ -16,6 +16,11 @@ static const struct cli_cmd cmds[] = {
 	{ "accel", "use a host's accelerators through its driver (copy, pingpong, bench)", cmd_accel },
 	{ "nvme", "use a host's NVMe drives through its driver (list, identify, read, write)", cmd_nvme },
 	{ "predict", "predict latency and bandwidth on real PCIe hardware (timing model)", cmd_predict },
+	{ "mount", "a host's NVMe namespaces as files through FUSE (dd, fio, mkfs)", cmd_mount },
+	{ "umount", "unmount a 'smartio mount'", cmd_umount },
+	{ "devices", "the cluster's pool of lendable devices, their state and borrower", cmd_lend },
+	{ "borrow", "borrow a device for host N (Device Lending: a shadow device)", cmd_lend },
+	{ "return", "return a borrowed device (refused while its driver is bound)", cmd_lend },
 };
 
 static void usage(FILE *f)
