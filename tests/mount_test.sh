@@ -5,7 +5,8 @@
 # through FUSE, used by ordinary tools — dd at odd offsets and lengths, fio
 # (psync, verify), mkfs.ext4 + mount -o loop, and ext4 files that survive a
 # cluster restart on a file-backed namespace (tests/topologies/nvme-file.yaml),
-# and an NVMe borrowed over an NTB (Device Lending, when the build has it).
+# and an NVMe borrowed over an NTB (Device Lending, when the build has it),
+# with ext4 on the borrowed drive surviving a cluster restart (lend-file.yaml).
 # Error cases: bad mount point, no such host, a host without an NVMe driver,
 # no FUSE, the daemon going away (EIO, logged), umount of something else.
 # TAP output.
@@ -210,6 +211,44 @@ if "$SMARTIO" devices --help >/dev/null 2>&1; then
 	check "${LEND_CHECKS[6]}" "$SMARTIO" cluster down
 else
 	for c in "${LEND_CHECKS[@]}"; do skip "$c" "no Device Lending in this build"; done
+fi
+
+# ---- ext4 on a *borrowed* NVMe (file-backed at the lender), across a restart ----
+BEXT_CHECKS=("lend-file cluster up" "borrow the file-backed NVMe" "mount the borrower's namespaces"
+	"mkfs.ext4 on the borrowed nvme0n1" "mount -o loop (borrowed)" "write files and sync (borrowed)"
+	"umount the loop mount (borrowed)" "smartio umount, return" "cluster down (lend-file)"
+	"cluster up again (lend-file)" "borrow again" "mount again (borrowed)"
+	"mount -o loop again (borrowed)" "files intact after the restart (borrowed)"
+	"umount, smartio umount, return" "cluster down (lend-file, end)")
+if "$SMARTIO" devices --help >/dev/null 2>&1 && [ "$ROOT" -eq 1 ]; then
+	sed "s|@BACKING@|$WORK/disk/lent|" "$SRC/tests/topologies/lend-file.yaml" >"$WORK/lend.yaml"
+	lend_fdid() {
+		"$SMARTIO" devices --json 2>/dev/null | python3 -c \
+		'import json,sys; print([d["fdid"] for d in json.load(sys.stdin) if d["class"] == "010802"][0])' \
+		2>/dev/null || echo none
+	}
+	check "${BEXT_CHECKS[0]}" "$SMARTIO" cluster up "$WORK/lend.yaml"
+	fdid=$(lend_fdid)
+	check "${BEXT_CHECKS[1]}" "$SMARTIO" borrow "$fdid" --host 0
+	check "${BEXT_CHECKS[2]}" "$SMARTIO" mount --host 0 --log "$LOG" "$MNT"
+	check "${BEXT_CHECKS[3]}" mkfs.ext4 -q -F "$MNT/nvme0n1"
+	check "${BEXT_CHECKS[4]}" mount -o loop "$MNT/nvme0n1" "$EXT"
+	check "${BEXT_CHECKS[5]}" sh -c "cp '$WORK/odd.bin' '$EXT/lent.bin' &&
+		seq 5 30000 >'$EXT/seq' && cd '$EXT' && sha256sum lent.bin seq >'$WORK/lsums' && sync"
+	check "${BEXT_CHECKS[6]}" umount "$EXT"
+	check "${BEXT_CHECKS[7]}" sh -c "'$SMARTIO' umount '$MNT' && '$SMARTIO' return '$fdid' --host 0 --unbind"
+	check "${BEXT_CHECKS[8]}" "$SMARTIO" cluster down
+	check "${BEXT_CHECKS[9]}" "$SMARTIO" cluster up "$WORK/lend.yaml"
+	fdid=$(lend_fdid)
+	check "${BEXT_CHECKS[10]}" "$SMARTIO" borrow "$fdid" --host 0
+	check "${BEXT_CHECKS[11]}" "$SMARTIO" mount --host 0 --log "$LOG" "$MNT"
+	check "${BEXT_CHECKS[12]}" mount -o loop,ro "$MNT/nvme0n1" "$EXT"
+	check "${BEXT_CHECKS[13]}" sh -c "cd '$EXT' && sha256sum -c '$WORK/lsums'"
+	check "${BEXT_CHECKS[14]}" sh -c "umount '$EXT' && '$SMARTIO' umount '$MNT' &&
+		'$SMARTIO' return '$fdid' --host 0 --unbind"
+	check "${BEXT_CHECKS[15]}" "$SMARTIO" cluster down
+else
+	for c in "${BEXT_CHECKS[@]}"; do skip "$c" "needs Device Lending and root (loop mounts)"; done
 fi
 
 # The detached servers logged to $LOG: only the expected EIO lines, no sanitizer reports.
