@@ -63,6 +63,14 @@ for dev in 8:nvme0 12:nvme0; do
 	check "$dev: rw 16k QD4 + verify=crc32c" fio_b --fdid=$dev --rw=rw --bs=16k --iodepth=4 \
 		--size=16m --offset=32m --verify=crc32c --do_verify=1
 	expect "$dev: rw: no errors" "err= 0"
+	# randread checks the headers a sequential write left (another job, another run).
+	check "$dev: write 8m with crc32c headers" fio_b --fdid=$dev --rw=write --bs=4k \
+		--iodepth=16 --size=8m --offset=64m --verify=crc32c --do_verify=0
+	check "$dev: randread QD8 + verify=crc32c" fio_b --fdid=$dev --rw=randread --bs=4k \
+		--iodepth=8 --size=8m --offset=64m --verify=crc32c
+	expect "$dev: randread: no errors" "err= 0" "read: IOPS="
+	check_fails "$dev: randread + verify of never-written blocks fails" fio_b --fdid=$dev \
+		--rw=randread --bs=4k --iodepth=8 --size=1m --offset=96m --verify=crc32c
 done
 
 for qd in 1 32; do
