@@ -3,7 +3,8 @@
 #
 # smartio-nvme, the distributed NVMe driver's tool, against real daemons:
 # help and error messages, the manager, identify, dd (write, read, verify,
-# files), bench (text and JSON, placements) on the default cluster; then 30
+# files), bench (text and JSON, placements) on the default cluster; SQs in
+# the CMB (tests/topologies/nvme-cmb.yaml); then 30
 # clients on 30 hosts of topologies/cluster-60.yaml verifying their own block
 # ranges at the same time on one controller. TAP output.
 set -euo pipefail
@@ -96,7 +97,32 @@ check "manager stops on SIGTERM" stop_manager
 cp "$WORK/manager.log" "$OUT"
 expect "manager log: sessions came and went, nothing reclaimed" "client 0x[0-9a-f]+: node 4" \
 	"closed" "stopping: [0-9]+ requests, 0 refused, 0 queue pairs reclaimed"
+# lender-b's nvme0 has a 1 MiB CMB (behind lender-b's IOMMU)
+check "manager on lender-b" start_manager 2 12:nvme0
+check "dd verify --sq cmb on lender-b's controller from host 0" on_host 0 dd -d 12:nvme0 \
+	--mode verify --lba 512 --count 512 --bs 8K --qd 4 --seed 7 --sq cmb
+expect "verified through the CMB" "verified"
+check "manager on lender-b stops" stop_manager
+cp "$WORK/manager.log" "$OUT"
+expect "the manager found the CMB" "CMB: 1024 KiB in BAR2" "SQ in the CMB at "
 check "cluster down" "$SMARTIO" cluster down
+
+# ---- SQs in a controller memory buffer (tests/topologies/nvme-cmb.yaml) ----
+check "nvme-cmb up" "$SMARTIO" cluster up "$SRC/tests/topologies/nvme-cmb.yaml"
+check "manager of the CMB controller on the lender" start_manager 0 4:nvme0
+check "dd verify --sq cmb from host 1" on_host 1 dd -d 4:nvme0 --mode verify --lba 2048 \
+	--count 1024 --bs 16K --qd 8 --seed 5 --sq cmb
+expect "dd with the SQ in the CMB verifies" "verified"
+check "bench --sq cmb from host 2" on_host 2 bench -d 4:nvme0 --rw randwrite --qd 4 --ios 1000 \
+	--sq cmb
+expect "bench with the SQ in the CMB runs" ": 1000 I/Os"
+check_fails "dd --cq cmb" on_host 1 dd -d 4:nvme0 --mode read --lba 0 --count 8 --cq cmb
+expect "says CQs cannot be in the CMB" "CQs cannot be in the CMB"
+check "manager stops" stop_manager
+cp "$WORK/manager.log" "$OUT"
+expect "manager log: the CMB and SQs in it" "CMB: 16 KiB in BAR2" "SQ in the CMB at " \
+	"stopping: [0-9]+ requests, 0 refused, 0 queue pairs reclaimed"
+check "nvme-cmb down" "$SMARTIO" cluster down
 
 # ---- 30 clients on 30 hosts of cluster-60, one controller ----
 # The tool at scale: 30 sessions at once (each identify opens a session,

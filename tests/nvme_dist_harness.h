@@ -303,7 +303,7 @@ struct want {
 	unsigned count;
 };
 
-static bool have_reports(struct kid *k, unsigned n, void *arg)
+static __attribute__((unused)) bool have_reports(struct kid *k, unsigned n, void *arg)
 {
 	const struct want *w = arg;
 	unsigned got = 0;

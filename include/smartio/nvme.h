@@ -47,8 +47,17 @@ enum snv_place {
 	SNV_PLACE_DEFAULT = 0,    /* SQ near the device, CQ near the CPU (access hints) */
 	SNV_PLACE_DEVICE,         /* the lender's RAM (next to the controller) */
 	SNV_PLACE_HOST,           /* the client's host RAM */
-	SNV_PLACE_CMB,            /* the controller memory buffer: not implemented, -ENOTSUP */
+	SNV_PLACE_CMB,            /* the controller memory buffer (SQs only), see below */
 };
+/*
+ * SNV_PLACE_CMB: the SQ lives in the controller's CMB (CMBLOC/CMBSZ). The
+ * manager owns the CMB and allocates each SQ a page-granular region of it
+ * (freed when the queue pair is deleted or its client reclaimed); the client
+ * maps the CMB's BAR and writes SQEs there (posted writes to device memory).
+ * snv_qpair_create returns -ENOTSUP when the controller has no CMB (or none
+ * for SQs) and for a CQ in the CMB (not implemented: CMBSZ.CQS = 0), and
+ * -ENOBUFS when the CMB is full. SNV_PLACE_DEFAULT never uses the CMB.
+ */
 
 struct snv_manager;
 struct snv_client;

@@ -66,8 +66,8 @@ static int nvme_params(const struct topo_device *td, struct model_bar *bars,
 		return -EINVAL;
 	}
 	*vectors = (unsigned)q + 1;
-	/* Optional Controller Memory Buffer: BAR2, 64-bit prefetchable. Takes effect
-	 * once dev_endpoint_init counts the BARs after calling params(). */
+	/* Optional Controller Memory Buffer: BAR2, 64-bit prefetchable
+	 * (dev_endpoint_init counts the BARs params() adds). */
 	rc = param_u64(td, "cmb", 0, &q, err, errlen);
 	if (rc)
 		return rc;

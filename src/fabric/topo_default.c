@@ -65,7 +65,7 @@ static const char default_yaml[] =
 	"    ports:\n"
 	"      - ntb: {name: ntb0, connect: mxs0}   # root port 0\n"
 	"      - link: {gen: 3, width: 4}           # root port 1\n"
-	"        device: {name: nvme0, model: nvme}\n"
+	"        device: {name: nvme0, model: nvme, params: {cmb: 1M}}   # CMB: SQs, BAR2\n"
 	"      - link: {gen: 3, width: 16}          # root port 2\n"
 	"        device: {name: gpu0, model: accel}\n";
 

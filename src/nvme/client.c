@@ -207,6 +207,18 @@ static int find_manager(struct snv_client *c, char *err, size_t errlen)
 	c->segid_base = hr.segid_base;
 	c->nqueues = hr.nqueues;
 	c->max_depth = hr.max_depth;
+	if ((hr.cmb_flags & ~SNV_CMB_SQ) || (!hr.cmb_flags && (hr.cmb_size || hr.cmb_off ||
+							      hr.cmb_bar)) ||
+	    (hr.cmb_flags && (!hr.cmb_size || hr.cmb_size % SNV_PAGE || hr.cmb_bar > 5))) {
+		snv_seterr(err, errlen, "the manager described the CMB inconsistently (flags %#x, "
+			   "BAR%u, %llu bytes): manager and library versions differ?", hr.cmb_flags,
+			   hr.cmb_bar, (unsigned long long)hr.cmb_size);
+		return -EPROTO;
+	}
+	c->cmb_flags = hr.cmb_flags;
+	c->cmb_bar = hr.cmb_bar;
+	c->cmb_off = hr.cmb_off;
+	c->cmb_size = hr.cmb_size;
 	return 0;
 sci_fail:
 	snv_seterr(err, errlen, "cannot create interrupts: %s", SCIGetErrorString(se));
@@ -346,6 +358,10 @@ void snv_client_close(struct snv_client *c)
 		if (c->segs[i].rs)
 			SCIDisconnectSegment(c->segs[i].rs, 0, &se);
 	}
+	if (c->cmb_map)
+		SCIUnmapSegment(c->cmb_map, 0, &se);
+	if (c->cmb_rs)
+		SCIDisconnectSegment(c->cmb_rs, 0, &se);
 	if (c->bar_map)
 		SCIUnmapSegment(c->bar_map, 0, &se);
 	if (c->bar_rs)

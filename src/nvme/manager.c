@@ -264,6 +264,7 @@ int snv_manager_start(const struct snv_manager_opts *o, struct snv_manager **out
 	rc = ctrl_reset(m, err, errlen);
 	if (rc)
 		goto fail;
+	snv_mgr_cmb_setup(m);
 	SCIReleaseExclusiveBorrow(m->dev, 0, &se);
 	if (se) {
 		snv_seterr(err, errlen, "cannot release the exclusive borrow: %s",
@@ -355,6 +356,7 @@ void snv_manager_destroy(struct snv_manager *m)
 		}
 	}
 	snv_dmamem_free(&m->data, m->o.adapter, m->dev);
+	snv_mgr_cmb_release(m);
 	if (m->asq_dev)
 		SCIUnmapRemoteSegmentForDevice(m->asq_rs, m->dev, 0, &se);
 	if (m->acq_dev)

@@ -173,7 +173,11 @@ static void hello(struct snv_manager *m, const struct snv_hdr *h, const void *bo
 			break;
 	}
 	hr = (struct snv_hello_reply){ .segid_base = c->segid_base, .nqueues = (uint16_t)m->nqueues,
-				       .max_depth = (uint16_t)(m->mqes + 1 > 4096 ? 4096 : m->mqes + 1) };
+				       .max_depth = (uint16_t)(m->mqes + 1 > 4096 ? 4096 : m->mqes + 1),
+				       .cmb_bar = m->cmb_flags ? m->cmb_bar : 0,
+				       .cmb_flags = m->cmb_flags,
+				       .cmb_off = m->cmb_flags ? m->cmb_off : 0,
+				       .cmb_size = m->cmb_flags ? m->cmb_size : 0 };
 	m->st.clients++;
 	snv_mlog(m, "client %#x: node %u pid %u", c->id, c->node, c->pid);
 	{
@@ -298,6 +302,7 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 	sci_ioaddr_t sq_io = 0, cq_io = 0;
 	struct nvme_sqe cmd;
 	unsigned qid = 0;
+	bool sq_cmb;
 	int rc;
 
 	if (blen != (long)sizeof(r)) {
@@ -306,10 +311,20 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 		return;
 	}
 	memcpy(&r, body, sizeof(r));
-	if (r.depth < 2 || r.depth > m->mqes + 1 || r.prio > 3 || r.sq_segid == r.cq_segid ||
-	    r.sq_segid - c->segid_base >= SNV_SEGIDS || r.cq_segid - c->segid_base >= SNV_SEGIDS) {
-		refuse(m, "CREATE_QP fields (depth, priority or segments not the client's)", h->client);
+	sq_cmb = r.flags & SNV_QP_SQ_CMB;
+	if (r.depth < 2 || r.depth > m->mqes + 1 || r.prio > 3 || r.rsvd ||
+	    (r.flags & ~SNV_QP_SQ_CMB) || r.cq_segid - c->segid_base >= SNV_SEGIDS ||
+	    (sq_cmb ? r.sq_segid != 0 : (r.sq_segid == r.cq_segid ||
+					  r.sq_segid - c->segid_base >= SNV_SEGIDS))) {
+		refuse(m, "CREATE_QP fields (depth, priority, flags or segments not the client's)",
+		       h->client);
 		reply(m, c->reply, h, -EINVAL, 0, NULL, 0, NULL, 0);
+		return;
+	}
+	if (sq_cmb && !(m->cmb_flags & SNV_CMB_SQ)) {
+		refuse(m, "CREATE_QP: SQ in the CMB, but the controller has no (usable) CMB",
+		       h->client);
+		reply(m, c->reply, h, -ENOTSUP, 0, NULL, 0, NULL, 0);
 		return;
 	}
 	for (unsigned i = 0; i < m->nqueues; i++) {
@@ -326,7 +341,21 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 	}
 	m->qcursor = qid % m->nqueues;
 	q = &m->q[qid];
-	rc = qseg(m, r.sq_segid, (size_t)r.depth * 64, &q->sq_rs, &q->sq_mapped, &sq_io);
+	if (sq_cmb) {
+		int64_t off = snv_mgr_cmb_alloc(m, (uint64_t)r.depth * 64);
+
+		if (off < 0) {
+			refuse(m, "CREATE_QP: the CMB is full", h->client);
+			reply(m, c->reply, h, -ENOBUFS, 0, NULL, 0, NULL, 0);
+			return;
+		}
+		q->cmb_off = (uint64_t)off;
+		q->cmb_len = ((uint64_t)r.depth * 64 + SNV_PAGE - 1) & ~(uint64_t)(SNV_PAGE - 1);
+		sq_io = m->cmb_io + q->cmb_off;
+		rc = 0;
+	} else {
+		rc = qseg(m, r.sq_segid, (size_t)r.depth * 64, &q->sq_rs, &q->sq_mapped, &sq_io);
+	}
 	if (!rc)
 		rc = qseg(m, r.cq_segid, (size_t)r.depth * 16, &q->cq_rs, &q->cq_mapped, &cq_io);
 	if (rc) {
@@ -362,7 +391,12 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 	q->owner = (unsigned)(c - m->cl);
 	m->st.queues++;
 	qr.qid = qid;
-	snv_mlog(m, "client %#x: queue pair %u, depth %u", c->id, qid, r.depth);
+	qr.sq_cmb_off = q->cmb_off;
+	if (sq_cmb)
+		snv_mlog(m, "client %#x: queue pair %u, depth %u, SQ in the CMB at %#llx", c->id,
+			 qid, r.depth, (unsigned long long)q->cmb_off);
+	else
+		snv_mlog(m, "client %#x: queue pair %u, depth %u", c->id, qid, r.depth);
 	reply(m, c->reply, h, 0, 0, &qr, sizeof(qr), NULL, 0);
 }
 

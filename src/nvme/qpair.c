@@ -254,6 +254,32 @@ static int get_seg(struct snv_client *c, bool sq, enum snv_place p, size_t size,
 	return 0;
 }
 
+/* Map the CMB's BAR (once per client); called with c->lock. */
+static int cmb_map(struct snv_client *c)
+{
+	sci_error_t se;
+
+	if (c->cmb)
+		return 0;
+	if (!c->cmb_rs) {
+		SCIConnectDeviceSegment(c->dev, &c->cmb_rs, c->cmb_bar, SCI_MEMTYPE_BAR, NULL, NULL,
+					0, &se);
+		if (se) {
+			c->cmb_rs = NULL;
+			return snv_errno(se);
+		}
+	}
+	c->cmb = (volatile uint8_t *)SCIMapRemoteSegment(c->cmb_rs, &c->cmb_map, c->cmb_off,
+							 c->cmb_size, NULL,
+							 SCI_FLAG_IO_MAP_IOSPACE, &se);
+	if (se) {
+		c->cmb = NULL;
+		c->cmb_map = NULL;
+		return snv_errno(se);
+	}
+	return 0;
+}
+
 static void qpair_free_local(struct snv_qpair *q)
 {
 	struct snv_client *c = q->c;
@@ -281,10 +307,11 @@ int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struc
 		o = &d;
 	sp = o->sq_place == SNV_PLACE_DEFAULT ? SNV_PLACE_DEVICE : o->sq_place;
 	cp = o->cq_place == SNV_PLACE_DEFAULT ? SNV_PLACE_HOST : o->cq_place;
-	if (sp == SNV_PLACE_CMB || cp == SNV_PLACE_CMB)
-		return -ENOTSUP;
 	if (sp > SNV_PLACE_CMB || cp > SNV_PLACE_CMB)
 		return -EINVAL;
+	/* CQs in the CMB: not implemented (the model's CMBSZ.CQS is 0); SQs need one. */
+	if (cp == SNV_PLACE_CMB || (sp == SNV_PLACE_CMB && !(c->cmb_flags & SNV_CMB_SQ)))
+		return -ENOTSUP;
 	r.depth = o->depth ? o->depth : 64;
 	if (r.depth < 2 || r.depth > c->max_depth || r.depth > 65536)
 		return -EINVAL;
@@ -304,26 +331,40 @@ int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struc
 		q->free_cids[i] = (uint16_t)(r.depth - 1 - i);
 	q->nfree = r.depth - 1;              /* at most depth - 1 in flight: the SQ never fills */
 	pthread_mutex_lock(&c->lock);
-	rc = get_seg(c, true, sp, ((size_t)r.depth * 64 + SNV_PAGE - 1) & ~(size_t)(SNV_PAGE - 1),
+	rc = sp == SNV_PLACE_CMB ? cmb_map(c) :
+	     get_seg(c, true, sp, ((size_t)r.depth * 64 + SNV_PAGE - 1) & ~(size_t)(SNV_PAGE - 1),
 		     &q->sqs);
 	if (!rc)
 		rc = get_seg(c, false, cp,
 			     ((size_t)r.depth * 16 + SNV_PAGE - 1) & ~(size_t)(SNV_PAGE - 1), &q->cqs);
 	if (!rc) {
-		q->sq = (struct nvme_sqe *)q->sqs->vaddr;
 		q->cq = (struct nvme_cqe *)q->cqs->vaddr;
-		memset(q->sq, 0, q->sqs->size);
+		if (q->sqs)
+			memset((void *)q->sqs->vaddr, 0, q->sqs->size);
 		memset(q->cq, 0, q->cqs->size);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		r.sq_segid = q->sqs->id;
+		r.sq_segid = q->sqs ? q->sqs->id : 0;
 		r.cq_segid = q->cqs->id;
 		r.prio = NVME_QPRIO_MEDIUM;
+		r.flags = q->sqs ? 0 : SNV_QP_SQ_CMB;
 		rc = snv_rpc(c, SNV_MSG_CREATE_QP, &r, sizeof(r), &qr, sizeof(qr), NULL, 0, NULL);
 		if (rc > 0)
 			rc = -EIO;                    /* the controller refused the queue */
 	}
-	if (!rc && (qr.qid < 1 || qr.qid > c->nqueues))
+	/* Every reply field checked: a CMB region lies within the CMB, on a page. */
+	if (!rc && (qr.qid < 1 || qr.qid > c->nqueues || qr.rsvd ||
+		    (q->sqs ? qr.sq_cmb_off != 0 :
+		     (qr.sq_cmb_off % SNV_PAGE || qr.sq_cmb_off > c->cmb_size ||
+		      (uint64_t)r.depth * 64 > c->cmb_size - qr.sq_cmb_off))))
 		rc = -EPROTO;
+	if (!rc) {
+		q->sq_cmb_off = qr.sq_cmb_off;
+		q->sq = q->sqs ? (struct nvme_sqe *)q->sqs->vaddr :
+			(struct nvme_sqe *)(c->cmb + qr.sq_cmb_off);
+		if (!q->sqs)                      /* posted stores to device memory */
+			memset(q->sq, 0, (size_t)r.depth * 64);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
 	if (!rc)
 		rc = list_add((void ***)&c->qps, &c->nqps, &c->cap_qps, q);
 	if (rc) {
@@ -365,7 +406,8 @@ int snv_qpair_delete(struct snv_qpair *q, bool force)
 	rc = snv_rpc(c, SNV_MSG_DELETE_QP, &r, sizeof(r), NULL, 0, NULL, 0, NULL);
 	/* The memory is reused only once the controller no longer owns it. */
 	if (!rc) {
-		q->sqs->in_use = false;
+		if (q->sqs)
+			q->sqs->in_use = false;
 		q->cqs->in_use = false;
 	}
 	pthread_mutex_unlock(&c->lock);

@@ -24,6 +24,7 @@ struct snv_mclient {
 struct snv_mqueue {
 	bool used;
 	unsigned owner;           /* client slot */
+	uint64_t cmb_off, cmb_len;  /* the SQ's CMB region (cmb_len 0: not in the CMB) */
 	sci_remote_segment_t sq_rs, cq_rs;
 	bool sq_mapped, cq_mapped;
 };
@@ -37,6 +38,13 @@ struct snv_manager {
 	sci_map_t bar_map;
 	volatile uint8_t *bar;
 	unsigned dstrd, mqes, to_ms;
+	/* The controller memory buffer (CMBLOC/CMBSZ): its BAR, connected and mapped for
+	 * the device; the manager hands out page-granular regions of it (mgr_cmb.c). */
+	uint32_t cmb_bar, cmb_flags;  /* BIR; SNV_CMB_* (0: no usable CMB) */
+	uint64_t cmb_off, cmb_size;   /* offset in the BAR, bytes */
+	sci_remote_segment_t cmb_rs;
+	bool cmb_mapped;
+	sci_ioaddr_t cmb_io;          /* the CMB's bus address for the device */
 	/* admin queues: device segments in the lender's RAM */
 	sci_remote_segment_t asq_rs, acq_rs;
 	sci_map_t asq_map, acq_map;
@@ -70,5 +78,12 @@ void snv_mgr_data_prps(struct snv_manager *m, struct nvme_sqe *cmd, size_t len);
 void snv_mgr_handle(struct snv_manager *m, unsigned len);
 void snv_mgr_heartbeat(struct snv_manager *m);
 void snv_mgr_drop_client(struct snv_manager *m, unsigned slot, bool lost);
+/* mgr_cmb.c: find and map the CMB at start (an unusable one is logged and
+ * treated as absent: m->cmb_flags stays 0), release it. */
+void snv_mgr_cmb_setup(struct snv_manager *m);
+void snv_mgr_cmb_release(struct snv_manager *m);
+/* First fit of len bytes (whole pages) not overlapping any queue's region:
+ * the offset in the CMB, or -ENOSPC. */
+int64_t snv_mgr_cmb_alloc(const struct snv_manager *m, uint64_t len);
 
 #endif

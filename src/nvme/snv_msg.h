@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define SNV_MSG_MAGIC      0x31564e53u   /* "SNV1" */
-#define SNV_MSG_VERSION    1u
+#define SNV_MSG_VERSION    2u            /* 2: the CMB (HELLO reply, CREATE_QP flags) */
 #define SNV_MSG_MAX        4096u         /* a data interrupt's largest message */
 #define SNV_REPLY          0x80u         /* type bit of replies */
 #define SNV_CHUNK          3072u         /* data bytes per reply message */
@@ -54,7 +54,14 @@ struct snv_hello_reply {
 	uint32_t segid_base;    /* the client's device segment IDs: [base, base + SNV_SEGIDS) */
 	uint16_t nqueues;       /* I/O queue pairs of the controller */
 	uint16_t max_depth;     /* MQES + 1 */
+	uint32_t cmb_bar;       /* the BAR holding the CMB (CMBLOC.BIR); 0 without a CMB */
+	uint32_t cmb_flags;     /* SNV_CMB_*: what the manager places there; 0: no CMB */
+	uint64_t cmb_off;       /* the CMB's offset in that BAR (CMBLOC.OFST x unit) */
+	uint64_t cmb_size;      /* its usable size in bytes (whole pages); 0 without a CMB */
 };
+_Static_assert(sizeof(struct snv_hello_reply) == 32, "HELLO reply layout");
+
+#define SNV_CMB_SQ         0x1u          /* SQs in the CMB (CMBSZ.SQS) */
 
 struct snv_admin {
 	uint8_t sqe[64];        /* the command; the manager replaces CID and PRPs */
@@ -72,15 +79,23 @@ struct snv_admin_reply {
 
 struct snv_create_qp {
 	uint32_t depth;         /* entries per queue */
-	uint32_t sq_segid;      /* device segment with the SQ (the client's range) */
+	uint32_t sq_segid;      /* device segment with the SQ (the client's range); 0 with SQ_CMB */
 	uint32_t cq_segid;      /* device segment with the CQ */
 	uint32_t prio;          /* enum nvme_qprio */
+	uint32_t flags;         /* SNV_QP_* */
+	uint32_t rsvd;          /* 0 */
 };
+_Static_assert(sizeof(struct snv_create_qp) == 24, "CREATE_QP layout");
+
+/* The SQ goes in the CMB: the manager allocates the region and names it in the reply. */
+#define SNV_QP_SQ_CMB      0x1u
 
 struct snv_qp_reply {
 	uint32_t qid;
-	uint32_t rsvd;
+	uint32_t rsvd;          /* 0 */
+	uint64_t sq_cmb_off;    /* with SQ_CMB: the SQ's page-aligned offset in the CMB; else 0 */
 };
+_Static_assert(sizeof(struct snv_qp_reply) == 16, "CREATE_QP reply layout");
 
 struct snv_delete_qp {
 	uint32_t qid;

@@ -98,6 +98,12 @@ struct snv_client {
 	sci_remote_segment_t bar_rs;
 	sci_map_t bar_map;
 	volatile uint8_t *bar;
+	/* The CMB as the manager described it; its BAR is mapped on first use. */
+	uint32_t cmb_bar, cmb_flags;
+	uint64_t cmb_off, cmb_size;
+	sci_remote_segment_t cmb_rs;
+	sci_map_t cmb_map;
+	volatile uint8_t *cmb;
 	sci_local_data_interrupt_t reply;
 	sci_local_interrupt_t live;
 	sci_remote_data_interrupt_t chan;
@@ -147,7 +153,8 @@ struct snv_qpair {
 	struct snv_client *c;
 	uint16_t qid;
 	uint32_t depth;
-	struct snv_devseg *sqs, *cqs;
+	struct snv_devseg *sqs, *cqs;     /* sqs NULL: the SQ is in the CMB */
+	uint64_t sq_cmb_off;              /* its offset there, from the manager */
 	struct nvme_sqe *sq;
 	struct nvme_cqe *cq;
 	volatile uint32_t *sq_db, *cq_db;

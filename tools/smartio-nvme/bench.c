@@ -150,8 +150,7 @@ int cmd_bench(int argc, char **argv)
 	rc = snv_qpair_create(c, &qo, &q);
 	if (rc) {
 		fprintf(stderr, "smartio-nvme bench: cannot create a queue pair: %s%s\n",
-			strerror(-rc), rc == -ENOTSUP ? " (no CMB for SQs on this controller)" :
-			rc == -ENOSPC ? " (all I/O queues are in use)" : "");
+			strerror(-rc), tool_qp_hint(rc, qo.cq_place));
 		goto fail;
 	}
 	lat = malloc(MAX_SAMPLES * sizeof(*lat));

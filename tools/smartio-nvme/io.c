@@ -76,7 +76,7 @@ static int open_client_qp(struct tool_common *tc, unsigned depth, enum snv_place
 	rc = snv_qpair_create(*c, &qo, q);
 	if (rc) {
 		fprintf(stderr, "smartio-nvme: cannot create a queue pair: %s%s\n", strerror(-rc),
-			rc == -ENOSPC ? " (all I/O queues are in use)" : "");
+			tool_qp_hint(rc, cq));
 		snv_client_close(*c);
 		return -1;
 	}
@@ -103,7 +103,7 @@ static void dd_help(void)
 	       "  -C, --check            read: compare with the pattern of --seed\n"
 	       "  -i, --if FILE          write: data from FILE instead of the pattern\n"
 	       "  -o, --of FILE          read: data to FILE\n"
-	       "      --sq PLACE         SQ memory: default, device, host\n"
+	       "      --sq PLACE         SQ memory: default, device, host, cmb\n"
 	       "      --cq PLACE         CQ memory: default, device (saves a window of the lender's\n"
 	       "                         NTB per client), host\n");
 }
@@ -234,15 +234,16 @@ int cmd_dd(int argc, char **argv)
 		case 1:
 		case 2:
 			if (!strcmp(optarg, "default") || !strcmp(optarg, "device") ||
-			    !strcmp(optarg, "host")) {
+			    !strcmp(optarg, "host") || !strcmp(optarg, "cmb")) {
 				enum snv_place p = !strcmp(optarg, "device") ? SNV_PLACE_DEVICE :
-					!strcmp(optarg, "host") ? SNV_PLACE_HOST : SNV_PLACE_DEFAULT;
+					!strcmp(optarg, "host") ? SNV_PLACE_HOST :
+					!strcmp(optarg, "cmb") ? SNV_PLACE_CMB : SNV_PLACE_DEFAULT;
 
 				*(opt == 1 ? &sqp : &cqp) = p;
 				break;
 			}
-			fprintf(stderr, "smartio-nvme dd: bad placement '%s' (default, device, host)\n",
-				optarg);
+			fprintf(stderr, "smartio-nvme dd: bad placement '%s' (default, device, host, "
+				"cmb)\n", optarg);
 			return 2;
 		case 'n': case 's': case 'c': case 'b': case 'q': case 'S':
 			if (tool_parse_size(optarg, &v)) {

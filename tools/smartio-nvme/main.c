@@ -40,6 +40,18 @@ uint64_t tool_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+const char *tool_qp_hint(int rc, enum snv_place cq)
+{
+	if (rc == -ENOTSUP)
+		return cq == SNV_PLACE_CMB ? " (CQs cannot be in the CMB: not implemented, the "
+			"controller's CMBSZ.CQS is 0)" : " (the controller has no CMB for SQs)";
+	if (rc == -ENOBUFS)
+		return " (the controller's CMB is full: other clients' SQs use it)";
+	if (rc == -ENOSPC)
+		return " (all I/O queues are in use)";
+	return "";
+}
+
 int tool_parse_size(const char *s, uint64_t *out)
 {
 	char *end;
