@@ -25,7 +25,9 @@ NBLK=$((NS_BYTES / LBA))
 # An ASan-built shim needs the sanitizer runtime loaded first into the
 # uninstrumented nvme binary.
 PRELOAD=$SHIM
-if nm -D "$SHIM" 2>/dev/null | grep -q '__asan_init'; then
+# (grep without -q reads all of nm's output: with pipefail, an early exit
+# would fail the pipeline by SIGPIPE once the symbol list is long.)
+if nm -D "$SHIM" 2>/dev/null | grep '__asan_init' >/dev/null; then
 	rt=$(${CC:-clang} -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null || true)
 	[ -e "$rt" ] || rt=$(clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null || true)
 	PRELOAD="$rt $SHIM"

@@ -54,7 +54,9 @@ static int make_listener(const char *path, char *err, size_t errlen)
 	if (probe >= 0)
 		close(probe);
 	unlink(path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking: the wait service (lend_svc.c) polls it too, and the one
+	 * that loses the race for a connection must not block in accept4. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
 		int e = errno;
 
