@@ -10,18 +10,18 @@
  * Errors: -EPROTO for things that can only come from a broken or foreign
  * implementation (unknown type, a reply to a message that has none);
  * -EINVAL for a known message with a bad length or a field out of range.
+ *
+ * This file holds the framing (header) check, the core message validators and
+ * the type table; the per-family validators are in proto_dev.c (driver and
+ * device-pool messages), proto_seg.c (SISCI segments, interrupts, DMA queues)
+ * and proto_lend.c (Device Lending).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "proto_lend.h"
+#include "proto_priv.h"
 #include "smartio/proto.h"
-
-#define CFG_SPACE_SIZE	SMIO_CFG_SPACE
-#define MAX_LEN		SMIO_MAX_LEN
-#define PAGE_MASK_4K	4095ull
-#define MAX_FAULTS	SMIO_MAX_FAULTS
-#define MAX_ERRNO	4095
 
 /*
  * The wire format is the in-memory layout of these structs. Hidden padding
@@ -98,45 +98,6 @@ _Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_route_reply) +
 
 /* A payload validator: p is aligned and len already known to be right. */
 typedef int (*check_fn)(const void *p, uint32_t len);
-
-/* ---- small field helpers ---- */
-
-static bool is_bool(uint32_t v)
-{
-	return v == 0 || v == 1;
-}
-
-/* A fixed-size string field must end inside its array (no over-read later). */
-static bool str_ok(const char *s, size_t size)
-{
-	return memchr(s, '\0', size) != NULL;
-}
-
-static bool all_zero(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
-/*
- * [addr, addr + len) must not wrap past 2^64. The last byte is what counts:
- * a range ending exactly at 2^64 is representable. len == 0 is up to callers.
- */
-static bool range_ok(uint64_t addr, uint64_t len)
-{
-	return !len || addr + (len - 1) >= addr;
-}
-
-/* Access length bounds shared by ROUTE/MAP requests and PEER_STEP. */
-static bool access_ok(uint64_t addr, uint64_t len)
-{
-	return len >= 1 && len <= MAX_LEN && range_ok(addr, len);
-}
 
 /* ---- per-struct validators ---- */
 
@@ -454,637 +415,6 @@ struct type_spec {
 #define FIXED(s, fn)	{ sizeof(s), false, fn }
 #define VAR(s, fn)	{ sizeof(s), true, fn }
 
-/* ---- driver messages ---- */
-
-static int check_nvme_admin(const void *p, uint32_t len)
-{
-	struct smio_nvme_admin m;
-
-	if (len < sizeof(m))
-		return -EINVAL;
-	memcpy(&m, p, sizeof(m));
-	if (m.pad || m.pad2 || m.dir > SMIO_DIR_FROM_DEV || m.data_len > SMIO_NVME_MAX_DATA)
-		return -EINVAL;
-	if ((m.dir == SMIO_DIR_NONE) != (m.data_len == 0))
-		return -EINVAL;
-	/* Only a write carries its data along. */
-	if (len != sizeof(m) + (m.dir == SMIO_DIR_TO_DEV ? m.data_len : 0))
-		return -EINVAL;
-	return 0;
-}
-
-static int check_nvme_io(const void *p, uint32_t len)
-{
-	struct smio_nvme_io m;
-
-	if (len < sizeof(m))
-		return -EINVAL;
-	memcpy(&m, p, sizeof(m));
-	if (m.pad || m.op < SMIO_NVME_READ || m.op > SMIO_NVME_DEALLOCATE || !m.nsid)
-		return -EINVAL;
-	if (m.op == SMIO_NVME_FLUSH ? m.nlb != 0 : (m.nlb == 0 || m.nlb > 65536))
-		return -EINVAL;
-	if (m.slba + m.nlb < m.slba)
-		return -EINVAL;
-	if (m.op == SMIO_NVME_WRITE ? (m.data_len == 0 || m.data_len > SMIO_NVME_MAX_DATA ||
-				       m.data_len % 512) : m.data_len != 0)
-		return -EINVAL;
-	return len == sizeof(m) + m.data_len ? 0 : -EINVAL;
-}
-
-static int check_nvme_cpl(const void *p, uint32_t len)
-{
-	struct smio_nvme_cpl m;
-
-	if (len < sizeof(m))
-		return -EINVAL;
-	memcpy(&m, p, sizeof(m));
-	if (m.pad || m.pad2 || m.data_len > SMIO_NVME_MAX_DATA || (m.status & 0x8000))
-		return -EINVAL;
-	return len == sizeof(m) + m.data_len ? 0 : -EINVAL;
-}
-
-static int check_accel_op(const void *p, uint32_t len)
-{
-	struct smio_accel_op m;
-
-	memcpy(&m, p, sizeof(m));
-	if (m.pad || m.kind < SMIO_ACCEL_COPY || m.kind > SMIO_ACCEL_INFO || (m.flags & ~0xfu))
-		return -EINVAL;
-	if ((m.flags & SMIO_ACCEL_F_SRC_DEV) && (m.flags & SMIO_ACCEL_F_SRC_RAM))
-		return -EINVAL;
-	if ((m.flags & SMIO_ACCEL_F_DST_DEV) && (m.flags & SMIO_ACCEL_F_DST_RAM))
-		return -EINVAL;
-	if (m.len > (1ull << 40) || m.src + m.len < m.src || m.dst + m.len < m.dst)
-		return -EINVAL;
-	if (m.kind == SMIO_ACCEL_PINGPONG && (m.iters == 0 || m.iters > 10000000))
-		return -EINVAL;
-	return 0;
-}
-
-static int check_accel_result(const void *p, uint32_t len)
-{
-	struct smio_accel_result m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.pad ? -EINVAL : 0;
-}
-
-/* ---- SISCI segments ---- */
-
-#define SEG_PAGE_MASK	(SMIO_SEG_PAGE - 1)
-
-/* A segment's extent as the daemon reports it: page granular, not wrapping. */
-static bool seg_extent_ok(uint64_t addr, uint64_t size)
-{
-	return size && size <= MAX_LEN && !((addr | size) & SEG_PAGE_MASK) &&
-	       range_ok(addr, size);
-}
-
-static int check_seg_create(const void *p, uint32_t len)
-{
-	struct smio_seg_create m;
-
-	memcpy(&m, p, sizeof(m));
-	/* The daemon rounds the size up to a page: bound it before rounding. */
-	if (m.flags & ~SMIO_SEG_FLAGS || !m.size || m.size > MAX_LEN)
-		return -EINVAL;
-	return 0;
-}
-
-static int check_seg_info(const void *p, uint32_t len)
-{
-	struct smio_seg_info m;
-
-	memcpy(&m, p, sizeof(m));
-	if (m.segid == SMIO_SEGID_AUTO || m.flags & ~SMIO_SEG_FLAGS)
-		return -EINVAL;
-	if (!seg_extent_ok(m.addr, m.size))
-		return -EINVAL;
-	/* An empty segment has no memory, hence no address. */
-	if ((m.flags & SMIO_SEG_F_EMPTY) && m.addr)
-		return -EINVAL;
-	return 0;
-}
-
-static int check_seg_id(const void *p, uint32_t len)
-{
-	struct smio_seg_id m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.pad || m.segid == SMIO_SEGID_AUTO ? -EINVAL : 0;
-}
-
-static int check_seg_avail(const void *p, uint32_t len)
-{
-	struct smio_seg_avail m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.segid == SMIO_SEGID_AUTO || !is_bool(m.available) ? -EINVAL : 0;
-}
-
-static int check_seg_connect(const void *p, uint32_t len)
-{
-	struct smio_seg_connect m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.pad || m.segid == SMIO_SEGID_AUTO ? -EINVAL : 0;
-}
-
-static int check_seg_conn(const void *p, uint32_t len)
-{
-	struct smio_seg_conn m;
-
-	memcpy(&m, p, sizeof(m));
-	if (!m.size || m.size > MAX_LEN || (m.size & SEG_PAGE_MASK))
-		return -EINVAL;
-	/* The segment lies inside what the LUT run translates. */
-	if (m.offset > MAX_LEN || !range_ok(m.win_addr, m.offset + m.size))
-		return -EINVAL;
-	if (m.lut_first + (uint64_t)m.lut_count > UINT32_MAX)
-		return -EINVAL;
-	return 0;
-}
-
-static int check_seg_map(const void *p, uint32_t len)
-{
-	struct smio_seg_map m;
-
-	memcpy(&m, p, sizeof(m));
-	if (m.pad || !access_ok(m.offset, m.size))
-		return -EINVAL;
-	return 0;
-}
-
-static int check_seg_conn_ref(const void *p, uint32_t len)
-{
-	struct smio_seg_conn_ref m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.pad ? -EINVAL : 0;
-}
-
-static int check_seg_state(const void *p, uint32_t len)
-{
-	struct smio_seg_state m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.state == SMIO_SEG_CONNECTED || m.state == SMIO_SEG_LOST ? 0 : -EINVAL;
-}
-
-static int check_seg_attach(const void *p, uint32_t len)
-{
-	struct smio_seg_attach m;
-
-	memcpy(&m, p, sizeof(m));
-	if (m.segid == SMIO_SEGID_AUTO)
-		return -EINVAL;
-	switch (m.kind) {
-	case SMIO_SEG_ATTACH_RAM:
-		return !m.addr && seg_extent_ok(0, m.size) ? 0 : -EINVAL;
-	case SMIO_SEG_ATTACH_PHYS:
-		return seg_extent_ok(m.addr, m.size) ? 0 : -EINVAL;
-	default:
-		return -EINVAL;
-	}
-}
-
-static int check_peer_seg(const void *p, uint32_t len)
-{
-	struct smio_peer_seg m;
-
-	memcpy(&m, p, sizeof(m));
-	if (m.segid == SMIO_SEGID_AUTO || !seg_extent_ok(m.addr, m.size))
-		return -EINVAL;
-	return 0;
-}
-
-static int check_peer_seg_ref(const void *p, uint32_t len)
-{
-	struct smio_peer_seg_ref m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.segid == SMIO_SEGID_AUTO ? -EINVAL : 0;
-}
-
-static int check_peer_memfd_req(const void *p, uint32_t len)
-{
-	struct smio_peer_memfd m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.pad || m.size ? -EINVAL : 0;
-}
-
-static int check_peer_memfd_reply(const void *p, uint32_t len)
-{
-	struct smio_peer_memfd m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.pad || !m.size ? -EINVAL : 0;
-}
-
-/* ---- SISCI interrupts ---- */
-
-static int check_intr_create(const void *p, uint32_t len)
-{
-	struct smio_intr_create m;
-
-	memcpy(&m, p, sizeof(m));
-	return is_bool(m.data) ? 0 : -EINVAL;
-}
-
-/* INTR_CREATE reply, INTR_REMOVE, PEER_INTR_LOOKUP: a real number, a kind. */
-static int check_intr_id(const void *p, uint32_t len)
-{
-	struct smio_intr_id m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.intno == SMIO_INTNO_AUTO || !is_bool(m.data) ? -EINVAL : 0;
-}
-
-/* Only data interrupts queue messages. */
-static int check_intr_receive(const void *p, uint32_t len)
-{
-	struct smio_intr_id m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.intno == SMIO_INTNO_AUTO || m.data != 1 ? -EINVAL : 0;
-}
-
-static int check_intr_connect(const void *p, uint32_t len)
-{
-	struct smio_intr_connect m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.intno == SMIO_INTNO_AUTO || !is_bool(m.data) ? -EINVAL : 0;
-}
-
-static int check_intr_conn(const void *p, uint32_t len)
-{
-	struct smio_intr_conn m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.handle ? 0 : -EINVAL;
-}
-
-static int check_intr_conn_ref(const void *p, uint32_t len)
-{
-	struct smio_intr_conn_ref m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.pad || !m.handle ? -EINVAL : 0;
-}
-
-/* Head {u32, u32 len} + exactly len message bytes. */
-static int check_intr_msg(const void *p, uint32_t len)
-{
-	struct smio_intr_data m;
-
-	if (len < sizeof(m))
-		return -EINVAL;
-	memcpy(&m, p, sizeof(m));
-	if (m.len > SMIO_INTR_MAX_DATA || len != sizeof(m) + m.len)
-		return -EINVAL;
-	return 0;
-}
-
-static int check_intr_data(const void *p, uint32_t len)
-{
-	struct smio_intr_data m;
-
-	if (check_intr_msg(p, len))
-		return -EINVAL;
-	memcpy(&m, p, sizeof(m));
-	return m.intno == SMIO_INTNO_AUTO ? -EINVAL : 0;
-}
-
-static int check_peer_intr(const void *p, uint32_t len)
-{
-	struct smio_peer_intr m;
-
-	memcpy(&m, p, sizeof(m));
-	if (m.intno == SMIO_INTNO_AUTO || !m.serial || !is_bool(m.data) || m.pad)
-		return -EINVAL;
-	return 0;
-}
-
-static int check_peer_intr_fire(const void *p, uint32_t len)
-{
-	struct smio_peer_intr_fire m;
-
-	if (len < sizeof(m))
-		return -EINVAL;
-	memcpy(&m, p, sizeof(m));
-	if (m.intno == SMIO_INTNO_AUTO || !m.serial || !is_bool(m.data))
-		return -EINVAL;
-	if (m.len > SMIO_INTR_MAX_DATA || (!m.data && m.len))
-		return -EINVAL;
-	return len == sizeof(m) + m.len ? 0 : -EINVAL;
-}
-
-/* ---- SmartIO device pool ---- */
-
-_Static_assert(sizeof(struct smio_dev_info) == 120, "dev_info layout");
-_Static_assert(sizeof(struct smio_dev_list) == 8, "dev_list layout");
-_Static_assert(sizeof(struct smio_dev_borrow) == 8, "dev_borrow layout");
-_Static_assert(sizeof(struct smio_dev_borrowed) == 128, "dev_borrowed layout");
-_Static_assert(sizeof(struct smio_dev_ref) == 8, "dev_ref layout");
-_Static_assert(sizeof(struct smio_dev_seg_connect) == 16, "dev_seg_connect layout");
-_Static_assert(sizeof(struct smio_dev_map_local) == 24, "dev_map_local layout");
-_Static_assert(sizeof(struct smio_dev_map_remote) == 24, "dev_map_remote layout");
-_Static_assert(sizeof(struct smio_dev_mapping) == 16, "dev_mapping layout");
-_Static_assert(sizeof(struct smio_dev_unmap) == 8, "dev_unmap layout");
-_Static_assert(sizeof(struct smio_dev_rid) == 8, "dev_rid layout");
-_Static_assert(sizeof(struct smio_peer_dev_borrow) == 8, "peer_dev_borrow layout");
-_Static_assert(sizeof(struct smio_peer_dev_ref) == 8, "peer_dev_ref layout");
-_Static_assert(sizeof(struct smio_peer_dev_bar) == 24, "peer_dev_bar layout");
-_Static_assert(sizeof(struct smio_peer_dev_map) == 40, "peer_dev_map layout");
-_Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_dev_list) +
-	       SMIO_MAX_DEVS * sizeof(struct smio_dev_info), "device list fits");
-
-static int check_dev_info(const struct smio_dev_info *f)
-{
-	if (f->pad || f->pad2 || !is_bool(f->exclusive) || f->class > 0xffffff)
-		return -EINVAL;
-	if (f->fdid != SMIO_FDID(f->node_id, f->bdf) || f->node_id > 0xffff)
-		return -EINVAL;
-	if (f->exclusive && f->borrowers != 1)
-		return -EINVAL;
-	for (unsigned i = 0; i < SMIO_DEV_BARS; i++)
-		if (f->bar_size[i] > MAX_LEN)
-			return -EINVAL;
-	return str_ok(f->name, sizeof(f->name)) ? 0 : -EINVAL;
-}
-
-static int check_dev_list(const void *p, uint32_t len)
-{
-	const uint8_t *b = p;
-	struct smio_dev_list m;
-	struct smio_dev_info f;
-
-	memcpy(&m, p, sizeof(m));
-	if (m.n > SMIO_MAX_DEVS || m.pad || len != sizeof(m) + (size_t)m.n * sizeof(f))
-		return -EINVAL;
-	for (uint32_t i = 0; i < m.n; i++) {
-		memcpy(&f, b + sizeof(m) + (size_t)i * sizeof(f), sizeof(f));
-		if (check_dev_info(&f))
-			return -EINVAL;
-	}
-	return 0;
-}
-
-static int check_dev_borrow(const void *p, uint32_t len)
-{
-	struct smio_dev_borrow m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.flags & ~SMIO_DEV_F_EXCLUSIVE ? -EINVAL : 0;
-}
-
-static int check_dev_borrowed(const void *p, uint32_t len)
-{
-	struct smio_dev_borrowed m;
-
-	memcpy(&m, p, sizeof(m));
-	if (!m.handle || m.flags & ~SMIO_DEV_F_EXCLUSIVE)
-		return -EINVAL;
-	return check_dev_info(&m.info);
-}
-
-static int check_dev_ref(const void *p, uint32_t len)
-{
-	struct smio_dev_ref m;
-
-	memcpy(&m, p, sizeof(m));
-	return !m.handle || m.pad ? -EINVAL : 0;
-}
-
-static int check_dev_seg_connect(const void *p, uint32_t len)
-{
-	struct smio_dev_seg_connect m;
-
-	memcpy(&m, p, sizeof(m));
-	if (!m.handle || (m.memtype == SMIO_DEV_MEMTYPE_BAR && m.segid >= SMIO_DEV_BARS))
-		return -EINVAL;
-	if (m.memtype != SMIO_DEV_MEMTYPE_BAR && m.memtype != SMIO_DEV_MEMTYPE_PRIVATE &&
-	    m.memtype != SMIO_DEV_MEMTYPE_SHARED)
-		return -EINVAL;
-	return 0;
-}
-
-static bool dev_seg_memtype_ok(uint32_t memtype)
-{
-	return memtype == SMIO_DEV_MEMTYPE_PRIVATE || memtype == SMIO_DEV_MEMTYPE_SHARED;
-}
-
-static bool dev_seg_place_ok(uint32_t place)
-{
-	return place == SMIO_DEV_PLACE_BORROWER || place == SMIO_DEV_PLACE_LENDER;
-}
-
-static int check_dev_seg_create(const void *p, uint32_t len)
-{
-	struct smio_dev_seg_create m;
-
-	memcpy(&m, p, sizeof(m));
-	if (!m.handle || !dev_seg_memtype_ok(m.memtype) || !dev_seg_place_ok(m.place) ||
-	    !m.size || m.size > (1ull << 40))
-		return -EINVAL;
-	return 0;
-}
-
-static int check_dev_seg(const void *p, uint32_t len)
-{
-	struct smio_dev_seg m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.pad || !dev_seg_place_ok(m.place) || !m.size ? -EINVAL : 0;
-}
-
-static int check_peer_dev_seg(const void *p, uint32_t len)
-{
-	struct smio_peer_dev_seg m;
-
-	memcpy(&m, p, sizeof(m));
-	if (m.pad || !m.ref || !dev_seg_memtype_ok(m.memtype) ||
-	    (m.place && !dev_seg_place_ok(m.place)) || m.size > (1ull << 40))
-		return -EINVAL;
-	return 0;
-}
-
-static int check_dev_map_local(const void *p, uint32_t len)
-{
-	struct smio_dev_map_local m;
-
-	memcpy(&m, p, sizeof(m));
-	if (!m.handle || m.segid == SMIO_SEGID_AUTO || !access_ok(m.offset, m.size))
-		return -EINVAL;
-	return 0;
-}
-
-static int check_dev_map_remote(const void *p, uint32_t len)
-{
-	struct smio_dev_map_remote m;
-
-	memcpy(&m, p, sizeof(m));
-	if (!m.handle || !m.conn || !access_ok(m.offset, m.size))
-		return -EINVAL;
-	return 0;
-}
-
-static int check_dev_mapping(const void *p, uint32_t len)
-{
-	struct smio_dev_mapping m;
-
-	memcpy(&m, p, sizeof(m));
-	return !m.map || m.pad ? -EINVAL : 0;
-}
-
-static int check_dev_unmap(const void *p, uint32_t len)
-{
-	struct smio_dev_unmap m;
-
-	memcpy(&m, p, sizeof(m));
-	return !m.handle || !m.map ? -EINVAL : 0;
-}
-
-static int check_dev_rid(const void *p, uint32_t len)
-{
-	struct smio_dev_rid m;
-
-	memcpy(&m, p, sizeof(m));
-	return !is_bool(m.add) || m.pad || !m.rid ? -EINVAL : 0;
-}
-
-static int check_peer_dev_borrow(const void *p, uint32_t len)
-{
-	struct smio_peer_dev_borrow m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.pad || m.flags & ~SMIO_DEV_F_EXCLUSIVE ? -EINVAL : 0;
-}
-
-static int check_peer_dev_ref(const void *p, uint32_t len)
-{
-	struct smio_peer_dev_ref m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.pad || !m.ref ? -EINVAL : 0;
-}
-
-static int check_peer_dev_bar_req(const void *p, uint32_t len)
-{
-	struct smio_peer_dev_bar m;
-
-	memcpy(&m, p, sizeof(m));
-	return !m.ref || m.bar >= SMIO_DEV_BARS || m.addr || m.size ? -EINVAL : 0;
-}
-
-static int check_peer_dev_bar_reply(const void *p, uint32_t len)
-{
-	struct smio_peer_dev_bar m;
-
-	memcpy(&m, p, sizeof(m));
-	if (!m.ref || m.bar >= SMIO_DEV_BARS || !seg_extent_ok(m.addr, m.size))
-		return -EINVAL;
-	return 0;
-}
-
-static int check_peer_dev_map(const void *p, uint32_t len)
-{
-	struct smio_peer_dev_map m;
-
-	memcpy(&m, p, sizeof(m));
-	if (m.pad || !m.ref || !seg_extent_ok(m.dest_addr, m.size))
-		return -EINVAL;
-	return 0;
-}
-
-static int check_peer_dev_map_reply(const void *p, uint32_t len)
-{
-	struct smio_peer_dev_map m;
-
-	if (check_peer_dev_map(p, len))
-		return -EINVAL;
-	memcpy(&m, p, sizeof(m));
-	return !m.map || !range_ok(m.ioaddr, m.size) ? -EINVAL : 0;
-}
-
-static int check_peer_dev_unmap(const void *p, uint32_t len)
-{
-	struct smio_peer_dev_map m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.pad || !m.ref || !m.map ? -EINVAL : 0;
-}
-
-/* ---- SISCI DMA queues ---- */
-
-static int check_dma_queue_create(const void *p, uint32_t len)
-{
-	struct smio_dma_queue_create m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.max_entries && m.max_entries <= SMIO_DMA_MAX_VEC ? 0 : -EINVAL;
-}
-
-static int check_dma_queue(const void *p, uint32_t len)
-{
-	struct smio_dma_queue m;
-
-	memcpy(&m, p, sizeof(m));
-	if (!m.queue || !m.max_entries || m.max_entries > SMIO_DMA_MAX_VEC || !m.channels)
-		return -EINVAL;
-	return 0;
-}
-
-static int check_dma_queue_ref(const void *p, uint32_t len)
-{
-	struct smio_dma_queue_ref m;
-
-	memcpy(&m, p, sizeof(m));
-	return m.queue && !m.pad ? 0 : -EINVAL;
-}
-
-static int check_dma_start(const void *p, uint32_t len)
-{
-	struct smio_dma_start m;
-
-	if (len < sizeof(m))
-		return -EINVAL;
-	memcpy(&m, p, sizeof(m));
-	if (!m.queue || m.pad || (m.flags & ~SMIO_DMA_F_READ))
-		return -EINVAL;
-	if (!m.n || m.n > SMIO_DMA_MAX_VEC ||
-	    len != sizeof(m) + m.n * sizeof(struct smio_dma_entry))
-		return -EINVAL;
-	for (uint32_t i = 0; i < m.n; i++) {
-		struct smio_dma_entry e;
-
-		memcpy(&e, (const uint8_t *)p + sizeof(m) + i * sizeof(e), sizeof(e));
-		if (!e.size)
-			return -EINVAL;
-	}
-	return 0;
-}
-
-static int check_dma_state(const void *p, uint32_t len)
-{
-	struct smio_dma_state m;
-
-	memcpy(&m, p, sizeof(m));
-	switch (m.state) {
-	case SMIO_DMA_IDLE: case SMIO_DMA_POSTED: case SMIO_DMA_DONE:
-	case SMIO_DMA_ABORTED: case SMIO_DMA_ERROR:
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (!m.queue || m.error > 0 || m.bytes > m.total)
-		return -EINVAL;
-	return 0;
-}
-
 static const struct type_spec types[SMIO_TYPE_MAX] = {
 	[SMIO_HELLO] = { "HELLO", false,
 		FIXED(struct smio_hello, check_hello),
@@ -1148,137 +478,137 @@ static const struct type_spec types[SMIO_TYPE_MAX] = {
 	[SMIO_PEER_DB] = { "PEER_DB", false,
 		FIXED(struct smio_ntb_db, check_ntb_db), EMPTY },
 	[SMIO_NVME_ADMIN] = { "NVME_ADMIN", false,
-		VAR(struct smio_nvme_admin, check_nvme_admin),
-		VAR(struct smio_nvme_cpl, check_nvme_cpl) },
+		VAR(struct smio_nvme_admin, smio_check_nvme_admin),
+		VAR(struct smio_nvme_cpl, smio_check_nvme_cpl) },
 	[SMIO_NVME_IO] = { "NVME_IO", false,
-		VAR(struct smio_nvme_io, check_nvme_io),
-		VAR(struct smio_nvme_cpl, check_nvme_cpl) },
+		VAR(struct smio_nvme_io, smio_check_nvme_io),
+		VAR(struct smio_nvme_cpl, smio_check_nvme_cpl) },
 	[SMIO_ACCEL_OP] = { "ACCEL_OP", false,
-		FIXED(struct smio_accel_op, check_accel_op),
-		FIXED(struct smio_accel_result, check_accel_result) },
+		FIXED(struct smio_accel_op, smio_check_accel_op),
+		FIXED(struct smio_accel_result, smio_check_accel_result) },
 	[SMIO_PEER_SPAD] = { "PEER_SPAD", false,
 		FIXED(struct smio_ntb_spad, check_ntb_spad),
 		FIXED(struct smio_ntb_spad, check_ntb_spad) },
 
 	[SMIO_SEG_CREATE] = { "SEG_CREATE", false,
-		FIXED(struct smio_seg_create, check_seg_create),
-		FIXED(struct smio_seg_info, check_seg_info) },
+		FIXED(struct smio_seg_create, smio_check_seg_create),
+		FIXED(struct smio_seg_info, smio_check_seg_info) },
 	[SMIO_SEG_REMOVE] = { "SEG_REMOVE", false,
-		FIXED(struct smio_seg_id, check_seg_id), EMPTY },
+		FIXED(struct smio_seg_id, smio_check_seg_id), EMPTY },
 	[SMIO_SEG_AVAILABLE] = { "SEG_AVAILABLE", false,
-		FIXED(struct smio_seg_avail, check_seg_avail), EMPTY },
+		FIXED(struct smio_seg_avail, smio_check_seg_avail), EMPTY },
 	[SMIO_SEG_MAP_LOCAL] = { "SEG_MAP_LOCAL", false,
-		FIXED(struct smio_seg_id, check_seg_id),
+		FIXED(struct smio_seg_id, smio_check_seg_id),
 		FIXED(struct smio_map_reply, check_map_reply) },
 	[SMIO_SEG_CONNECT] = { "SEG_CONNECT", false,
-		FIXED(struct smio_seg_connect, check_seg_connect),
-		FIXED(struct smio_seg_conn, check_seg_conn) },
+		FIXED(struct smio_seg_connect, smio_check_seg_connect),
+		FIXED(struct smio_seg_conn, smio_check_seg_conn) },
 	[SMIO_SEG_MAP_REMOTE] = { "SEG_MAP_REMOTE", false,
-		FIXED(struct smio_seg_map, check_seg_map),
+		FIXED(struct smio_seg_map, smio_check_seg_map),
 		FIXED(struct smio_map_reply, check_map_reply) },
 	[SMIO_SEG_DISCONNECT] = { "SEG_DISCONNECT", false,
-		FIXED(struct smio_seg_conn_ref, check_seg_conn_ref), EMPTY },
+		FIXED(struct smio_seg_conn_ref, smio_check_seg_conn_ref), EMPTY },
 	[SMIO_PEER_SEG_LOOKUP] = { "PEER_SEG_LOOKUP", false,
-		FIXED(struct smio_seg_id, check_seg_id),
-		FIXED(struct smio_peer_seg, check_peer_seg) },
+		FIXED(struct smio_seg_id, smio_check_seg_id),
+		FIXED(struct smio_peer_seg, smio_check_peer_seg) },
 	[SMIO_PEER_SEG_RELEASE] = { "PEER_SEG_RELEASE", false,
-		FIXED(struct smio_peer_seg_ref, check_peer_seg_ref), EMPTY },
+		FIXED(struct smio_peer_seg_ref, smio_check_peer_seg_ref), EMPTY },
 	[SMIO_PEER_MEMFD] = { "PEER_MEMFD", false,
-		FIXED(struct smio_peer_memfd, check_peer_memfd_req),
-		FIXED(struct smio_peer_memfd, check_peer_memfd_reply) },
+		FIXED(struct smio_peer_memfd, smio_check_peer_memfd_req),
+		FIXED(struct smio_peer_memfd, smio_check_peer_memfd_reply) },
 
 	[SMIO_INTR_CREATE] = { "INTR_CREATE", false,
-		FIXED(struct smio_intr_create, check_intr_create),
-		FIXED(struct smio_intr_info, check_intr_id) },
+		FIXED(struct smio_intr_create, smio_check_intr_create),
+		FIXED(struct smio_intr_info, smio_check_intr_id) },
 	[SMIO_INTR_REMOVE] = { "INTR_REMOVE", false,
-		FIXED(struct smio_intr_id, check_intr_id), EMPTY },
+		FIXED(struct smio_intr_id, smio_check_intr_id), EMPTY },
 	[SMIO_INTR_CONNECT] = { "INTR_CONNECT", false,
-		FIXED(struct smio_intr_connect, check_intr_connect),
-		FIXED(struct smio_intr_conn, check_intr_conn) },
+		FIXED(struct smio_intr_connect, smio_check_intr_connect),
+		FIXED(struct smio_intr_conn, smio_check_intr_conn) },
 	[SMIO_INTR_TRIGGER] = { "INTR_TRIGGER", false,
-		VAR(struct smio_intr_trigger, check_intr_msg), EMPTY },
+		VAR(struct smio_intr_trigger, smio_check_intr_msg), EMPTY },
 	[SMIO_INTR_RECEIVE] = { "INTR_RECEIVE", false,
-		FIXED(struct smio_intr_id, check_intr_receive),
-		VAR(struct smio_intr_data, check_intr_data) },
+		FIXED(struct smio_intr_id, smio_check_intr_receive),
+		VAR(struct smio_intr_data, smio_check_intr_data) },
 	[SMIO_INTR_DISCONNECT] = { "INTR_DISCONNECT", false,
-		FIXED(struct smio_intr_conn_ref, check_intr_conn_ref), EMPTY },
+		FIXED(struct smio_intr_conn_ref, smio_check_intr_conn_ref), EMPTY },
 	[SMIO_PEER_INTR_LOOKUP] = { "PEER_INTR_LOOKUP", false,
-		FIXED(struct smio_intr_id, check_intr_id),
-		FIXED(struct smio_peer_intr, check_peer_intr) },
+		FIXED(struct smio_intr_id, smio_check_intr_id),
+		FIXED(struct smio_peer_intr, smio_check_peer_intr) },
 	[SMIO_PEER_INTR_FIRE] = { "PEER_INTR_FIRE", false,
-		VAR(struct smio_peer_intr_fire, check_peer_intr_fire), EMPTY },
+		VAR(struct smio_peer_intr_fire, smio_check_peer_intr_fire), EMPTY },
 
 	[SMIO_DMA_QUEUE_CREATE] = { "DMA_QUEUE_CREATE", false,
-		FIXED(struct smio_dma_queue_create, check_dma_queue_create),
-		FIXED(struct smio_dma_queue, check_dma_queue) },
+		FIXED(struct smio_dma_queue_create, smio_check_dma_queue_create),
+		FIXED(struct smio_dma_queue, smio_check_dma_queue) },
 	[SMIO_DMA_QUEUE_REMOVE] = { "DMA_QUEUE_REMOVE", false,
-		FIXED(struct smio_dma_queue_ref, check_dma_queue_ref), EMPTY },
+		FIXED(struct smio_dma_queue_ref, smio_check_dma_queue_ref), EMPTY },
 	[SMIO_DMA_START] = { "DMA_START", false,
-		VAR(struct smio_dma_start, check_dma_start),
-		FIXED(struct smio_dma_state, check_dma_state) },
+		VAR(struct smio_dma_start, smio_check_dma_start),
+		FIXED(struct smio_dma_state, smio_check_dma_state) },
 	[SMIO_DMA_STATE] = { "DMA_STATE", false,
-		FIXED(struct smio_dma_queue_ref, check_dma_queue_ref),
-		FIXED(struct smio_dma_state, check_dma_state) },
+		FIXED(struct smio_dma_queue_ref, smio_check_dma_queue_ref),
+		FIXED(struct smio_dma_state, smio_check_dma_state) },
 
 	[SMIO_DEV_LIST] = { "DEV_LIST", false,
-		EMPTY, VAR(struct smio_dev_list, check_dev_list) },
+		EMPTY, VAR(struct smio_dev_list, smio_check_dev_list) },
 	[SMIO_DEV_BORROW] = { "DEV_BORROW", false,
-		FIXED(struct smio_dev_borrow, check_dev_borrow),
-		FIXED(struct smio_dev_borrowed, check_dev_borrowed) },
+		FIXED(struct smio_dev_borrow, smio_check_dev_borrow),
+		FIXED(struct smio_dev_borrowed, smio_check_dev_borrowed) },
 	[SMIO_DEV_RETURN] = { "DEV_RETURN", false,
-		FIXED(struct smio_dev_ref, check_dev_ref), EMPTY },
+		FIXED(struct smio_dev_ref, smio_check_dev_ref), EMPTY },
 	[SMIO_DEV_RELEASE_EXCL] = { "DEV_RELEASE_EXCL", false,
-		FIXED(struct smio_dev_ref, check_dev_ref), EMPTY },
+		FIXED(struct smio_dev_ref, smio_check_dev_ref), EMPTY },
 	[SMIO_DEV_SEG_CONNECT] = { "DEV_SEG_CONNECT", false,
-		FIXED(struct smio_dev_seg_connect, check_dev_seg_connect),
-		FIXED(struct smio_seg_conn, check_seg_conn) },
+		FIXED(struct smio_dev_seg_connect, smio_check_dev_seg_connect),
+		FIXED(struct smio_seg_conn, smio_check_seg_conn) },
 	[SMIO_DEV_MAP_LOCAL] = { "DEV_MAP_LOCAL", false,
-		FIXED(struct smio_dev_map_local, check_dev_map_local),
-		FIXED(struct smio_dev_mapping, check_dev_mapping) },
+		FIXED(struct smio_dev_map_local, smio_check_dev_map_local),
+		FIXED(struct smio_dev_mapping, smio_check_dev_mapping) },
 	[SMIO_DEV_MAP_REMOTE] = { "DEV_MAP_REMOTE", false,
-		FIXED(struct smio_dev_map_remote, check_dev_map_remote),
-		FIXED(struct smio_dev_mapping, check_dev_mapping) },
+		FIXED(struct smio_dev_map_remote, smio_check_dev_map_remote),
+		FIXED(struct smio_dev_mapping, smio_check_dev_mapping) },
 	[SMIO_DEV_UNMAP] = { "DEV_UNMAP", false,
-		FIXED(struct smio_dev_unmap, check_dev_unmap), EMPTY },
+		FIXED(struct smio_dev_unmap, smio_check_dev_unmap), EMPTY },
 	[SMIO_DEV_RID] = { "DEV_RID", false,
-		FIXED(struct smio_dev_rid, check_dev_rid), EMPTY },
+		FIXED(struct smio_dev_rid, smio_check_dev_rid), EMPTY },
 	[SMIO_DEV_SEG_CREATE] = { "DEV_SEG_CREATE", false,
-		FIXED(struct smio_dev_seg_create, check_dev_seg_create),
-		FIXED(struct smio_dev_seg, check_dev_seg) },
+		FIXED(struct smio_dev_seg_create, smio_check_dev_seg_create),
+		FIXED(struct smio_dev_seg, smio_check_dev_seg) },
 	[SMIO_PEER_DEV_LIST] = { "PEER_DEV_LIST", false,
-		EMPTY, VAR(struct smio_dev_list, check_dev_list) },
+		EMPTY, VAR(struct smio_dev_list, smio_check_dev_list) },
 	[SMIO_PEER_DEV_BORROW] = { "PEER_DEV_BORROW", false,
-		FIXED(struct smio_peer_dev_borrow, check_peer_dev_borrow),
-		FIXED(struct smio_peer_dev_ref, check_peer_dev_ref) },
+		FIXED(struct smio_peer_dev_borrow, smio_check_peer_dev_borrow),
+		FIXED(struct smio_peer_dev_ref, smio_check_peer_dev_ref) },
 	[SMIO_PEER_DEV_RETURN] = { "PEER_DEV_RETURN", false,
-		FIXED(struct smio_peer_dev_ref, check_peer_dev_ref), EMPTY },
+		FIXED(struct smio_peer_dev_ref, smio_check_peer_dev_ref), EMPTY },
 	[SMIO_PEER_DEV_RELEASE_EXCL] = { "PEER_DEV_RELEASE_EXCL", false,
-		FIXED(struct smio_peer_dev_ref, check_peer_dev_ref), EMPTY },
+		FIXED(struct smio_peer_dev_ref, smio_check_peer_dev_ref), EMPTY },
 	[SMIO_PEER_DEV_BAR] = { "PEER_DEV_BAR", false,
-		FIXED(struct smio_peer_dev_bar, check_peer_dev_bar_req),
-		FIXED(struct smio_peer_dev_bar, check_peer_dev_bar_reply) },
+		FIXED(struct smio_peer_dev_bar, smio_check_peer_dev_bar_req),
+		FIXED(struct smio_peer_dev_bar, smio_check_peer_dev_bar_reply) },
 	[SMIO_PEER_DEV_MAP] = { "PEER_DEV_MAP", false,
-		FIXED(struct smio_peer_dev_map, check_peer_dev_map),
-		FIXED(struct smio_peer_dev_map, check_peer_dev_map_reply) },
+		FIXED(struct smio_peer_dev_map, smio_check_peer_dev_map),
+		FIXED(struct smio_peer_dev_map, smio_check_peer_dev_map_reply) },
 	[SMIO_PEER_DEV_UNMAP] = { "PEER_DEV_UNMAP", false,
-		FIXED(struct smio_peer_dev_map, check_peer_dev_unmap), EMPTY },
+		FIXED(struct smio_peer_dev_map, smio_check_peer_dev_unmap), EMPTY },
 	[SMIO_PEER_DEV_SEG_CREATE] = { "PEER_DEV_SEG_CREATE", false,
-		FIXED(struct smio_peer_dev_seg, check_peer_dev_seg),
-		FIXED(struct smio_peer_dev_seg, check_peer_dev_seg) },
+		FIXED(struct smio_peer_dev_seg, smio_check_peer_dev_seg),
+		FIXED(struct smio_peer_dev_seg, smio_check_peer_dev_seg) },
 	[SMIO_PEER_DEV_SEG_LOOKUP] = { "PEER_DEV_SEG_LOOKUP", false,
-		FIXED(struct smio_peer_dev_seg, check_peer_dev_seg),
-		FIXED(struct smio_peer_dev_seg, check_peer_dev_seg) },
+		FIXED(struct smio_peer_dev_seg, smio_check_peer_dev_seg),
+		FIXED(struct smio_peer_dev_seg, smio_check_peer_dev_seg) },
 
 	[SMIO_SEG_ATTACH] = { "SEG_ATTACH", false,
-		FIXED(struct smio_seg_attach, check_seg_attach),
-		FIXED(struct smio_seg_info, check_seg_info) },
+		FIXED(struct smio_seg_attach, smio_check_seg_attach),
+		FIXED(struct smio_seg_info, smio_check_seg_info) },
 	[SMIO_PEER_SEG_GONE] = { "PEER_SEG_GONE", true,
-		FIXED(struct smio_peer_seg_ref, check_peer_seg_ref), EMPTY },
+		FIXED(struct smio_peer_seg_ref, smio_check_peer_seg_ref), EMPTY },
 	[SMIO_SEG_EVENTS] = { "SEG_EVENTS", false,
-		FIXED(struct smio_seg_conn_ref, check_seg_conn_ref), EMPTY },
+		FIXED(struct smio_seg_conn_ref, smio_check_seg_conn_ref), EMPTY },
 	[SMIO_SEG_STATE] = { "SEG_STATE", false,
-		FIXED(struct smio_seg_conn_ref, check_seg_conn_ref),
-		FIXED(struct smio_seg_state, check_seg_state) },
+		FIXED(struct smio_seg_conn_ref, smio_check_seg_conn_ref),
+		FIXED(struct smio_seg_state, smio_check_seg_state) },
 
 	[SMIO_LEND_POOL] = { "LEND_POOL", false,
 		EMPTY, VAR(struct smio_lend_pool, smio_check_lend_pool) },

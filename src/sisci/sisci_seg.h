@@ -118,4 +118,13 @@ void sisci_desc_put(struct sci_desc *sd);
 /* A daemon's negative errno from a segment request as a SISCI error. */
 sci_error_t sisci_seg_errno(int rc);
 
+#define SEG_MAX_SIZE     (1ull << 40)     /* what SEG_CREATE accepts */
+
+/* Registered buffers (sisci_seg_mem.c), for SCIRemoveSegment. */
+sci_error_t sisci_seg_alias_buffer(struct sci_local_segment *s, bool copy);
+sci_error_t sisci_seg_unregister_buffer(struct sci_local_segment *s);
+
+/* Look an adapter number up: SCI_ERR_OK or why it is no adapter of ours (sisci_segment.c). */
+sci_error_t sisci_check_adapter(unsigned int adapter);
+
 #endif

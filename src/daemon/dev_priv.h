@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's SmartIO device service: the tables shared by its lender side
+ * (h_device.c) and its borrower side (h_device_brw.c). See h_device.c.
+ */
+#ifndef SMARTIO_DAEMON_DEV_PRIV_H
+#define SMARTIO_DAEMON_DEV_PRIV_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "daemon.h"
+
+#define PAGE          SMIO_SEG_PAGE
+
+/* Lender: one borrow of one of our devices. */
+struct lend {
+	uint32_t ref;             /* never 0 */
+	uint32_t holder;          /* connection id it belongs to */
+	uint16_t bdf;
+	bool exclusive;
+};
+
+/* Lender: a window our NTB (or IOMMU) opens for a borrowed device. */
+struct dmap {
+	uint32_t id;              /* never 0 */
+	uint32_t holder, ref;     /* the borrow it was made for */
+	uint16_t bdf;
+	bool rid_added;           /* we put the device's requester ID in the NTB's table */
+	uint32_t ntb, lut_first, lut_count;  /* lut_count 0: memory of this host */
+	uint32_t dom;             /* IOMMU domain mapped in (0: none) */
+	uint64_t iova, iosize;
+};
+
+/* Lender: a device we gave an IOMMU domain to (it had none). */
+struct ddom {
+	uint16_t bdf;
+	uint32_t dom;
+};
+
+/* Lender: a BAR of a lent device exposed to our NTBs (IOMMU on). */
+struct bexp {
+	uint16_t bdf;
+	uint8_t bar;
+	uint64_t addr, size;
+};
+
+/* Borrower: a process's borrow. */
+struct brw {
+	uint32_t handle;          /* never 0 */
+	uint32_t cid;
+	uint32_t host;            /* lender */
+	uint32_t ref;             /* the lender's borrow reference */
+	uint32_t fdid;
+	uint16_t bdf;
+	bool exclusive;
+};
+
+/* Borrower: a process's device-side mapping. */
+struct bmap {
+	uint32_t handle;          /* never 0 */
+	uint32_t cid, borrow;
+	uint32_t host, lref;      /* lender and its borrow reference */
+	uint32_t lmap;            /* the lender's mapping id */
+	uint16_t bdf;
+	bool local;               /* a local segment (segid, segref) or a connection (conn) */
+	uint32_t segid, segref, conn;
+};
+
+/*
+ * Lender: a device segment in a lent device's namespace (bdf, devsegid). It
+ * belongs to the borrow that created it (holder, lref) and goes with it;
+ * owned: the memory is ours (lender RAM, a segment owned by holder), else it
+ * is segment segid of host (the creating borrower's RAM).
+ */
+struct dent {
+	uint16_t bdf;
+	bool owned;
+	uint32_t devsegid, memtype;
+	uint32_t holder, lref;
+	uint32_t chost, ccid;     /* the creating process: its host and connection there */
+	uint32_t host, segid;
+	uint64_t size;
+};
+
+/* Borrower: a device segment placed in our RAM for a process's borrow. */
+struct bseg {
+	uint32_t borrow, cid, segid;
+};
+
+#define VEC(T, name) T *name; unsigned n##name, cap##name
+
+struct smd_devs {
+	VEC(struct lend, lends);
+	VEC(struct dmap, dmaps);
+	VEC(struct ddom, ddoms);
+	VEC(struct bexp, bexps);
+	VEC(struct brw, brws);
+	VEC(struct bmap, bmaps);
+	VEC(struct dent, dents);
+	VEC(struct bseg, bsegs);
+	uint32_t next_id;
+	struct rid_reg {             /* requester IDs processes registered */
+		uint32_t cid, ntb;
+		uint16_t rid;
+	} rids[64];
+	unsigned nrids;
+};
+
+static inline int grow(void **v, unsigned n, unsigned *cap, size_t size)
+{
+	void *p;
+	unsigned c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? 2 * *cap : 8;
+	p = realloc(*v, c * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+#define RESERVE(s, name) grow((void **)&(s)->name, (s)->n##name, &(s)->cap##name, \
+			      sizeof(*(s)->name))
+
+/* Lender side (h_device.c), for the borrower side's own devices and PEER_DEV_*. */
+uint32_t smd_devs_new_id(struct smd_devs *s);
+int smd_devs_local_list(struct smd *d, struct smio_dev_list *o, uint32_t cap, uint32_t *outlen);
+int smd_devs_lend_borrow(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t flags,
+			 uint32_t *ref);
+int smd_devs_lend_map(struct smd *d, uint32_t holder, struct smio_peer_dev_map *m);
+int smd_devs_lend_unmap(struct smd *d, uint32_t holder, const struct smio_peer_dev_map *m);
+void smd_devs_lend_drop(struct smd *d, struct lend *l);
+int smd_devs_lend_return(struct smd *d, uint32_t holder, const struct smio_peer_dev_ref *m);
+int smd_devs_lend_release_excl(struct smd *d, uint32_t holder, const struct smio_peer_dev_ref *m);
+int smd_devs_lend_bar(struct smd *d, uint32_t holder, struct smio_peer_dev_bar *m);
+int smd_devs_lend_seg_create(struct smd *d, uint32_t holder, uint32_t rhost,
+			     struct smio_peer_dev_seg *m);
+int smd_devs_lend_seg_lookup(struct smd *d, uint32_t holder, uint32_t rhost,
+			     struct smio_peer_dev_seg *m);
+
+#endif

@@ -1,0 +1,707 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The daemon's SISCI segment service, importer side: connections to segments
+ * (here or on other hosts) and their remote mappings, the services other
+ * daemon services use, and what a closing connection leaves behind. The
+ * model, the owner side and the request dispatch are in h_segment.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "host/lend.h"
+#include "fabric/iommu.h"
+#include "fabric/ntb.h"
+#include "host/segment.h"
+#include "seg_priv.h"
+
+/* ---------- importer side: connections ---------- */
+
+static struct imp *imp_find(struct smd_segs *s, uint32_t handle)
+{
+	for (unsigned i = 0; i < s->nimp; i++)
+		if (s->imp[i].handle == handle)
+			return &s->imp[i];
+	return NULL;
+}
+
+/* Look up a client's connection: -ENOENT unknown, -EPERM another process's. */
+static int imp_get(struct smd_segs *s, const struct smd_conn *c, uint32_t handle,
+		   struct imp **out)
+{
+	struct imp *im = imp_find(s, handle);
+
+	if (!im)
+		return -ENOENT;
+	if (im->cid != c->cid)
+		return -EPERM;
+	*out = im;
+	return 0;
+}
+
+/* Take the entry out of the table (the caller has a copy, without the eventfd). */
+static void imp_unlink(struct smd_segs *s, struct imp *im)
+{
+	if (im->efd >= 0)
+		close(im->efd);
+	*im = s->imp[--s->nimp];
+}
+
+/* Has the connection's segment gone away (owner process or host)? */
+static bool imp_dead(const struct imp *im)
+{
+	return im->lost || im->gone;
+}
+
+/* Tell the process: its connection im just became unusable. */
+static void imp_signal(struct imp *im)
+{
+	uint64_t one = 1;
+
+	if (im->efd >= 0 && write(im->efd, &one, sizeof(one)) != sizeof(one))
+		fprintf(stderr, "smartiod: connection %u: event not delivered\n", im->handle);
+}
+
+static void lut_clear_run(struct smd *d, const struct imp *im)
+{
+	struct fab_ntb *n = im->ntb < d->host->nntbs ? d->host->ntbs[im->ntb] : NULL;
+
+	if (!n)
+		return;
+	/* -ENOENT: the admin cleared an entry by hand; nothing left to undo. */
+	for (uint32_t k = 0; k < im->lut_count; k++)
+		ntb_lut_clear(n, im->lut_first + k);
+}
+
+/* Drop the owner's reference: locally, or by asking the owning daemon. */
+static void release_ref(struct smd *d, const struct imp *im, bool wait)
+{
+	struct smio_peer_seg_ref m = { .segid = im->segid, .ref = im->ref };
+	int rc;
+
+	if (im->lost || im->borrow)
+		return;
+	if (im->host == d->host_id) {
+		seg_ref_put(d->segs->tab, im->segid, im->ref, im->cid);
+		return;
+	}
+	if (wait)
+		rc = smd_peer_request(d, im->host, SMIO_PEER_SEG_RELEASE, &m, sizeof(m), NULL, 0,
+				      NULL, NULL);
+	else
+		rc = smd_peer_post(d, im->host, SMIO_PEER_SEG_RELEASE, &m, sizeof(m));
+	/*
+	 * Not reaching the owner is fine: losing the peer connection made it drop
+	 * every reference we held through it. Anything else is worth a note.
+	 */
+	if (rc < 0 && rc != -EHOSTDOWN && rc != -ENOTCONN && rc != -ECONNRESET)
+		fprintf(stderr, "smartiod: host %u: releasing segment %#x on host %u: %s\n",
+			d->host_id, im->segid, im->host, strerror(-rc));
+}
+
+static int host_of_node(struct smd *d, uint32_t node_id, uint32_t *host)
+{
+	for (uint32_t i = 0; i < d->topo->nhosts; i++)
+		if (d->topo->hosts[i].node_id == node_id) {
+			*host = d->topo->hosts[i].id;
+			return 0;
+		}
+	return -EHOSTUNREACH;
+}
+
+static int imp_reserve(struct smd_segs *s)
+{
+	struct imp *v;
+	unsigned cap;
+
+	if (s->nimp < s->cap)
+		return 0;
+	cap = s->cap ? 2 * s->cap : 16;
+	v = realloc(s->imp, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->imp = v;
+	s->cap = cap;
+	return 0;
+}
+
+static uint32_t new_handle(struct smd_segs *s)
+{
+	do {
+		if (++s->next_handle == 0)
+			s->next_handle = 1;
+	} while (imp_find(s, s->next_handle));
+	return s->next_handle;
+}
+
+int smd_h_seg_connect(struct smd *d, struct smd_conn *c, const struct smio_seg_connect *m,
+		       struct smio_seg_conn *o, uint32_t *outlen)
+{
+	struct smd_segs *s = d->segs;
+	struct imp im = { .cid = c->cid, .segid = m->segid, .ntb = m->adapter, .efd = -1 };
+	struct fab_ntb *n;
+	struct smio_seg_id q = { .segid = m->segid };
+	struct smio_peer_seg ps;
+	uint64_t win, base, bar;
+	uint32_t rlen;
+	int rc;
+
+	if (m->adapter >= d->host->nntbs)
+		return -ENODEV;
+	n = d->host->ntbs[m->adapter];
+	rc = host_of_node(d, m->node_id, &im.host);
+	if (rc)
+		return rc;
+	/* Room first: once the owner counts us, nothing may fail but the LUT. */
+	rc = imp_reserve(s);
+	if (rc)
+		return rc;
+
+	if (im.host == d->host_id) {
+		const struct seg *sg;
+
+		/* A local segment: the CPU reaches it directly, no window needed. */
+		rc = seg_ref_get(s->tab, m->segid, c->cid, &im.ref, &sg);
+		if (rc)
+			return rc;
+		im.win_addr = sg->phys;
+		im.dest = sg->phys;
+		im.size = sg->size;
+		goto done;
+	}
+
+	if (!n->link_up)
+		return -ENOLINK;
+	if (!ntb_can_reach(n, im.host))
+		return -EHOSTUNREACH;
+	bar = fab_func_bar_addr(n->fn, NTB_BAR_LUT);
+	if (!bar)
+		return -ENODEV;     /* BAR unassigned or decoding off: no windows */
+
+	rc = smd_peer_request(d, im.host, SMIO_PEER_SEG_LOOKUP, &q, sizeof(q), &ps, sizeof(ps),
+			      &rlen, NULL);
+	if (rc == -EHOSTDOWN || rc == -EPROTO)
+		return -EHOSTUNREACH;
+	if (rc)
+		return rc;          /* the owner's answer: -ENOENT, -ECONNREFUSED */
+	if (rlen != sizeof(ps) || ps.segid != m->segid) {
+		rc = -EPROTO;
+		goto undo;
+	}
+	im.ref = ps.ref;
+	im.size = ps.size;
+	im.dest = ps.addr;
+
+	/* Enough consecutive windows to cover the segment, all or nothing. */
+	win = n->win_size;
+	base = ps.addr & ~(win - 1);
+	im.lut_count = (uint32_t)((ps.addr + ps.size - base + win - 1) / win);
+	rc = ntb_lut_alloc(n, im.lut_count, im.host, base, &im.lut_first);
+	if (rc)
+		goto undo;
+	im.win_addr = bar + (uint64_t)im.lut_first * win;
+	im.offset = ps.addr - base;
+	/* Peers served while we waited may have grown the table: check again. */
+	rc = imp_reserve(s);
+	if (rc) {
+		lut_clear_run(d, &im);
+		goto undo;
+	}
+done:
+	im.handle = new_handle(s);
+	s->imp[s->nimp++] = im;
+	*o = (struct smio_seg_conn){ .conn = im.handle, .host = im.host,
+		.win_addr = im.win_addr, .offset = im.offset, .size = im.size,
+		.lut_first = im.lut_first, .lut_count = im.lut_count };
+	*outlen = sizeof(*o);
+	return 0;
+undo:
+	/* Nothing half done: the owner forgets the reference we will not use. */
+	im.lut_count = 0;
+	release_ref(d, &im, true);
+	return rc;
+}
+
+int smd_h_seg_disconnect(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m)
+{
+	struct imp *p, im;
+	int rc = imp_get(d->segs, c, m->conn, &p);
+
+	if (rc)
+		return rc;
+	if (p->devmaps)
+		return -EBUSY;      /* mapped for a device: unmap that first */
+	im = *p;
+	imp_unlink(d->segs, p);
+	/* Close the windows before the owner may free the memory behind them. */
+	if (!imp_dead(&im))
+		lut_clear_run(d, &im);
+	release_ref(d, &im, true);
+	return 0;
+}
+
+int smd_h_seg_events(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m,
+		     int *out_fd)
+{
+	struct imp *im;
+	int rc = imp_get(d->segs, c, m->conn, &im);
+
+	if (rc)
+		return rc;
+	if (im->efd < 0) {
+		im->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (im->efd < 0)
+			return -errno;
+		if (imp_dead(im))
+			imp_signal(im);     /* already gone: say so at once */
+	}
+	*out_fd = im->efd;
+	return 0;
+}
+
+int smd_h_seg_state(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m,
+		    struct smio_seg_state *o, uint32_t *outlen)
+{
+	struct imp *im;
+	int rc = imp_get(d->segs, c, m->conn, &im);
+
+	if (rc)
+		return rc;
+	*o = (struct smio_seg_state){ .conn = im->handle,
+		.state = imp_dead(im) ? SMIO_SEG_LOST : SMIO_SEG_CONNECTED };
+	*outlen = sizeof(*o);
+	return 0;
+}
+
+/* The owner process of segment segid on host died: our connection holding ref is gone. */
+void smd_seg_gone(struct smd *d, uint32_t host, uint32_t segid, uint32_t ref)
+{
+	struct smd_segs *s = d->segs;
+
+	for (unsigned i = 0; i < s->nimp; i++) {
+		struct imp *im = &s->imp[i];
+
+		if (im->host != host || im->segid != segid || im->ref != ref || im->borrow ||
+		    imp_dead(im))
+			continue;
+		lut_clear_run(d, im);
+		im->gone = true;
+		imp_signal(im);
+	}
+}
+
+int smd_seg_fab_status_errno(int status)
+{
+	switch (status) {
+	case FAB_OK:          return 0;
+	case FAB_LINK_DOWN:   return -ENOLINK;
+	case FAB_HOST_DOWN:   return -EHOSTDOWN;
+	case FAB_IOMMU_FAULT: return -EFAULT;
+	case FAB_NTB_REJECT:  return -EACCES;
+	default:              return -EIO;
+	}
+}
+
+/* A peer's memory object as an fd of ours: cached, else fetched by PEER_MEMFD. */
+static int peer_memfd(struct smd *d, uint32_t host, uint32_t mem, int *fd, uint64_t *size)
+{
+	struct smd_segs *s = d->segs;
+	struct smio_peer_memfd q = { .mem = mem }, rep;
+	uint32_t rlen;
+	int rc, nfd;
+
+	for (unsigned i = 0; i < s->ncache; i++)
+		if (s->cache[i].host == host && s->cache[i].mem == mem) {
+			*fd = s->cache[i].fd;
+			*size = s->cache[i].size;
+			return 0;
+		}
+	rc = smd_peer_request(d, host, SMIO_PEER_MEMFD, &q, sizeof(q), &rep, sizeof(rep), &rlen,
+			      &nfd);
+	if (rc)
+		return rc == -EPROTO ? -EHOSTDOWN : rc;
+	if (nfd < 0 || rlen != sizeof(rep) || rep.mem != mem) {
+		if (nfd >= 0)
+			close(nfd);
+		return -EPROTO;
+	}
+	/* The cache may have been filled while we waited (nested requests). */
+	for (unsigned i = 0; i < s->ncache; i++)
+		if (s->cache[i].host == host && s->cache[i].mem == mem) {
+			close(nfd);
+			*fd = s->cache[i].fd;
+			*size = s->cache[i].size;
+			return 0;
+		}
+	if (s->ncache == MEMFD_CACHE) {
+		/* Full: the oldest goes; processes keep their own copies. */
+		close(s->cache[0].fd);
+		memmove(&s->cache[0], &s->cache[1], (MEMFD_CACHE - 1) * sizeof(s->cache[0]));
+		s->ncache--;
+	}
+	s->cache[s->ncache++] = (struct memfd_ent){ .host = host, .mem = mem, .fd = nfd,
+						    .size = rep.size };
+	*fd = nfd;
+	*size = rep.size;
+	return 0;
+}
+
+int smd_h_seg_map_remote(struct smd *d, struct smd_conn *c, const struct smio_seg_map *m,
+			  struct smio_map_reply *o, uint32_t *outlen, int *out_fd)
+{
+	struct imp *p, im;
+	struct fab_route *rt;
+	uint64_t addr, fd_size;
+	uint32_t tgt_host, tgt_mem;
+	uint64_t tgt_off;
+	int rc = imp_get(d->segs, c, m->conn, &p), fd;
+
+	if (rc)
+		return rc;
+	im = *p;                    /* the table may change while peers are served */
+	if (imp_dead(&im))
+		return -ENOLINK;
+	if (m->offset > im.size || m->size > im.size - m->offset)
+		return -ERANGE;
+	addr = im.win_addr + im.offset + m->offset;
+
+	/* The route the CPU's loads and stores will take: through the LUT. */
+	rt = malloc(sizeof(*rt));
+	if (!rt)
+		return -ENOMEM;
+	rc = fab_route_resolve(d->host, FAB_RID_CPU, addr, m->size, true, rt);
+	if (!rc)
+		rc = smd_seg_fab_status_errno(rt->status);
+	if (!rc && (rt->tgt.kind != FAB_TGT_RAM && rt->tgt.kind != FAB_TGT_BAR))
+		rc = -EIO;
+	if (!rc && rt->tgt.len < m->size)
+		rc = -EIO;          /* not one contiguous object: cannot be one mmap */
+	tgt_host = rt->tgt.host;
+	tgt_mem = rt->tgt.mem;
+	tgt_off = rt->tgt.offset;
+	free(rt);
+	if (rc)
+		return rc;
+
+	if (tgt_host == d->host_id) {
+		if (tgt_mem >= d->host->nmems)
+			return -EIO;
+		fd = d->host->mems[tgt_mem].fd;
+		fd_size = d->host->mems[tgt_mem].size;
+	} else {
+		rc = peer_memfd(d, tgt_host, tgt_mem, &fd, &fd_size);
+		if (rc)
+			return rc;
+	}
+	if (tgt_off > fd_size || m->size > fd_size - tgt_off)
+		return -EPROTO;     /* the owner's object is smaller than its route says */
+	*o = (struct smio_map_reply){ .host = tgt_host, .mem = tgt_mem, .offset = tgt_off,
+		.len = m->size, .fd_size = fd_size, .status = FAB_OK };
+	*outlen = sizeof(*o);
+	*out_fd = fd;
+	return 0;
+}
+
+/* ---------- for the device service (h_device.c) ---------- */
+
+int smd_seg_import_bar(struct smd *d, struct smd_conn *c, uint32_t borrow, uint32_t host,
+		       uint32_t adapter, uint64_t addr, uint64_t size, struct smio_seg_conn *o)
+{
+	struct smd_segs *s = d->segs;
+	struct imp im = { .cid = c->cid, .host = host, .ntb = adapter, .borrow = borrow,
+			  .segid = SMIO_SEGID_AUTO, .dest = addr, .size = size, .efd = -1 };
+	struct fab_ntb *n;
+	uint64_t win, base, bar;
+	int rc;
+
+	if (!s)
+		return -ENODEV;
+	if (adapter >= d->host->nntbs)
+		return -ENODEV;
+	rc = imp_reserve(s);
+	if (rc)
+		return rc;
+	if (host == d->host_id) {
+		im.win_addr = addr;     /* our own device: the CPU reaches the BAR directly */
+		goto done;
+	}
+	n = d->host->ntbs[adapter];
+	if (!n->link_up)
+		return -ENOLINK;
+	if (!ntb_can_reach(n, host))
+		return -EHOSTUNREACH;
+	bar = fab_func_bar_addr(n->fn, NTB_BAR_LUT);
+	if (!bar)
+		return -ENODEV;
+	win = n->win_size;
+	base = addr & ~(win - 1);
+	im.lut_count = (uint32_t)((addr + size - base + win - 1) / win);
+	rc = ntb_lut_alloc(n, im.lut_count, host, base, &im.lut_first);
+	if (rc)
+		return rc;
+	im.win_addr = bar + (uint64_t)im.lut_first * win;
+	im.offset = addr - base;
+done:
+	im.handle = new_handle(s);
+	s->imp[s->nimp++] = im;
+	*o = (struct smio_seg_conn){ .conn = im.handle, .host = im.host,
+		.win_addr = im.win_addr, .offset = im.offset, .size = im.size,
+		.lut_first = im.lut_first, .lut_count = im.lut_count };
+	return 0;
+}
+
+int smd_seg_dev_create(struct smd *d, uint32_t owner, uint64_t size, uint32_t *segid,
+		       uint64_t *rsize)
+{
+	const struct seg *sg;
+	uint32_t id;
+	int rc = seg_create(d->segs->tab, owner, SMIO_SEGID_AUTO, size, 0, &sg);
+
+	if (rc)
+		return rc;
+	id = sg->id;
+	*rsize = sg->size;
+	rc = seg_set_available(d->segs->tab, owner, id, true);
+	if (rc) {
+		seg_disown(d->segs->tab, owner, id);
+		return rc;
+	}
+	*segid = id;
+	return 0;
+}
+
+void smd_seg_dev_remove(struct smd *d, uint32_t owner, uint32_t segid)
+{
+	const struct seg *sg = seg_lookup(d->segs->tab, segid);
+
+	/* Never under a running DMA transfer of an NTB engine: let it linger. */
+	if (sg && sg->owner == owner && sg->size && smd_dma_busy(d, sg->phys, sg->size))
+		return;
+	seg_disown(d->segs->tab, owner, segid);
+}
+
+int smd_seg_dev_connect(struct smd *d, struct smd_conn *c, uint32_t host, uint32_t segid,
+			uint32_t adapter, struct smio_seg_conn *o, uint32_t *outlen)
+{
+	struct smio_seg_connect m = { .segid = segid, .adapter = adapter };
+	uint32_t i;
+
+	for (i = 0; i < d->topo->nhosts && d->topo->hosts[i].id != host; i++)
+		;
+	if (i == d->topo->nhosts)
+		return -EHOSTUNREACH;
+	m.node_id = d->topo->hosts[i].node_id;
+	return smd_h_seg_connect(d, c, &m, o, outlen);
+}
+
+unsigned smd_seg_borrow_conns(struct smd *d, uint32_t borrow)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; d->segs && i < d->segs->nimp; i++)
+		n += d->segs->imp[i].borrow == borrow;
+	return n;
+}
+
+int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delta,
+		      uint32_t *host, uint64_t *dest, uint64_t *size)
+{
+	struct imp *im;
+	int rc;
+
+	if (!d->segs)
+		return -ENODEV;
+	if (delta < 0) {
+		im = imp_find(d->segs, conn);
+		if (im && im->devmaps)
+			im->devmaps--;
+		return 0;
+	}
+	rc = imp_get(d->segs, c, conn, &im);
+	if (rc)
+		return rc;
+	if (imp_dead(im))
+		return -ENOLINK;
+	*host = im->host;
+	*dest = im->dest;
+	*size = im->size;
+	im->devmaps++;
+	return 0;
+}
+
+int smd_seg_local_get(struct smd *d, struct smd_conn *c, uint32_t segid, uint32_t *ref,
+		      uint64_t *phys, uint64_t *size)
+{
+	const struct seg *sg;
+	int rc;
+
+	if (!d->segs)
+		return -ENODEV;
+	sg = seg_lookup(d->segs->tab, segid);
+	/* Only memory registered with SISCI, and only the process's own. */
+	if (!sg || !sg->owner)
+		return -ENOENT;
+	if (sg->owner != c->cid)
+		return -EPERM;
+	if (sg->flags & SEG_F_EMPTY)
+		return -ENXIO;
+	rc = seg_ref_get_own(d->segs->tab, segid, c->cid, ref, &sg);
+	if (rc)
+		return rc;
+	*phys = sg->phys;
+	*size = sg->size;
+	return 0;
+}
+
+void smd_seg_local_put(struct smd *d, uint32_t segid, uint32_t ref, uint32_t cid)
+{
+	if (d->segs)
+		seg_ref_put(d->segs->tab, segid, ref, cid);
+}
+
+/* ---------- for other services ---------- */
+
+int smd_seg_local_range(struct smd *d, uint32_t cid, uint32_t segid, uint64_t *phys,
+			uint64_t *size)
+{
+	const struct seg *sg = d->segs ? seg_lookup(d->segs->tab, segid) : NULL;
+
+	if (!sg || !sg->owner)
+		return -ENOENT;
+	if (sg->owner != cid)
+		return -EPERM;
+	if (sg->flags & SEG_F_EMPTY)
+		return -ENXIO;
+	*phys = sg->phys;
+	*size = sg->size;
+	return 0;
+}
+
+int smd_seg_conn_range(struct smd *d, uint32_t cid, uint32_t handle, uint64_t *addr,
+		       uint64_t *size, uint32_t *adapter)
+{
+	struct imp *im = d->segs ? imp_find(d->segs, handle) : NULL;
+
+	if (!im)
+		return -ENOENT;
+	if (im->cid != cid)
+		return -EPERM;
+	if (imp_dead(im))
+		return -ENOLINK;
+	*addr = im->win_addr + im->offset;
+	*size = im->size;
+	*adapter = im->ntb;
+	return 0;
+}
+
+int smd_seg_peer_memfd(struct smd *d, uint32_t host, uint32_t mem, int *fd, uint64_t *size)
+{
+	if (!d->segs || host == d->host_id)
+		return -EINVAL;
+	return peer_memfd(d, host, mem, fd, size);
+}
+
+/* ---------- connection close ---------- */
+
+/* Our peer connection to host is gone: so are the owner's references. */
+static void peer_lost(struct smd *d, uint32_t host)
+{
+	struct smd_segs *s = d->segs;
+
+	for (unsigned i = 0; i < s->nimp; i++) {
+		struct imp *im = &s->imp[i];
+
+		if (im->host != host || im->lost || im->host == d->host_id)
+			continue;
+		/* The memory may be reused by the owner now: close the windows. */
+		if (!im->gone) {
+			lut_clear_run(d, im);
+			imp_signal(im);
+		}
+		im->lost = true;
+	}
+	/* A restarted daemon has new memory objects. */
+	for (unsigned i = 0; i < s->ncache;) {
+		if (s->cache[i].host == host) {
+			close(s->cache[i].fd);
+			s->cache[i] = s->cache[--s->ncache];
+		} else {
+			i++;
+		}
+	}
+}
+
+/*
+ * Owner cid is going: tell the holders of references to its segments. Copy
+ * them first: a failed send closes a peer connection, which drops the
+ * references it held (and walks these tables).
+ */
+static void owner_gone_notify(struct smd *d, uint32_t cid)
+{
+	struct smd_segs *s = d->segs;
+	struct seg_ref_info *v = NULL;
+	unsigned n = seg_owner_refs(s->tab, cid, &v);
+
+	for (unsigned k = 0; k < n; k++) {
+		struct smio_peer_seg_ref m = { .segid = v[k].segid, .ref = v[k].ref };
+		unsigned i;
+
+		for (i = 0; i < d->nconns; i++)
+			if (d->conns[i].fd >= 0 && d->conns[i].cid == v[k].holder)
+				break;
+		if (i == d->nconns)
+			continue;
+		if (d->conns[i].role == SMIO_ROLE_CLIENT) {
+			smd_seg_gone(d, d->host_id, m.segid, m.ref);    /* an importer of this host */
+		} else if (d->conns[i].role == SMIO_ROLE_PEER && !d->conns[i].outgoing) {
+			if (smio_send(d->conns[i].fd, SMIO_PEER_SEG_GONE, 0, 0, 0, &m, sizeof(m),
+				      -1) < 0)
+				smd_close_conn(d, i);
+		}
+	}
+	free(v);
+}
+
+void smd_seg_conn_closed(struct smd *d, unsigned idx)
+{
+	struct smd_segs *s = d->segs;
+	struct smd_conn *c = &d->conns[idx];
+	uint32_t cid = c->cid;
+
+	if (!s || !cid)
+		return;
+	/* Handlers' tables, LUTs and physmem are guarded by the host lock. */
+	fab_host_lock(d->host);
+	if (c->outgoing)
+		peer_lost(d, c->host);
+	/*
+	 * The process's connections: close the windows, tell the owners. Take each
+	 * one out before telling (a failed post closes a peer connection, which
+	 * walks this table too), and do not wait: we may be anywhere here.
+	 */
+	for (;;) {
+		struct imp im;
+		unsigned i;
+
+		for (i = 0; i < s->nimp && s->imp[i].cid != cid; i++)
+			;
+		if (i == s->nimp)
+			break;
+		im = s->imp[i];
+		imp_unlink(s, &s->imp[i]);
+		if (!imp_dead(&im))
+			lut_clear_run(d, &im);
+		release_ref(d, &im, false);
+	}
+	/* References peers held through this connection, then its own segments
+	 * (those still referenced linger until the last reference goes): their
+	 * importers learn that the owner is gone. */
+	seg_holder_gone(s->tab, cid);
+	owner_gone_notify(d, cid);
+	seg_owner_gone(s->tab, cid);
+	fab_host_unlock(d->host);
+}

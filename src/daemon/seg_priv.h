@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's SISCI segment service: the tables shared by its owner side
+ * (h_segment.c) and its importer side (h_segment_imp.c). See h_segment.c.
+ */
+#ifndef SMARTIO_DAEMON_SEG_PRIV_H
+#define SMARTIO_DAEMON_SEG_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon.h"
+#include "host/segment.h"
+
+#define MEMFD_CACHE  64           /* peers' memory objects we hold an fd of */
+
+/* A connection of one of our processes to a segment (here or elsewhere). */
+struct imp {
+	uint32_t handle;
+	uint32_t cid;             /* the client connection that made it */
+	uint32_t host;            /* owning host id */
+	uint32_t segid, ref;      /* the owner's reference */
+	uint32_t ntb, lut_first, lut_count;   /* lut_count 0: local, no NTB */
+	uint64_t win_addr, offset, size;
+	uint64_t dest;            /* the memory's bus address at host (owner's view) */
+	uint32_t devmaps;         /* device-side mappings through it (h_device.c) */
+	uint32_t borrow;          /* a device BAR of this borrow (no owner reference) */
+	bool lost;                /* the owner dropped our reference (peer connection
+				   * lost); LUT entries already cleared */
+	bool gone;                /* the owner process died (PEER_SEG_GONE); LUT entries
+				   * cleared, the reference still ours to release */
+	int efd;                  /* SEG_EVENTS eventfd, or -1 */
+};
+
+struct memfd_ent {
+	uint32_t host, mem;
+	int fd;
+	uint64_t size;
+};
+
+struct smd_segs {
+	struct seg_table *tab;
+	struct imp *imp;
+	unsigned nimp, cap;
+	uint32_t next_handle;
+	struct memfd_ent cache[MEMFD_CACHE];
+	unsigned ncache;
+	uint32_t ntb_domain;       /* IOMMU domain of this host's NTBs (0: none yet) */
+};
+
+/* Importer side (h_segment_imp.c), for smd_h_segment and the owner side. */
+int smd_h_seg_connect(struct smd *d, struct smd_conn *c, const struct smio_seg_connect *m,
+		       struct smio_seg_conn *o, uint32_t *outlen);
+int smd_h_seg_disconnect(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m);
+int smd_h_seg_events(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m,
+		     int *out_fd);
+int smd_h_seg_state(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m,
+		    struct smio_seg_state *o, uint32_t *outlen);
+void smd_seg_gone(struct smd *d, uint32_t host, uint32_t segid, uint32_t ref);
+int smd_seg_fab_status_errno(int status);
+int smd_h_seg_map_remote(struct smd *d, struct smd_conn *c, const struct smio_seg_map *m,
+			  struct smio_map_reply *o, uint32_t *outlen, int *out_fd);
+
+#endif

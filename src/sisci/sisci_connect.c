@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libsisci: connections to segments (SCIConnectSegment, SCIDisconnectSegment)
+ * and the watcher thread that delivers SCI_CB_DISCONNECT. The model is
+ * described in sisci_segment.c.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sisci_seg.h"
+
+#define CONNECT_WAIT_MIN 1                /* ms between connect attempts... */
+#define CONNECT_WAIT_MAX 32               /* ...doubling up to this */
+
+/* ---------- connections ---------- */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The watcher of a connection with a callback. The callback may disconnect
+ * the segment (which frees r): nothing of r is touched after it returns.
+ */
+static __thread const struct sci_remote_segment *watcher_of;   /* in a watcher: its r */
+
+static void *rseg_watch(void *arg)
+{
+	struct sci_remote_segment *r = arg;
+	struct pollfd p[2] = { { .fd = r->efd, .events = POLLIN },
+			       { .fd = r->cancel_fd, .events = POLLIN } };
+	struct smio_seg_conn_ref q = { .conn = r->conn };
+	struct smio_seg_state st;
+	uint64_t count;
+	uint32_t rlen = 0;
+	int rc;
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return NULL;
+		}
+		if (p[1].revents)
+			return NULL;        /* SCIDisconnectSegment */
+		if (!(p[0].revents & POLLIN))
+			return NULL;        /* not an eventfd any more: nothing will come */
+		if (read(r->efd, &count, sizeof(count)) != sizeof(count))
+			continue;
+		/* The daemon's word on it (a daemon that cannot answer: gone too). */
+		rc = sisci_call(r->sd, SMIO_SEG_STATE, &q, sizeof(q), &st, sizeof(st), &rlen, NULL);
+		if (!rc && rlen == sizeof(st) && st.state == SMIO_SEG_CONNECTED)
+			continue;
+		break;
+	}
+	watcher_of = r;
+	r->cb(r->cb_arg, r, SCI_CB_DISCONNECT, SCI_ERR_OK);
+	return NULL;
+}
+
+/* Start r's watcher: SCI_ERR_OK, or an error with nothing left behind. */
+static sci_error_t rseg_watch_start(struct sci_remote_segment *r)
+{
+	struct smio_seg_conn_ref q = { .conn = r->conn };
+	int rc;
+
+	r->efd = -1;
+	r->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r->cancel_fd < 0)
+		return SCI_ERR_NOSPC;
+	rc = sisci_call(r->sd, SMIO_SEG_EVENTS, &q, sizeof(q), NULL, 0, NULL, &r->efd);
+	if (!rc && r->efd < 0)
+		rc = -EPROTO;
+	if (!rc && pthread_create(&r->watcher, NULL, rseg_watch, r))
+		rc = -ENOMEM;
+	if (rc) {
+		if (r->efd >= 0)
+			close(r->efd);
+		close(r->cancel_fd);
+		r->efd = r->cancel_fd = -1;
+		return rc == -ENOMEM ? SCI_ERR_NOSPC : sisci_seg_errno(rc);
+	}
+	r->watching = true;
+	return SCI_ERR_OK;
+}
+
+/* Stop r's watcher (unless it is the caller: then it ends by itself). */
+static void rseg_watch_stop(struct sci_remote_segment *r)
+{
+	uint64_t one = 1;
+
+	if (!r->watching)
+		return;
+	if (watcher_of == r) {
+		watcher_of = NULL;
+		pthread_detach(r->watcher);
+	} else {
+		if (write(r->cancel_fd, &one, sizeof(one)) != sizeof(one))
+			abort();        /* an eventfd of ours with a count of 0 or 1 */
+		pthread_join(r->watcher, NULL);
+	}
+	close(r->efd);
+	close(r->cancel_fd);
+}
+
+void SCIConnectSegment(sci_desc_t sd, sci_remote_segment_t *segment, unsigned int nodeId,
+		       unsigned int segmentId, unsigned int localAdapterNo,
+		       sci_cb_remote_segment_t callback, void *callbackArg,
+		       unsigned int timeout, unsigned int flags, sci_error_t *error)
+{
+	struct smio_seg_connect req = { .segid = segmentId, .adapter = localAdapterNo };
+	struct smio_seg_conn sc;
+	struct sci_remote_segment *r;
+	uint64_t deadline = 0;
+	unsigned int wait = CONNECT_WAIT_MIN;
+	uint32_t rlen = 0;
+	sci_error_t dummy;
+	int rc;
+
+	if (!error)
+		error = &dummy;
+	*error = sisci_check_init();
+	if (*error)
+		return;
+	if (!sd || !segment) {
+		*error = SCI_ERR_ILLEGAL_PARAMETER;
+		return;
+	}
+	if (flags & ~(SCI_FLAG_USE_CALLBACK | SCI_FLAG_ASYNCHRONOUS_CONNECT)) {
+		*error = SCI_ERR_ILLEGAL_FLAG;
+		return;
+	}
+	/* Its outcome would be reported by a callback: not implemented. */
+	if (flags & SCI_FLAG_ASYNCHRONOUS_CONNECT) {
+		*error = SCI_ERR_FLAG_NOT_IMPLEMENTED;
+		return;
+	}
+	if ((flags & SCI_FLAG_USE_CALLBACK) && !callback) {
+		*error = SCI_ERR_ILLEGAL_PARAMETER;
+		return;
+	}
+	*error = sisci_check_adapter(localAdapterNo);
+	if (*error)
+		return;
+	if (nodeId == SCI_LOCAL_HOST)
+		nodeId = sisci.node_id;
+	if (sisci_node_host(nodeId) < 0) {
+		*error = SCI_ERR_NO_SUCH_NODEID;
+		return;
+	}
+	if (segmentId == SMIO_SEGID_AUTO) {
+		*error = SCI_ERR_NO_SUCH_SEGMENT;  /* no segment can have the "pick one" id */
+		return;
+	}
+	req.node_id = nodeId;
+	if (timeout != SCI_INFINITE_TIMEOUT)
+		deadline = now_ms() + timeout;
+
+	/*
+	 * The segment may not exist or be available yet: try again until the
+	 * timeout, with short bounded waits (the daemon does not announce it).
+	 */
+	for (;;) {
+		uint64_t now;
+		unsigned int left;
+
+		rc = sisci_call(sd, SMIO_SEG_CONNECT, &req, sizeof(req), &sc, sizeof(sc), &rlen,
+				NULL);
+		if (!rc && rlen != sizeof(sc))
+			rc = -EPROTO;
+		if (rc != -ENOENT && rc != -ECONNREFUSED)
+			break;
+		if (!timeout)
+			break;              /* one attempt: say why it failed */
+		now = now_ms();
+		if (timeout != SCI_INFINITE_TIMEOUT && now >= deadline) {
+			*error = SCI_ERR_TIMEOUT;
+			return;
+		}
+		left = timeout == SCI_INFINITE_TIMEOUT ? wait : (unsigned int)(deadline - now);
+		poll(NULL, 0, (int)(left < wait ? left : wait));
+		if (wait < CONNECT_WAIT_MAX)
+			wait *= 2;
+	}
+	if (rc) {
+		/* -EHOSTUNREACH (SCI_ERR_NO_SUCH_NODEID) also means "not over this adapter". */
+		*error = sisci_seg_errno(rc);
+		return;
+	}
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		struct smio_seg_conn_ref ref = { .conn = sc.conn };
+
+		sisci_call(sd, SMIO_SEG_DISCONNECT, &ref, sizeof(ref), NULL, 0, NULL, NULL);
+		*error = SCI_ERR_NOSPC;
+		return;
+	}
+	r->sd = sd;
+	r->conn = sc.conn;
+	r->host = sc.host;
+	r->node_id = nodeId;
+	r->segid = segmentId;
+	r->adapter = localAdapterNo;
+	r->size = sc.size;
+	r->ioaddr = sc.win_addr + sc.offset;
+	sisci_lock();
+	sisci_obj_add(&r->obj, SISCI_OBJ_RSEG);
+	sisci_desc_get(sd);
+	sisci_unlock();
+	/* Registered first: the callback may run at once and use the handle. */
+	if (flags & SCI_FLAG_USE_CALLBACK) {
+		struct smio_seg_conn_ref ref = { .conn = sc.conn };
+
+		r->cb = callback;
+		r->cb_arg = callbackArg;
+		*error = rseg_watch_start(r);
+		if (*error) {
+			sisci_lock();
+			sisci_obj_del(&r->obj);
+			sisci_desc_put(sd);
+			sisci_unlock();
+			sisci_call(sd, SMIO_SEG_DISCONNECT, &ref, sizeof(ref), NULL, 0, NULL, NULL);
+			free(r);
+			return;
+		}
+	}
+	*segment = r;
+	*error = SCI_ERR_OK;
+}
+
+void SCIDisconnectSegment(sci_remote_segment_t segment, unsigned int flags, sci_error_t *error)
+{
+	struct smio_seg_conn_ref req;
+	sci_error_t dummy;
+	int rc;
+
+	if (!error)
+		error = &dummy;
+	if (flags) {
+		*error = SCI_ERR_ILLEGAL_FLAG;
+		return;
+	}
+	sisci_lock();
+	if (!sisci_obj_valid(segment, SISCI_OBJ_RSEG)) {
+		sisci_unlock();
+		*error = SCI_ERR_ILLEGAL_PARAMETER;
+		return;
+	}
+	if (segment->maps) {
+		sisci_unlock();
+		*error = SCI_ERR_BUSY;
+		return;
+	}
+	sisci_obj_del(&segment->obj);
+	sisci_unlock();
+
+	req = (struct smio_seg_conn_ref){ .conn = segment->conn };
+	rc = sisci_call(segment->sd, SMIO_SEG_DISCONNECT, &req, sizeof(req), NULL, 0, NULL, NULL);
+	/*
+	 * -ENOENT cannot happen for a handle of ours; anything else (the daemon
+	 * unreachable) leaves the handle as it was, so the program may retry.
+	 */
+	if (rc && rc != -ENOENT) {
+		sisci_lock();
+		sisci_obj_add(&segment->obj, SISCI_OBJ_RSEG);
+		sisci_unlock();
+		*error = sisci_seg_errno(rc);
+		return;
+	}
+	if (segment->dev) {
+		sisci_lock();
+		segment->dev->segs--;
+		sisci_unlock();
+	}
+	rseg_watch_stop(segment);
+	sisci_desc_put(segment->sd);
+	free(segment);
+	*error = SCI_ERR_OK;
+}
+
+size_t SCIGetRemoteSegmentSize(sci_remote_segment_t segment)
+{
+	size_t size = 0;
+
+	sisci_lock();
+	if (sisci_obj_valid(segment, SISCI_OBJ_RSEG))
+		size = segment->size;
+	sisci_unlock();
+	return size;
+}
+
+unsigned int SCIGetRemoteSegmentId(sci_remote_segment_t segment)
+{
+	unsigned int id = 0;
+
+	sisci_lock();
+	if (sisci_obj_valid(segment, SISCI_OBJ_RSEG))
+		id = segment->segid;
+	sisci_unlock();
+	return id;
+}
+
+unsigned int SCIGetRemoteSegmentNodeId(sci_remote_segment_t segment)
+{
+	unsigned int node = 0;
+
+	sisci_lock();
+	if (sisci_obj_valid(segment, SISCI_OBJ_RSEG))
+		node = segment->node_id;
+	sisci_unlock();
+	return node;
+}
+
+/* ---------- queries ---------- */
+
+void sisci_query_local_segment(sci_query_local_segment_t *q, sci_error_t *error)
+{
+	sisci_lock();
+	if (!sisci_obj_valid(q->segment, SISCI_OBJ_LSEG)) {
+		*error = SCI_ERR_ILLEGAL_PARAMETER;
+		goto out;
+	}
+	switch (q->subcommand) {
+	case SCI_Q_LOCAL_SEGMENT_PHYS_ADDR:
+	case SCI_Q_LOCAL_SEGMENT_IOADDR:
+		/*
+		 * Importers' LUT windows translate to the bus address itself (the
+		 * owner's NTB does not translate), so both are the RAM address.
+		 */
+		if (q->segment->flags & SCI_FLAG_EMPTY) {
+			*error = SCI_ERR_ILLEGAL_OPERATION;   /* no memory behind it */
+			goto out;
+		}
+		q->data.ioaddr = q->segment->phys;
+		*error = SCI_ERR_OK;
+		break;
+	case SCI_Q_LOCAL_SEGMENT_VIRTUAL_KERNEL_ADDR:
+		*error = SCI_ERR_NOT_SUPPORTED;           /* no kernel here */
+		break;
+	default:
+		*error = SCI_ERR_ILLEGAL_QUERY;
+	}
+out:
+	sisci_unlock();
+}
+
+void sisci_query_remote_segment(sci_query_remote_segment_t *q, sci_error_t *error)
+{
+	sisci_lock();
+	if (!sisci_obj_valid(q->segment, SISCI_OBJ_RSEG)) {
+		*error = SCI_ERR_ILLEGAL_PARAMETER;
+	} else if (q->subcommand == SCI_Q_REMOTE_SEGMENT_IOADDR) {
+		/* Where this host's CPU and devices reach it: the NTB window. */
+		q->data.ioaddr = q->segment->ioaddr;
+		*error = SCI_ERR_OK;
+	} else {
+		*error = SCI_ERR_ILLEGAL_QUERY;
+	}
+	sisci_unlock();
+}
