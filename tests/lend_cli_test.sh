@@ -167,4 +167,42 @@ done
 hasnt "^f0:" && ok "lender killed: the shadow is gone" || not_ok "lender killed: the shadow is gone"
 "$SMARTIO" cluster down >/dev/null 2>&1 || true
 
+# ---- three-node (Device Lending paper): lender B reaches lender C through its
+# *second* NTB, whose requester-ID table must admit the lent GPU as well ----
+fdid_of() {   # HOST-NAME DEVICE-NAME
+	"$SMARTIO" devices --json | python3 -c 'import json,sys
+for d in json.load(sys.stdin):
+    if d["name"] == sys.argv[2] and str(d["lender"]) == sys.argv[1]: print(d["fdid"])' "$1" "$2"
+}
+check "three-node cluster up" "$SMARTIO" cluster up "$SRC/topologies/papers/three-node.yaml"
+rids_ntb1() { "$SMARTIO" ntb --host 1 --ntb 1 | sed -n 's/.*RID table \([0-9]*\) of.*/\1/p'; }
+RIDS0=$(rids_ntb1)
+TB=$(fdid_of 1 gpu0)
+TC=$(fdid_of 2 gpu0)
+check "borrow lender-b gpu0" "$SMARTIO" borrow "$TB" --host 0
+expect "lender-b gpu0 is f0:00.0" "is f0:00.0"
+check "borrow lender-c gpu0" "$SMARTIO" borrow "$TC" --host 0
+expect "lender-c gpu0 is f0:00.1" "is f0:00.1"
+check "fill lender-b gpu0" "$SMARTIO" accel fill --host 0 --dev f0:00.0 --dst dev:0 --len 256K \
+	--pattern 0x5a5a1234abcd0042
+check "checksum at lender-b" "$SMARTIO" accel checksum --host 0 --dev f0:00.0 --src dev:0 --len 256K
+SRC_CRC=$(sed -n 's/^crc32c //p' "$OUT")
+check "p2p address: lender-b gpu0 -> lender-c gpu0" "$SMARTIO" devices --p2p "$TB" "$TC" --host 0
+ADDR=$(sed -n 's/.*bus address \(0x[0-9a-f]*\).*/\1/p' "$OUT")
+check "route at lender-b goes out of its ntb1" "$SMARTIO" route --host 1 --from gpu0 --addr "$ADDR" --write
+expect "lender B -> ntb1 -> lender C" "target: host 2 BAR2" "ntb1 LUT"
+hasnt "host 0" && ok "three-node: the borrower is not on the path" ||
+	not_ok "three-node: the borrower is not on the path"
+check "copy lender-b gpu0 -> lender-c gpu0 (P2P)" "$SMARTIO" accel copy --host 0 --dev f0:00.0 \
+	--src dev:0 --dst "$ADDR" --len 256K
+RIDS1=$(rids_ntb1)
+check "lender-b's ntb1 admits the lent GPU ($RIDS0 -> $RIDS1 entries)" test "$RIDS1" -eq $((RIDS0 + 1))
+check "checksum at lender-c" "$SMARTIO" accel checksum --host 0 --dev f0:00.1 --src dev:0 --len 256K
+[ "$(sed -n 's/^crc32c //p' "$OUT")" = "$SRC_CRC" ] && ok "three-node P2P: data verified" ||
+	not_ok "three-node P2P: data verified"
+check "return both" sh -c "'$SMARTIO' return '$TB' --host 0 --unbind && '$SMARTIO' return '$TC' --host 0 --unbind"
+RIDS2=$(rids_ntb1)
+check "returned: lender-b's ntb1 no longer admits it ($RIDS2 entries)" test "$RIDS2" -eq "$RIDS0"
+"$SMARTIO" cluster down >/dev/null 2>&1 || true
+
 tap_done

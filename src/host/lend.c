@@ -32,6 +32,8 @@ struct lut_run {
 #define LEND_IOVA_BASE  (4ull << 30)
 #define LEND_IOVA_ALIGN (2ull << 20)
 
+#define LEND_MAX_RID_NTBS 8
+
 struct lend_setup {
 	uint16_t bdf;
 	uint32_t borrower;
@@ -39,6 +41,10 @@ struct lend_setup {
 	struct lut_run runs[LEND_MAX_RUNS];
 	unsigned nruns;
 	bool rid_added;
+	/* Other NTBs of the lender (towards peer-to-peer targets on other hosts)
+	 * whose requester-ID tables we admitted the device to. */
+	struct fab_ntb *rid_ntbs[LEND_MAX_RID_NTBS];
+	unsigned nrid_ntbs;
 	uint32_t domain;        /* the device's IOMMU domain (0: IOMMU off) */
 	bool domain_owned;
 	uint64_t next_iova;     /* where the next remapped window goes */
@@ -186,6 +192,8 @@ void lend_teardown(struct fab_host *h, struct lend_setup *s, bool reset)
 			iommu_unmap(h->iommu, s->ntb_domain, s->bar_addr[b], s->bar_size[b]);
 	if (s->rid_added)
 		ntb_rid_del(s->ntb, s->bdf);
+	while (s->nrid_ntbs)
+		ntb_rid_del(s->rid_ntbs[--s->nrid_ntbs], s->bdf);
 	if (s->domain_owned) {
 		iommu_detach(h->iommu, s->bdf);
 		iommu_domain_free(h->iommu, s->domain);
@@ -316,6 +324,25 @@ static bool in_endpoint_bar(struct fab_host *h, uint64_t addr, uint64_t size)
 	return false;
 }
 
+/*
+ * Requests entering an NTB must come from an admitted requester: a target
+ * reached through another NTB than the borrower's needs the device in that
+ * NTB's requester-ID table too (until the lend ends).
+ */
+static int admit(struct lend_setup *s, struct fab_ntb *ntb)
+{
+	int rc;
+
+	if (ntb == s->ntb || ntb_rid_allowed(ntb, s->bdf))
+		return 0;
+	if (s->nrid_ntbs == LEND_MAX_RID_NTBS)
+		return -ENOSPC;
+	rc = ntb_rid_add(ntb, s->bdf);
+	if (!rc)
+		s->rid_ntbs[s->nrid_ntbs++] = ntb;
+	return rc;
+}
+
 int lend_p2p_map(struct lend_setup *s, uint32_t host, uint64_t addr, uint64_t size,
 		 uint64_t *bus)
 {
@@ -343,7 +370,9 @@ int lend_p2p_map(struct lend_setup *s, uint32_t host, uint64_t addr, uint64_t si
 		*bus = addr;
 	} else {
 		ntb = lend_ntb_to(h, host);
-		rc = ntb ? run_add(h, s, ntb, host, addr, size, bus) : -EHOSTUNREACH;
+		rc = ntb ? admit(s, ntb) : -EHOSTUNREACH;
+		if (!rc)
+			rc = run_add(h, s, ntb, host, addr, size, bus);
 	}
 	if (!rc)
 		fab_host_tables_changed(h);
