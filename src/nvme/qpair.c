@@ -102,6 +102,23 @@ static int buf_add(struct snv_client *c, struct snv_buf *b)
 	return rc;
 }
 
+/* The common end of snv_buf_alloc/register: list the buffer, or undo it all. */
+static int buf_finish(struct snv_client *c, struct snv_buf *b, size_t size, int rc,
+		      struct snv_buf **out)
+{
+	b->size = size;
+	b->io = b->mem.io;
+	if (!rc)
+		rc = buf_add(c, b);
+	if (rc) {
+		snv_dmamem_free(&b->mem, c->adapter, c->dev);
+		free(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
+}
+
 int snv_buf_alloc(struct snv_client *c, size_t size, struct snv_buf **out)
 {
 	struct snv_buf *b;
@@ -115,18 +132,7 @@ int snv_buf_alloc(struct snv_client *c, size_t size, struct snv_buf **out)
 		return -ENOMEM;
 	b->c = c;
 	rc = snv_dmamem_alloc(c->sd, c->adapter, c->dev, size, &b->mem);
-	if (!rc) {
-		b->size = size;
-		b->io = b->mem.io;
-		rc = buf_add(c, b);
-	}
-	if (rc) {
-		snv_dmamem_free(&b->mem, c->adapter, c->dev);
-		free(b);
-		return rc;
-	}
-	*out = b;
-	return 0;
+	return buf_finish(c, b, size, rc, out);
 }
 
 int snv_buf_register(struct snv_client *c, void *addr, size_t size, struct snv_buf **out)
@@ -157,17 +163,7 @@ int snv_buf_register(struct snv_client *c, void *addr, size_t size, struct snv_b
 	rc = snv_errno(se);
 	b->mem.vaddr = addr;
 	b->mem.size = size;
-	b->size = size;
-	b->io = b->mem.io;
-	if (!rc)
-		rc = buf_add(c, b);
-	if (rc) {
-		snv_dmamem_free(&b->mem, c->adapter, c->dev);
-		free(b);
-		return rc;
-	}
-	*out = b;
-	return 0;
+	return buf_finish(c, b, size, rc, out);
 }
 
 void snv_buf_free(struct snv_buf *b)

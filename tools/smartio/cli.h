@@ -61,4 +61,11 @@ int cmd_mount(int argc, char **argv);    /* mount.c (FUSE) or mount_nofuse.c */
 int cmd_lend(int argc, char **argv);     /* lend.c: devices, borrow, return */
 int cmd_umount(int argc, char **argv);
 
+/* nvme_msg.c: encode an SMIO_NVME_ADMIN (SQE with opcode, NSID, CDW10; data_len
+ * bytes back from the device) or SMIO_NVME_IO request into req; returns its length. */
+uint32_t nvme_msg_admin(void *req, uint16_t bdf, uint8_t opcode, uint32_t nsid, uint32_t cdw10,
+			uint32_t data_len);
+uint32_t nvme_msg_io(void *req, uint16_t bdf, uint8_t op, uint32_t nsid, uint64_t slba,
+		     uint32_t nlb, const void *wdata, uint32_t wlen);
+
 #endif

@@ -165,25 +165,15 @@ static int io(struct mnt_ctx *m, struct mnt_ns *ns, uint8_t op, uint64_t slba, u
 	static const char *const opname[] = { "?", "read", "write", "flush", "write zeroes",
 					      "deallocate" };
 	struct mio_conn *c = thr_get(m);
-	struct smio_nvme_io *q;
 	struct smio_nvme_cpl *r;
 	uint32_t wlen = op == SMIO_NVME_WRITE ? nlb << ns->shift : 0;
 	int rc;
 
 	if (!c)
 		return -ENOMEM;
-	q = (void *)c->req;
 	r = (void *)c->rep;
-	memset(q, 0, sizeof(*q));
-	q->bdf = ns->bdf;
-	q->op = op;
-	q->nsid = ns->nsid;
-	q->slba = slba;
-	q->nlb = nlb;
-	q->data_len = wlen;
-	if (wlen)
-		memmove(q->data, wdata, wlen);
-	rc = call(m, c, SMIO_NVME_IO, (uint32_t)sizeof(*q) + wlen);
+	rc = call(m, c, SMIO_NVME_IO,
+		  nvme_msg_io(c->req, ns->bdf, op, ns->nsid, slba, nlb, wdata, wlen));
 	if (rc || r->status) {
 		char what[96], why[64];
 
@@ -372,22 +362,13 @@ static int admin_in(struct mnt_ctx *m, uint16_t bdf, uint8_t opcode, uint32_t ns
 		    uint32_t cdw10, void *data, uint32_t len)
 {
 	struct mio_conn *c = thr_get(m);
-	struct smio_nvme_admin *q;
 	struct smio_nvme_cpl *r;
 	int rc;
 
 	if (!c)
 		return -ENOMEM;
-	q = (void *)c->req;
 	r = (void *)c->rep;
-	memset(q, 0, sizeof(*q));
-	q->bdf = bdf;
-	q->dir = SMIO_DIR_FROM_DEV;
-	q->data_len = len;
-	q->sqe[0] = opcode;
-	memcpy(q->sqe + 4, &nsid, 4);
-	memcpy(q->sqe + 40, &cdw10, 4);
-	rc = call(m, c, SMIO_NVME_ADMIN, sizeof(*q));
+	rc = call(m, c, SMIO_NVME_ADMIN, nvme_msg_admin(c->req, bdf, opcode, nsid, cdw10, len));
 	if (rc)
 		return rc;
 	if (r->status)

@@ -122,21 +122,11 @@ static const char *nvme_errstr(int rc)
 static int admin(struct nconn *c, uint8_t opcode,
 		 uint32_t nsid, uint32_t cdw10, void *data, uint32_t len, uint16_t *status)
 {
-	struct smio_nvme_admin *m = (void *)c->req;
 	struct smio_nvme_cpl *r = (void *)c->rep;
-	uint8_t sqe[64] = { 0 };
-	uint32_t rlen;
+	uint32_t rlen, qlen = nvme_msg_admin(c->req, c->bdf, opcode, nsid, cdw10, len);
 	int rc;
 
-	memset(m, 0, sizeof(*m));
-	m->bdf = c->bdf;
-	m->dir = len ? SMIO_DIR_FROM_DEV : SMIO_DIR_NONE;
-	m->data_len = len;
-	sqe[0] = opcode;
-	memcpy(sqe + 4, &nsid, 4);
-	memcpy(sqe + 40, &cdw10, 4);
-	memcpy(m->sqe, sqe, sizeof(sqe));
-	rc = smio_call(c->fd, SMIO_NVME_ADMIN, m, sizeof(*m), r, SMIO_MAX_PAYLOAD, &rlen, NULL,
+	rc = smio_call(c->fd, SMIO_NVME_ADMIN, c->req, qlen, r, SMIO_MAX_PAYLOAD, &rlen, NULL,
 		       NVME_IO_TIMEOUT_MS);
 	if (rc)
 		return rc;
@@ -459,22 +449,12 @@ static int block_shift(struct nconn *c, uint32_t nsid, uint64_t *nsze, unsigned 
 static int io_call(struct nconn *c, uint8_t op, uint32_t nsid, uint64_t slba, uint32_t nlb,
 		   const void *wdata, uint32_t wlen, void *rdata)
 {
-	struct smio_nvme_io *m = (void *)c->req;
 	struct smio_nvme_cpl *r = (void *)c->rep;
-	uint32_t rlen;
+	uint32_t rlen, qlen = nvme_msg_io(c->req, c->bdf, op, nsid, slba, nlb, wdata, wlen);
 	int rc;
 
-	memset(m, 0, sizeof(*m));
-	m->bdf = c->bdf;
-	m->op = op;
-	m->nsid = nsid;
-	m->slba = slba;
-	m->nlb = nlb;
-	m->data_len = wlen;
-	if (wlen)
-		memcpy(m->data, wdata, wlen);
-	rc = smio_call(c->fd, SMIO_NVME_IO, m, (uint32_t)sizeof(*m) + wlen, r, SMIO_MAX_PAYLOAD,
-		       &rlen, NULL, NVME_IO_TIMEOUT_MS);
+	rc = smio_call(c->fd, SMIO_NVME_IO, c->req, qlen, r, SMIO_MAX_PAYLOAD, &rlen, NULL,
+		       NVME_IO_TIMEOUT_MS);
 	if (rc) {
 		cli_err("LBA %" PRIu64 ": %s", slba, nvme_errstr(rc));
 		return rc;
