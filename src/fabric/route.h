@@ -122,6 +122,36 @@ struct fab_world {
 int fab_route_step_local(struct fab_host *h, const struct fab_step *in, struct fab_route *r,
 			 struct fab_forward *fwd);
 
+/*
+ * A resolution in progress across hosts, for callers that run the steps on
+ * other hosts themselves (a daemon's event loop sends them to the peers and
+ * returns to its loop meanwhile). fab_resolve_begin() runs what it can on h
+ * and returns FAB_RESOLVE_DONE (r is complete, from the cache or not) or
+ * FAB_RESOLVE_REMOTE: x->step must run on host x->step.host, and its result
+ * (rc < 0: that host did not answer; else fwd as fab_route_step_local gives
+ * it, with r extended) goes to fab_resolve_feed(), which again returns DONE
+ * or REMOTE. Bounded by FAB_MAX_NTB_HOPS. With use_cache, a successful
+ * result is cached tagged with the epoch at begin (stale at once if any table
+ * changed meanwhile). The caller holds h's lock in begin and feed, not
+ * necessarily in between.
+ */
+enum { FAB_RESOLVE_DONE = 0, FAB_RESOLVE_REMOTE = 1 };
+
+struct fab_resolve {
+	struct fab_host *h;
+	struct fab_route *r;
+	uint16_t rid;
+	bool write, use_cache;
+	uint64_t addr, len;  /* as asked */
+	uint64_t epoch;      /* the world's epoch at begin */
+	unsigned steps;      /* forwarded steps so far */
+	struct fab_step step;/* FAB_RESOLVE_REMOTE: the step to run */
+};
+
+int fab_resolve_begin(struct fab_resolve *x, struct fab_host *h, uint16_t rid, uint64_t addr,
+		      uint64_t len, bool write, bool use_cache, struct fab_route *r);
+int fab_resolve_feed(struct fab_resolve *x, int rc, const struct fab_forward *fwd);
+
 /* Full resolution from host h, with the route cache. Returns 0 (see r->status). */
 int fab_route_resolve(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len,
 		      bool write, struct fab_route *r);
