@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Codec checks of the Device Lending messages (proto_lend.c), for proto.c's table. */
-#ifndef SMARTIO_PROTO_LEND_H
-#define SMARTIO_PROTO_LEND_H
+#ifndef SMARTIO_PROTO_LEND_PRIV_H
+#define SMARTIO_PROTO_LEND_PRIV_H
 
 #include <stdint.h>
 
