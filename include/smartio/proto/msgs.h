@@ -52,8 +52,9 @@
 #define SMIO_R_LOCAL    (SMIO_R_CLIENT | SMIO_R_ADMIN)   /* processes of this host */
 #define SMIO_R_ANY      (SMIO_R_LOCAL | SMIO_R_PEER)
 
-/* Message flags. New flags take the next free bit. */
+/* Message flags. A new flag takes the next free bit and joins SMIO_MSG_F_KNOWN. */
 #define SMIO_MSG_F_NO_REPLY  0x1u   /* one-way: no reply is sent; a reply is -EPROTO */
+#define SMIO_MSG_F_KNOWN     (SMIO_MSG_F_NO_REPLY)
 
 enum smio_family {
 	SMIO_FAM_CORE = 1,   /* the host: HELLO, STATUS, functions, config space (core.h) */
