@@ -18,8 +18,8 @@
  *   family   CORE, ROUTE, NTB, IOMMU, DRIVER, SEG, INTR, DMA, DEV or LEND
  *            (enum smio_family): which proto/<family>.h holds its payloads.
  *   roles    SMIO_R_* bits: who may send the request (smartiod answers
- *            others with -EPERM). HELLO's is what any connection may send
- *            before it has a role.
+ *            others with -EPERM). HELLO is answered before a connection has
+ *            a role (it gives it one), so its row says any.
  *   flags    SMIO_MSG_F_* bits, or 0.
  *   request, reply  the payload of each direction, one of
  *            SMIO_PL_EMPTY              len == 0
@@ -79,7 +79,8 @@ enum smio_payload_kind {
 
 /*
  * The payload columns of the list. Each expands to a tuple
- * (kind, size, validator) that the list's users take apart.
+ * (kind, size, validator) that the list's users take apart; a user that
+ * reads the size needs the family headers (include "smartio/proto.h").
  */
 #define SMIO_PL_NONE             (SMIO_PAYLOAD_NONE, 0, 0)
 #define SMIO_PL_EMPTY            (SMIO_PAYLOAD_EMPTY, 0, 0)
