@@ -4,8 +4,9 @@
  *
  * The input is used twice:
  *  1. as slices for the pure validators: a header + payload as on the wire,
- *     and (type, direction, payload) picked from the first bytes so that
- *     every type's payload checker sees arbitrary bodies;
+ *     and (message, direction, payload) picked from the first bytes so that
+ *     every message's payload checker (all of smio_msg_at()'s list) sees
+ *     arbitrary bodies;
  *  2. as a byte stream written into one end of a socketpair (optionally with
  *     an fd attached to the first byte), read back with smio_recv until the
  *     stream ends or framing is lost.
@@ -13,7 +14,8 @@
  * Every fd the target creates or receives is closed; a leak aborts the run.
  *
  *   clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
- *         -Iinclude -Isrc fuzz/fuzz_proto.c src/proto/proto.c src/proto/client.c \
+ *         -Iinclude -Isrc fuzz/fuzz_proto.c src/proto/proto.c src/proto/proto_dev.c \
+ *         src/proto/proto_seg.c src/proto/proto_lend.c src/proto/client.c \
  *         -o /tmp/fuzz_proto && /tmp/fuzz_proto -max_total_time=60
  */
 #include <dirent.h>
@@ -62,8 +64,9 @@ static void check_slices(const uint8_t *data, size_t size)
 		smio_type_name(h.type);
 	}
 	if (size >= 2) {
-		/* Types are all below 64: aim the checker at real ones. */
-		uint16_t type = data[0] & 63;
+		/* Aim the checker at real messages: the first byte picks a row of
+		 * the list (arbitrary numbers come with the header slice above). */
+		uint16_t type = smio_msg_at(data[0] % smio_msg_count())->type;
 		bool reply = data[1] & 1;
 
 		smio_payload_check(type, reply, data + 2, (uint32_t)(size - 2));

@@ -143,7 +143,7 @@ static size_t fill_faults(uint8_t *buf, uint32_t n, uint64_t total)
 #define PUT(v) (memcpy(buf, &(v), sizeof(v)), sizeof(v))
 
 /* Write a valid payload for (type, reply) into buf; NO_DIR if none exists. */
-static size_t sample(uint16_t type, bool reply, uint8_t *buf)
+static size_t sample_core(uint16_t type, bool reply, uint8_t *buf)
 {
 	struct smio_hello hello = { SMIO_ROLE_CLIENT, 0, 42, SMIO_VERSION };
 	struct smio_hello_reply hr = { .host = 0, .node_id = 1, .version = SMIO_VERSION };
@@ -179,6 +179,8 @@ static size_t sample(uint16_t type, bool reply, uint8_t *buf)
 	struct smio_peer_seg ps = { .segid = 7, .ref = 3, .addr = 0x1000000, .size = 8192 };
 	struct smio_peer_seg_ref psr = { .segid = 7, .ref = 3 };
 	struct smio_peer_memfd pmq = { .mem = 0 }, pmr = { .mem = 0, .size = 1ull << 32 };
+	struct smio_seg_attach sat = { .segid = 7, .kind = SMIO_SEG_ATTACH_RAM, .size = 8192 };
+	struct smio_seg_state sgs = { .conn = 1, .state = SMIO_SEG_CONNECTED };
 	struct smio_intr_create icr = { .intno = SMIO_INTNO_AUTO, .data = 1 };
 	struct smio_intr_info iinf = { .intno = 0x80000000u, .data = 1 };
 	struct smio_intr_id iid = { .intno = 5, .data = 0 }, iidd = { .intno = 5, .data = 1 };
@@ -238,6 +240,10 @@ static size_t sample(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_PEER_SEG_LOOKUP: return reply ? PUT(ps) : PUT(sgid);
 	case SMIO_PEER_SEG_RELEASE: return reply ? 0 : PUT(psr);
 	case SMIO_PEER_MEMFD:	return reply ? PUT(pmr) : PUT(pmq);
+	case SMIO_SEG_ATTACH:	return reply ? PUT(sgi) : PUT(sat);
+	case SMIO_PEER_SEG_GONE: return reply ? NO_DIR : PUT(psr);
+	case SMIO_SEG_EVENTS:	return reply ? 0 : PUT(sgr);
+	case SMIO_SEG_STATE:	return reply ? PUT(sgs) : PUT(sgr);
 	case SMIO_INTR_CREATE:	return reply ? PUT(iinf) : PUT(icr);
 	case SMIO_INTR_REMOVE:	return reply ? 0 : PUT(iid);
 	case SMIO_INTR_CONNECT:	return reply ? PUT(icc) : PUT(icn);
@@ -274,30 +280,277 @@ static size_t sample(uint16_t type, bool reply, uint8_t *buf)
 	return NO_DIR;
 }
 
-static const uint16_t known_types[] = {
-	SMIO_HELLO, SMIO_STATUS, SMIO_SHUTDOWN, SMIO_FUNC_LIST, SMIO_CFG_READ,
-	SMIO_CFG_WRITE, SMIO_CFG_DUMP, SMIO_ROUTE, SMIO_MAP, SMIO_NTB_INFO,
-	SMIO_NTB_LUT_SET, SMIO_NTB_LUT_CLEAR, SMIO_NTB_RID_ADD, SMIO_NTB_RID_DEL,
-	SMIO_NTB_LINK, SMIO_NTB_DB_RING, SMIO_NTB_SPAD, SMIO_IOMMU_DOMAIN,
-	SMIO_IOMMU_MAP, SMIO_IOMMU_UNMAP, SMIO_IOMMU_FAULTS, SMIO_PEER_STEP,
-	SMIO_PEER_INVALIDATE, SMIO_PEER_DB, SMIO_PEER_SPAD,
-	SMIO_SEG_CREATE, SMIO_SEG_REMOVE, SMIO_SEG_AVAILABLE, SMIO_SEG_MAP_LOCAL,
-	SMIO_SEG_CONNECT, SMIO_SEG_MAP_REMOTE, SMIO_SEG_DISCONNECT, SMIO_PEER_SEG_LOOKUP,
-	SMIO_PEER_SEG_RELEASE, SMIO_PEER_MEMFD,
-	SMIO_INTR_CREATE, SMIO_INTR_REMOVE, SMIO_INTR_CONNECT, SMIO_INTR_TRIGGER,
-	SMIO_INTR_RECEIVE, SMIO_INTR_DISCONNECT, SMIO_PEER_INTR_LOOKUP, SMIO_PEER_INTR_FIRE,
-	SMIO_DMA_QUEUE_CREATE, SMIO_DMA_QUEUE_REMOVE, SMIO_DMA_START, SMIO_DMA_STATE,
-	SMIO_DEV_SEG_CREATE, SMIO_PEER_DEV_SEG_CREATE, SMIO_PEER_DEV_SEG_LOOKUP,
-};
-#define NKNOWN (sizeof(known_types) / sizeof(known_types[0]))
+static size_t fill_dev_list(uint8_t *buf)
+{
+	struct smio_dev_list l = { .n = 1 };
+	struct smio_dev_info d = { .fdid = SMIO_FDID(8, 0x400), .node_id = 8, .host = 1,
+				   .bdf = 0x400, .class = 0x010802, .borrowers = 1,
+				   .bar_size = { 0x4000 }, .name = "nvme0" };
 
-static const uint16_t unknown_types[] = {
-	0, 4, 9, 14, 19, 22, 29, 38, 39, 44, 59, 64, 108, 109, SMIO_TYPE_MAX, 139, 0xffff,
-};
+	memcpy(buf, &l, sizeof(l));
+	memcpy(buf + sizeof(l), &d, sizeof(d));
+	return sizeof(l) + sizeof(d);
+}
+
+static size_t fill_lend_pool(uint8_t *buf)
+{
+	struct smio_lend_pool l = { .n = 1 };
+	struct smio_lend_entry e = { .fdid = SMIO_FDID(8, 0x400), .lender = 1, .bdf = 0x400,
+				     .state = SMIO_LEND_AVAILABLE, .borrower = SMIO_LEND_NOBODY,
+				     .name = "nvme0" };
+
+	memcpy(buf, &l, sizeof(l));
+	memcpy(buf + sizeof(l), &e, sizeof(e));
+	return sizeof(l) + sizeof(e);
+}
+
+/* The same for the driver, device-pool and Device Lending messages. */
+static size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
+{
+	struct smio_nvme_admin na = { .dir = SMIO_DIR_FROM_DEV, .data_len = 4096 };
+	struct smio_nvme_io nio = { .op = SMIO_NVME_READ, .nsid = 1, .slba = 8, .nlb = 8 };
+	struct smio_nvme_cpl cpl = { .data_len = 512 };
+	struct smio_accel_op aop = { .kind = SMIO_ACCEL_COPY, .len = 4096 };
+	struct smio_accel_result ares = { .result = 4096 };
+	struct smio_dev_borrow dbr = { .fdid = SMIO_FDID(8, 0x400) };
+	struct smio_dev_borrowed dbd = { .handle = 1, .info = { .fdid = SMIO_FDID(8, 0x400),
+		.node_id = 8, .bdf = 0x400, .borrowers = 1, .name = "nvme0" } };
+	struct smio_dev_ref dref = { .handle = 1 };
+	struct smio_dev_seg_connect dsc = { .handle = 1, .segid = 2,
+					    .memtype = SMIO_DEV_MEMTYPE_BAR };
+	struct smio_seg_conn sgcn = { .conn = 1, .host = 1, .win_addr = 0x2000000000ull,
+				      .size = 0x4000, .lut_count = 1 };
+	struct smio_dev_map_local dml = { .handle = 1, .segid = 7, .size = 4096 };
+	struct smio_dev_map_remote dmr = { .handle = 1, .conn = 1, .size = 4096 };
+	struct smio_dev_mapping dmap = { .map = 1, .ioaddr = 0x10000000 };
+	struct smio_dev_unmap dun = { .handle = 1, .map = 1 };
+	struct smio_dev_rid drid = { .rid = 0x100, .add = 1 };
+	struct smio_dev_seg_create dsg = { .handle = 1, .segid = 7, .size = 4096,
+		.memtype = SMIO_DEV_MEMTYPE_SHARED, .place = SMIO_DEV_PLACE_LENDER };
+	struct smio_dev_seg dsr = { .host = 1, .segid = 9, .place = SMIO_DEV_PLACE_LENDER,
+				    .size = 4096 };
+	struct smio_peer_dev_borrow pdb = { .bdf = 0x400, .flags = SMIO_DEV_F_EXCLUSIVE };
+	struct smio_peer_dev_ref pdr = { .bdf = 0x400, .ref = 3 };
+	struct smio_peer_dev_bar pbq = { .bdf = 0x400, .bar = 2, .ref = 3 };
+	struct smio_peer_dev_bar pbr = { .bdf = 0x400, .bar = 2, .ref = 3, .addr = 0x10000000,
+					 .size = 0x4000 };
+	struct smio_peer_dev_map pmq = { .bdf = 0x400, .ref = 3, .dest_host = 1,
+					 .dest_addr = 0x100000, .size = 0x2000 };
+	struct smio_peer_dev_map pmr = { .bdf = 0x400, .ref = 3, .dest_host = 1,
+					 .dest_addr = 0x100000, .size = 0x2000, .map = 1,
+					 .ioaddr = 0x8000000 };
+	struct smio_peer_dev_map pmu = { .bdf = 0x400, .ref = 3, .map = 1 };
+	struct smio_peer_dev_seg psq = { .bdf = 0x400, .ref = 3, .devsegid = 7,
+					 .memtype = SMIO_DEV_MEMTYPE_PRIVATE };
+	struct smio_peer_dev_seg psr = { .bdf = 0x400, .ref = 3, .devsegid = 7,
+					 .memtype = SMIO_DEV_MEMTYPE_PRIVATE,
+					 .place = SMIO_DEV_PLACE_BORROWER, .host = 2, .segid = 9,
+					 .size = 4096 };
+	struct smio_lend_req lrq = { .fdid = SMIO_FDID(8, 0x400) };
+	struct smio_lend_req lrt = { .fdid = SMIO_FDID(8, 0x400), .flags = SMIO_LEND_F_UNBIND };
+	struct smio_lend_info lin = { .fdid = SMIO_FDID(8, 0x400), .lender = 1, .bdf = 0x300,
+				      .bar_addr = { 0x40000000 }, .bar_size = { 0x4000 },
+				      .name = "nvme0", .driver = "nvme" };
+	struct smio_peer_lend_setup pls = { .bdf = 0x400, .dma_target = 1ull << 46,
+					    .dma_size = 256 << 20 };
+	struct smio_lend_grant lgr = { .bdf = 0x400, .class = 0x010802, .lender = 1,
+				       .borrower = 2, .bar_size = { 0x4000 },
+				       .dma_size = 4096, .name = "nvme0", .model = "nvme" };
+	struct smio_peer_lend_ref plr = { .bdf = 0x400 };
+	struct smio_peer_lend_cfg plc = { .bdf = 0x400, .size = 4, .off = 0x10 };
+	struct smio_peer_lend_p2p plp = { .bdf = 0x400, .host = 2, .addr = 0x1000,
+					  .size = 0x1000 };
+	struct smio_lend_p2p lp = { .client = SMIO_FDID(8, 0x400), .provider = SMIO_FDID(9, 0x500),
+				    .bar = 2 };
+
+	switch (type) {
+	case SMIO_NVME_ADMIN:
+	case SMIO_NVME_IO:
+		if (!reply)
+			return type == SMIO_NVME_IO ? PUT(nio) : PUT(na);
+		memcpy(buf, &cpl, sizeof(cpl));
+		memset(buf + sizeof(cpl), 0xa5, cpl.data_len);
+		return sizeof(cpl) + cpl.data_len;
+	case SMIO_ACCEL_OP:	return reply ? PUT(ares) : PUT(aop);
+	case SMIO_DEV_LIST:
+	case SMIO_PEER_DEV_LIST: return reply ? fill_dev_list(buf) : 0;
+	case SMIO_DEV_BORROW:	return reply ? PUT(dbd) : PUT(dbr);
+	case SMIO_DEV_RETURN:
+	case SMIO_DEV_RELEASE_EXCL: return reply ? 0 : PUT(dref);
+	case SMIO_DEV_SEG_CONNECT: return reply ? PUT(sgcn) : PUT(dsc);
+	case SMIO_DEV_MAP_LOCAL: return reply ? PUT(dmap) : PUT(dml);
+	case SMIO_DEV_MAP_REMOTE: return reply ? PUT(dmap) : PUT(dmr);
+	case SMIO_DEV_UNMAP:	return reply ? 0 : PUT(dun);
+	case SMIO_DEV_RID:	return reply ? 0 : PUT(drid);
+	case SMIO_DEV_SEG_CREATE: return reply ? PUT(dsr) : PUT(dsg);
+	case SMIO_PEER_DEV_BORROW: return reply ? PUT(pdr) : PUT(pdb);
+	case SMIO_PEER_DEV_RETURN:
+	case SMIO_PEER_DEV_RELEASE_EXCL: return reply ? 0 : PUT(pdr);
+	case SMIO_PEER_DEV_BAR:	return reply ? PUT(pbr) : PUT(pbq);
+	case SMIO_PEER_DEV_MAP:	return reply ? PUT(pmr) : PUT(pmq);
+	case SMIO_PEER_DEV_UNMAP: return reply ? 0 : PUT(pmu);
+	case SMIO_PEER_DEV_SEG_CREATE:
+	case SMIO_PEER_DEV_SEG_LOOKUP: return reply ? PUT(psr) : PUT(psq);
+	case SMIO_LEND_POOL:
+	case SMIO_PEER_LEND_POOL: return reply ? fill_lend_pool(buf) : 0;
+	case SMIO_LEND_BORROW:	return reply ? PUT(lin) : PUT(lrq);
+	case SMIO_LEND_RETURN:	return reply ? 0 : PUT(lrt);
+	case SMIO_PEER_LEND_SETUP: return reply ? PUT(lgr) : PUT(pls);
+	case SMIO_PEER_LEND_RELEASE: return reply ? 0 : PUT(plr);
+	case SMIO_PEER_LEND_CFG: return PUT(plc);
+	case SMIO_PEER_LEND_P2P:
+	case SMIO_PEER_LEND_HOPS: return PUT(plp);
+	case SMIO_LEND_P2P:	return PUT(lp);
+	}
+	return NO_DIR;
+}
+
+static size_t sample(uint16_t type, bool reply, uint8_t *buf)
+{
+	size_t n = sample_core(type, reply, buf);
+
+	return n != NO_DIR ? n : sample_dev(type, reply, buf);
+}
+
+/* Numbers that are no message: the ends of the range (gaps are walked in full). */
+static const uint16_t unknown_types[] = { 0, SMIO_TYPE_MAX, 0xffff };
+#define NUNKNOWN (sizeof(unknown_types) / sizeof(unknown_types[0]))
+
+/* Is there a row for this number? Asked of the list walk, not of the codec. */
+static bool in_list(uint16_t type)
+{
+	for (size_t i = 0; i < smio_msg_count(); i++)
+		if (smio_msg_at(i)->type == type)
+			return true;
+	return false;
+}
 
 /* Check a request payload given as a struct lvalue. */
 #define REQ(type, v)	smio_payload_check(type, false, &(v), sizeof(v))
 #define REP(type, v)	smio_payload_check(type, true, &(v), sizeof(v))
+
+/* ---- the message list (smartio/proto/msgs.h) ---- */
+
+/*
+ * The list expanded here, apart from the codec: the enum's values, names,
+ * families, roles, flags and payload columns must be what the codec's rows
+ * say. The validator column is dropped unexpanded (validators are private).
+ */
+#define T_PL_KIND_(kind, size, check)	(kind)
+#define T_PL_SIZE_(kind, size, check)	(size)
+#define T_PL_KIND(spec)			T_PL_KIND_ spec
+#define T_PL_SIZE(spec)			T_PL_SIZE_ spec
+
+struct row {
+	const char *name;
+	uint16_t type, num;
+	int family;
+	uint32_t roles, flags;
+	uint32_t req_kind, req_size, rep_kind, rep_size;
+};
+
+#define T_ROW(name, num, fam, roles, flags, req, rep)					\
+	{ #name, SMIO_##name, (num), SMIO_FAM_##fam, (roles), (flags),			\
+	  T_PL_KIND(req), (uint32_t)T_PL_SIZE(req), T_PL_KIND(rep), (uint32_t)T_PL_SIZE(rep) },
+
+static const struct row rows[] = { SMIO_MSG_LIST(T_ROW) };
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+static void test_msg_list(void **state)
+{
+	size_t i, c;
+
+	assert_int_equal(smio_msg_count(), NROWS);
+	assert_null(smio_msg_at(NROWS));
+	assert_null(smio_msg_at(SIZE_MAX));
+	for (i = 0; i < NROWS; i++) {
+		const struct smio_msg_desc *d = smio_msg_at(i);
+		const struct row *w = &rows[i];
+
+		assert_non_null(d);
+		/* The enum is the number column; the codec holds the row as written. */
+		assert_int_equal(w->type, w->num);
+		assert_int_equal(d->type, w->num);
+		assert_string_equal(d->name, w->name);
+		assert_int_equal(d->family, w->family);
+		assert_int_equal(d->roles, w->roles);
+		assert_int_equal(d->flags, w->flags);
+		assert_int_equal(d->req.kind, w->req_kind);
+		assert_int_equal(d->req.size, w->req_size);
+		assert_int_equal(d->rep.kind, w->rep_kind);
+		assert_int_equal(d->rep.size, w->rep_size);
+
+		/* A name of capitals, digits and '_', as smio_type_name() gives it. */
+		assert_true(d->name[0] >= 'A' && d->name[0] <= 'Z');
+		for (c = 0; d->name[c]; c++)
+			assert_true((d->name[c] >= 'A' && d->name[c] <= 'Z') ||
+				    (d->name[c] >= '0' && d->name[c] <= '9') || d->name[c] == '_');
+		assert_string_equal(smio_type_name(d->type), d->name);
+
+		/* Numbers: never 0, increasing (so unique), below SMIO_TYPE_MAX. */
+		assert_true(d->type > 0 && d->type < SMIO_TYPE_MAX);
+		if (i)
+			assert_true(d->type > smio_msg_at(i - 1)->type);
+		assert_ptr_equal(smio_msg_desc(d->type), d);
+
+		/* Someone may send it, and only known roles and flags. */
+		assert_int_not_equal(d->roles, 0);
+		assert_int_equal(d->roles & ~SMIO_R_ANY, 0);
+		assert_int_equal(d->flags & ~SMIO_MSG_F_KNOWN, 0);
+		assert_int_equal(smio_msg_roles(d->type), d->roles);
+		assert_int_equal(smio_msg_flags(d->type), d->flags);
+		assert_true(d->family > 0 && d->family < SMIO_FAM_COUNT);
+		assert_int_equal(smio_msg_family(d->type), d->family);
+		assert_string_not_equal(smio_family_name(d->family), "UNKNOWN");
+
+		/* Every request has a payload rule; a reply has one unless one-way. */
+		assert_true(d->req.kind >= SMIO_PAYLOAD_EMPTY && d->req.kind <= SMIO_PAYLOAD_VAR);
+		assert_true(d->rep.kind <= SMIO_PAYLOAD_VAR);
+		assert_int_equal(d->rep.kind == SMIO_PAYLOAD_NONE,
+				 !!(d->flags & SMIO_MSG_F_NO_REPLY));
+		assert_true(d->req.kind == SMIO_PAYLOAD_EMPTY ? d->req.size == 0 :
+			    d->req.size > 0 && d->req.size <= SMIO_MAX_PAYLOAD);
+		assert_true(d->rep.kind <= SMIO_PAYLOAD_EMPTY ? d->rep.size == 0 :
+			    d->rep.size > 0 && d->rep.size <= SMIO_MAX_PAYLOAD);
+	}
+	/* SMIO_TYPE_MAX is one past the highest number. */
+	assert_int_equal(SMIO_TYPE_MAX, rows[NROWS - 1].num + 1);
+	/* Queries about numbers without a row. */
+	for (i = 0; i < NUNKNOWN; i++) {
+		assert_null(smio_msg_desc(unknown_types[i]));
+		assert_int_equal(smio_msg_roles(unknown_types[i]), 0);
+		assert_int_equal(smio_msg_flags(unknown_types[i]), 0);
+		assert_int_equal(smio_msg_family(unknown_types[i]), -EPROTO);
+	}
+	assert_string_equal(smio_family_name(0), "UNKNOWN");
+	assert_string_equal(smio_family_name(SMIO_FAM_COUNT), "UNKNOWN");
+	assert_string_equal(smio_family_name(SMIO_FAM_LEND), "LEND");
+	/* Spot checks of rows the daemon depends on. */
+	assert_int_equal(smio_msg_roles(SMIO_SHUTDOWN), SMIO_R_ADMIN);
+	assert_int_equal(smio_msg_roles(SMIO_PEER_STEP), SMIO_R_PEER);
+	assert_int_equal(smio_msg_roles(SMIO_SEG_CREATE), SMIO_R_LOCAL);
+	assert_int_equal(smio_msg_flags(SMIO_PEER_INVALIDATE), SMIO_MSG_F_NO_REPLY);
+	assert_int_equal(smio_msg_flags(SMIO_PEER_SEG_GONE), SMIO_MSG_F_NO_REPLY);
+	assert_int_equal(smio_msg_family(SMIO_PEER_LEND_HOPS), SMIO_FAM_LEND);
+}
+
+/* Every number without a row is unknown to every part of the codec. */
+static void test_unlisted_numbers(void **state)
+{
+	struct smio_hdr h;
+	uint32_t t;
+
+	for (t = 0; t <= 0xffff; t++) {
+		if (in_list((uint16_t)t))
+			continue;
+		h = mkhdr((uint16_t)t, 0, 1, 0);
+		assert_int_equal(smio_hdr_check(&h), -EPROTO);
+		assert_string_equal(smio_type_name((uint16_t)t), "UNKNOWN");
+		assert_null(smio_msg_desc((uint16_t)t));
+		assert_int_equal(smio_payload_check((uint16_t)t, false, NULL, 0), -EPROTO);
+		assert_int_equal(smio_payload_check((uint16_t)t, true, NULL, 0), -EPROTO);
+	}
+}
 
 /* ---- header ---- */
 
@@ -306,8 +559,8 @@ static void test_hdr_valid(void **state)
 	struct smio_hdr h;
 	size_t i;
 
-	for (i = 0; i < NKNOWN; i++) {
-		h = mkhdr(known_types[i], 0, 1, 0);
+	for (i = 0; i < smio_msg_count(); i++) {
+		h = mkhdr(smio_msg_at(i)->type, 0, 1, 0);
 		assert_int_equal(smio_hdr_check(&h), 0);
 		h.flags = SMIO_F_REPLY | SMIO_F_FD;
 		h.status = -ENOENT;
@@ -330,7 +583,7 @@ static void test_hdr_invalid(void **state)
 	assert_int_equal(smio_hdr_check(&h), -EPROTO);
 	h.version = SMIO_VERSION + 1;
 	assert_int_equal(smio_hdr_check(&h), -EPROTO);
-	for (i = 0; i < sizeof(unknown_types) / sizeof(unknown_types[0]); i++) {
+	for (i = 0; i < NUNKNOWN; i++) {
 		h = mkhdr(unknown_types[i], 0, 1, 0);
 		assert_int_equal(smio_hdr_check(&h), -EPROTO);
 	}
@@ -357,9 +610,9 @@ static void test_type_names(void **state)
 {
 	size_t i;
 
-	for (i = 0; i < NKNOWN; i++)
-		assert_string_not_equal(smio_type_name(known_types[i]), "UNKNOWN");
-	for (i = 0; i < sizeof(unknown_types) / sizeof(unknown_types[0]); i++)
+	for (i = 0; i < smio_msg_count(); i++)
+		assert_string_not_equal(smio_type_name(smio_msg_at(i)->type), "UNKNOWN");
+	for (i = 0; i < NUNKNOWN; i++)
 		assert_string_equal(smio_type_name(unknown_types[i]), "UNKNOWN");
 	assert_string_equal(smio_type_name(SMIO_HELLO), "HELLO");
 	assert_string_equal(smio_type_name(SMIO_PEER_INVALIDATE), "PEER_INVALIDATE");
@@ -367,18 +620,34 @@ static void test_type_names(void **state)
 
 /* ---- payloads: every type, both directions ---- */
 
+/*
+ * Every message has a valid sample of each direction it has (NO_DIR for the
+ * reply of a one-way message), and the sample fits the row's length rule.
+ */
 static void test_all_valid(void **state)
 {
 	static uint8_t buf[BUFSZ];
 	size_t i, n;
 	int r;
 
-	for (i = 0; i < NKNOWN; i++) {
+	for (i = 0; i < smio_msg_count(); i++) {
+		const struct smio_msg_desc *d = smio_msg_at(i);
+
 		for (r = 0; r < 2; r++) {
-			n = sample(known_types[i], r, buf);
-			if (n == NO_DIR)
+			const struct smio_payload_desc *pd = r ? &d->rep : &d->req;
+
+			n = sample(d->type, r, buf);
+			if (pd->kind == SMIO_PAYLOAD_NONE) {
+				assert_true(n == NO_DIR);
 				continue;
-			assert_int_equal(smio_payload_check(known_types[i], r, buf, (uint32_t)n), 0);
+			}
+			if (n == NO_DIR)
+				fail_msg("no %s sample for %s", r ? "reply" : "request", d->name);
+			if (pd->kind == SMIO_PAYLOAD_VAR)
+				assert_true(n >= pd->size);
+			else
+				assert_int_equal(n, pd->size);
+			assert_int_equal(smio_payload_check(d->type, r, buf, (uint32_t)n), 0);
 		}
 	}
 }
@@ -390,9 +659,9 @@ static void test_all_wrong_length(void **state)
 	size_t i, n;
 	int r;
 
-	for (i = 0; i < NKNOWN; i++) {
+	for (i = 0; i < smio_msg_count(); i++) {
 		for (r = 0; r < 2; r++) {
-			uint16_t t = known_types[i];
+			uint16_t t = smio_msg_at(i)->type;
 
 			n = sample(t, r, buf);
 			if (n == NO_DIR)
@@ -430,13 +699,18 @@ static void test_unknown_and_oneway(void **state)
 	struct smio_invalidate inv = { .origin_host = 1 };
 	size_t i;
 
-	for (i = 0; i < sizeof(unknown_types) / sizeof(unknown_types[0]); i++) {
+	for (i = 0; i < NUNKNOWN; i++) {
 		assert_int_equal(smio_payload_check(unknown_types[i], false, NULL, 0), -EPROTO);
 		assert_int_equal(smio_payload_check(unknown_types[i], true, NULL, 0), -EPROTO);
 	}
 	assert_int_equal(REQ(SMIO_PEER_INVALIDATE, inv), 0);
 	assert_int_equal(REP(SMIO_PEER_INVALIDATE, inv), -EPROTO);
 	assert_int_equal(smio_payload_check(SMIO_PEER_INVALIDATE, true, NULL, 0), -EPROTO);
+	/* Every one-way message refuses any reply, even an empty one. */
+	for (i = 0; i < smio_msg_count(); i++)
+		if (smio_msg_at(i)->flags & SMIO_MSG_F_NO_REPLY)
+			assert_int_equal(smio_payload_check(smio_msg_at(i)->type, true, NULL, 0),
+					 -EPROTO);
 	/* A length with no buffer is a caller bug, not a crash. */
 	assert_int_equal(smio_payload_check(SMIO_CFG_READ, false, NULL, 12), -EINVAL);
 }
@@ -448,13 +722,14 @@ static void test_unaligned(void **state)
 	size_t i, n;
 	int r;
 
-	for (i = 0; i < NKNOWN; i++) {
+	for (i = 0; i < smio_msg_count(); i++) {
 		for (r = 0; r < 2; r++) {
-			n = sample(known_types[i], r, buf + 1);
+			uint16_t t = smio_msg_at(i)->type;
+
+			n = sample(t, r, buf + 1);
 			if (n == NO_DIR)
 				continue;
-			assert_int_equal(smio_payload_check(known_types[i], r, buf + 1,
-							    (uint32_t)n), 0);
+			assert_int_equal(smio_payload_check(t, r, buf + 1, (uint32_t)n), 0);
 		}
 	}
 }
@@ -1916,6 +2191,8 @@ static void test_dev_seg_messages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_msg_list),
+		cmocka_unit_test(test_unlisted_numbers),
 		cmocka_unit_test(test_hdr_valid),
 		cmocka_unit_test(test_hdr_invalid),
 		cmocka_unit_test(test_type_names),

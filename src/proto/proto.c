@@ -12,14 +12,14 @@
  * -EINVAL for a known message with a bad length or a field out of range.
  *
  * This file holds the framing (header) check, the core message validators and
- * the type table; the per-family validators are in proto_dev.c (driver and
- * device-pool messages), proto_seg.c (SISCI segments, interrupts, DMA queues)
- * and proto_lend.c (Device Lending).
+ * the type table, generated from the one message list (smartio/proto/msgs.h)
+ * together with the list's queries (smio_msg_*); the per-family validators
+ * are in proto_dev.c (driver and device-pool messages), proto_seg.c (SISCI
+ * segments, interrupts, DMA queues) and proto_lend.c (Device Lending).
  */
 #include <errno.h>
 #include <string.h>
 
-#include "proto_lend.h"
 #include "proto_priv.h"
 #include "smartio/proto.h"
 
@@ -392,256 +392,44 @@ static int check_iommu_faults(const void *p, uint32_t len)
 	return 0;
 }
 
-/* ---- the type table ---- */
+/* ---- the type table, generated from the message list (smartio/proto/msgs.h) ---- */
+
+/* A row as the codec holds it: the public description and the validators. */
+struct type_spec {
+	struct smio_msg_desc d;
+	check_fn req_check, rep_check;
+};
+
+/* Take a payload column (kind, size, validator) apart. */
+#define PL_DESC_(kind, size, check)	{ (size), (kind) }
+#define PL_DESC(spec)			PL_DESC_ spec
+#define PL_CHECK_(kind, size, check)	check
+#define PL_CHECK(spec)			PL_CHECK_ spec
 
 /*
- * One direction of a message type. size is the exact payload length, or the
- * fixed head of a variable payload (var: the check function bounds the rest).
- * A NULL check with size 0 means "empty payload".
+ * Indexed by number. Two rows with one number would initialise one element
+ * twice, which -Werror turns into a build failure (gcc -Woverride-init,
+ * clang -Winitializer-overrides).
  */
-struct dir_spec {
-	uint32_t size;
-	bool var;
-	check_fn check;
-};
-
-struct type_spec {
-	const char *name;
-	bool no_reply;		/* one-way message: a reply is a protocol error */
-	struct dir_spec req, rep;
-};
-
-#define EMPTY		{ 0, false, NULL }
-#define FIXED(s, fn)	{ sizeof(s), false, fn }
-#define VAR(s, fn)	{ sizeof(s), true, fn }
+#define TYPE_SPEC(name, num, fam, roles, flags, req, rep)				\
+	[SMIO_##name] = { { #name, SMIO_##name, SMIO_FAM_##fam, (roles), (flags),	\
+			    PL_DESC(req), PL_DESC(rep) }, PL_CHECK(req), PL_CHECK(rep) },
 
 static const struct type_spec types[SMIO_TYPE_MAX] = {
-	[SMIO_HELLO] = { "HELLO", false,
-		FIXED(struct smio_hello, check_hello),
-		FIXED(struct smio_hello_reply, check_hello_reply) },
-	[SMIO_STATUS] = { "STATUS", false,
-		EMPTY, FIXED(struct smio_status, check_status) },
-	[SMIO_SHUTDOWN] = { "SHUTDOWN", false, EMPTY, EMPTY },
+	SMIO_MSG_LIST(TYPE_SPEC)
+};
 
-	[SMIO_FUNC_LIST] = { "FUNC_LIST", false,
-		EMPTY, VAR(struct smio_func_list, check_func_list) },
-	[SMIO_CFG_READ] = { "CFG_READ", false,
-		FIXED(struct smio_cfg, check_cfg), FIXED(struct smio_cfg, check_cfg) },
-	[SMIO_CFG_WRITE] = { "CFG_WRITE", false,
-		FIXED(struct smio_cfg, check_cfg), EMPTY },
-	[SMIO_CFG_DUMP] = { "CFG_DUMP", false,
-		FIXED(struct smio_bdf, check_bdf),
-		{ CFG_SPACE_SIZE, false, check_cfg_dump_reply } },
+/* The rows in list order, for smio_msg_at(). */
+#define TYPE_ORDER(name, num, fam, roles, flags, req, rep)	SMIO_##name,
 
-	[SMIO_ROUTE] = { "ROUTE", false,
-		FIXED(struct smio_route_req, check_route_req),
-		VAR(struct smio_route_reply, check_route_reply) },
-	[SMIO_MAP] = { "MAP", false,
-		FIXED(struct smio_route_req, check_route_req),
-		FIXED(struct smio_map_reply, check_map_reply) },
-
-	[SMIO_NTB_INFO] = { "NTB_INFO", false,
-		FIXED(struct smio_ntb_ref, check_ntb_ref),
-		FIXED(struct smio_ntb_info, check_ntb_info) },
-	[SMIO_NTB_LUT_SET] = { "NTB_LUT_SET", false,
-		FIXED(struct smio_ntb_lut, check_ntb_lut),
-		FIXED(struct smio_ntb_lut, check_ntb_lut) },
-	[SMIO_NTB_LUT_CLEAR] = { "NTB_LUT_CLEAR", false,
-		FIXED(struct smio_ntb_lut, check_ntb_lut_clear), EMPTY },
-	[SMIO_NTB_RID_ADD] = { "NTB_RID_ADD", false,
-		FIXED(struct smio_ntb_rid, check_ntb_rid), EMPTY },
-	[SMIO_NTB_RID_DEL] = { "NTB_RID_DEL", false,
-		FIXED(struct smio_ntb_rid, check_ntb_rid), EMPTY },
-	[SMIO_NTB_LINK] = { "NTB_LINK", false,
-		FIXED(struct smio_ntb_link, check_ntb_link), EMPTY },
-	[SMIO_NTB_DB_RING] = { "NTB_DB_RING", false,
-		FIXED(struct smio_ntb_db, check_ntb_db), EMPTY },
-	[SMIO_NTB_SPAD] = { "NTB_SPAD", false,
-		FIXED(struct smio_ntb_spad, check_ntb_spad),
-		FIXED(struct smio_ntb_spad, check_ntb_spad) },
-
-	[SMIO_IOMMU_DOMAIN] = { "IOMMU_DOMAIN", false,
-		FIXED(struct smio_iommu, check_iommu),
-		FIXED(struct smio_iommu, check_iommu) },
-	[SMIO_IOMMU_MAP] = { "IOMMU_MAP", false,
-		FIXED(struct smio_iommu_map, check_iommu_map), EMPTY },
-	[SMIO_IOMMU_UNMAP] = { "IOMMU_UNMAP", false,
-		FIXED(struct smio_iommu_map, check_iommu_map), EMPTY },
-	[SMIO_IOMMU_FAULTS] = { "IOMMU_FAULTS", false,
-		EMPTY, VAR(struct smio_iommu_faults, check_iommu_faults) },
-
-	[SMIO_PEER_STEP] = { "PEER_STEP", false,
-		FIXED(struct smio_step, check_step),
-		VAR(struct smio_route_reply, check_route_reply) },
-	[SMIO_PEER_INVALIDATE] = { "PEER_INVALIDATE", true,
-		FIXED(struct smio_invalidate, check_invalidate), EMPTY },
-	[SMIO_PEER_DB] = { "PEER_DB", false,
-		FIXED(struct smio_ntb_db, check_ntb_db), EMPTY },
-	[SMIO_NVME_ADMIN] = { "NVME_ADMIN", false,
-		VAR(struct smio_nvme_admin, smio_check_nvme_admin),
-		VAR(struct smio_nvme_cpl, smio_check_nvme_cpl) },
-	[SMIO_NVME_IO] = { "NVME_IO", false,
-		VAR(struct smio_nvme_io, smio_check_nvme_io),
-		VAR(struct smio_nvme_cpl, smio_check_nvme_cpl) },
-	[SMIO_ACCEL_OP] = { "ACCEL_OP", false,
-		FIXED(struct smio_accel_op, smio_check_accel_op),
-		FIXED(struct smio_accel_result, smio_check_accel_result) },
-	[SMIO_PEER_SPAD] = { "PEER_SPAD", false,
-		FIXED(struct smio_ntb_spad, check_ntb_spad),
-		FIXED(struct smio_ntb_spad, check_ntb_spad) },
-
-	[SMIO_SEG_CREATE] = { "SEG_CREATE", false,
-		FIXED(struct smio_seg_create, smio_check_seg_create),
-		FIXED(struct smio_seg_info, smio_check_seg_info) },
-	[SMIO_SEG_REMOVE] = { "SEG_REMOVE", false,
-		FIXED(struct smio_seg_id, smio_check_seg_id), EMPTY },
-	[SMIO_SEG_AVAILABLE] = { "SEG_AVAILABLE", false,
-		FIXED(struct smio_seg_avail, smio_check_seg_avail), EMPTY },
-	[SMIO_SEG_MAP_LOCAL] = { "SEG_MAP_LOCAL", false,
-		FIXED(struct smio_seg_id, smio_check_seg_id),
-		FIXED(struct smio_map_reply, check_map_reply) },
-	[SMIO_SEG_CONNECT] = { "SEG_CONNECT", false,
-		FIXED(struct smio_seg_connect, smio_check_seg_connect),
-		FIXED(struct smio_seg_conn, smio_check_seg_conn) },
-	[SMIO_SEG_MAP_REMOTE] = { "SEG_MAP_REMOTE", false,
-		FIXED(struct smio_seg_map, smio_check_seg_map),
-		FIXED(struct smio_map_reply, check_map_reply) },
-	[SMIO_SEG_DISCONNECT] = { "SEG_DISCONNECT", false,
-		FIXED(struct smio_seg_conn_ref, smio_check_seg_conn_ref), EMPTY },
-	[SMIO_PEER_SEG_LOOKUP] = { "PEER_SEG_LOOKUP", false,
-		FIXED(struct smio_seg_id, smio_check_seg_id),
-		FIXED(struct smio_peer_seg, smio_check_peer_seg) },
-	[SMIO_PEER_SEG_RELEASE] = { "PEER_SEG_RELEASE", false,
-		FIXED(struct smio_peer_seg_ref, smio_check_peer_seg_ref), EMPTY },
-	[SMIO_PEER_MEMFD] = { "PEER_MEMFD", false,
-		FIXED(struct smio_peer_memfd, smio_check_peer_memfd_req),
-		FIXED(struct smio_peer_memfd, smio_check_peer_memfd_reply) },
-
-	[SMIO_INTR_CREATE] = { "INTR_CREATE", false,
-		FIXED(struct smio_intr_create, smio_check_intr_create),
-		FIXED(struct smio_intr_info, smio_check_intr_id) },
-	[SMIO_INTR_REMOVE] = { "INTR_REMOVE", false,
-		FIXED(struct smio_intr_id, smio_check_intr_id), EMPTY },
-	[SMIO_INTR_CONNECT] = { "INTR_CONNECT", false,
-		FIXED(struct smio_intr_connect, smio_check_intr_connect),
-		FIXED(struct smio_intr_conn, smio_check_intr_conn) },
-	[SMIO_INTR_TRIGGER] = { "INTR_TRIGGER", false,
-		VAR(struct smio_intr_trigger, smio_check_intr_msg), EMPTY },
-	[SMIO_INTR_RECEIVE] = { "INTR_RECEIVE", false,
-		FIXED(struct smio_intr_id, smio_check_intr_receive),
-		VAR(struct smio_intr_data, smio_check_intr_data) },
-	[SMIO_INTR_DISCONNECT] = { "INTR_DISCONNECT", false,
-		FIXED(struct smio_intr_conn_ref, smio_check_intr_conn_ref), EMPTY },
-	[SMIO_PEER_INTR_LOOKUP] = { "PEER_INTR_LOOKUP", false,
-		FIXED(struct smio_intr_id, smio_check_intr_id),
-		FIXED(struct smio_peer_intr, smio_check_peer_intr) },
-	[SMIO_PEER_INTR_FIRE] = { "PEER_INTR_FIRE", false,
-		VAR(struct smio_peer_intr_fire, smio_check_peer_intr_fire), EMPTY },
-
-	[SMIO_DMA_QUEUE_CREATE] = { "DMA_QUEUE_CREATE", false,
-		FIXED(struct smio_dma_queue_create, smio_check_dma_queue_create),
-		FIXED(struct smio_dma_queue, smio_check_dma_queue) },
-	[SMIO_DMA_QUEUE_REMOVE] = { "DMA_QUEUE_REMOVE", false,
-		FIXED(struct smio_dma_queue_ref, smio_check_dma_queue_ref), EMPTY },
-	[SMIO_DMA_START] = { "DMA_START", false,
-		VAR(struct smio_dma_start, smio_check_dma_start),
-		FIXED(struct smio_dma_state, smio_check_dma_state) },
-	[SMIO_DMA_STATE] = { "DMA_STATE", false,
-		FIXED(struct smio_dma_queue_ref, smio_check_dma_queue_ref),
-		FIXED(struct smio_dma_state, smio_check_dma_state) },
-
-	[SMIO_DEV_LIST] = { "DEV_LIST", false,
-		EMPTY, VAR(struct smio_dev_list, smio_check_dev_list) },
-	[SMIO_DEV_BORROW] = { "DEV_BORROW", false,
-		FIXED(struct smio_dev_borrow, smio_check_dev_borrow),
-		FIXED(struct smio_dev_borrowed, smio_check_dev_borrowed) },
-	[SMIO_DEV_RETURN] = { "DEV_RETURN", false,
-		FIXED(struct smio_dev_ref, smio_check_dev_ref), EMPTY },
-	[SMIO_DEV_RELEASE_EXCL] = { "DEV_RELEASE_EXCL", false,
-		FIXED(struct smio_dev_ref, smio_check_dev_ref), EMPTY },
-	[SMIO_DEV_SEG_CONNECT] = { "DEV_SEG_CONNECT", false,
-		FIXED(struct smio_dev_seg_connect, smio_check_dev_seg_connect),
-		FIXED(struct smio_seg_conn, smio_check_seg_conn) },
-	[SMIO_DEV_MAP_LOCAL] = { "DEV_MAP_LOCAL", false,
-		FIXED(struct smio_dev_map_local, smio_check_dev_map_local),
-		FIXED(struct smio_dev_mapping, smio_check_dev_mapping) },
-	[SMIO_DEV_MAP_REMOTE] = { "DEV_MAP_REMOTE", false,
-		FIXED(struct smio_dev_map_remote, smio_check_dev_map_remote),
-		FIXED(struct smio_dev_mapping, smio_check_dev_mapping) },
-	[SMIO_DEV_UNMAP] = { "DEV_UNMAP", false,
-		FIXED(struct smio_dev_unmap, smio_check_dev_unmap), EMPTY },
-	[SMIO_DEV_RID] = { "DEV_RID", false,
-		FIXED(struct smio_dev_rid, smio_check_dev_rid), EMPTY },
-	[SMIO_DEV_SEG_CREATE] = { "DEV_SEG_CREATE", false,
-		FIXED(struct smio_dev_seg_create, smio_check_dev_seg_create),
-		FIXED(struct smio_dev_seg, smio_check_dev_seg) },
-	[SMIO_PEER_DEV_LIST] = { "PEER_DEV_LIST", false,
-		EMPTY, VAR(struct smio_dev_list, smio_check_dev_list) },
-	[SMIO_PEER_DEV_BORROW] = { "PEER_DEV_BORROW", false,
-		FIXED(struct smio_peer_dev_borrow, smio_check_peer_dev_borrow),
-		FIXED(struct smio_peer_dev_ref, smio_check_peer_dev_ref) },
-	[SMIO_PEER_DEV_RETURN] = { "PEER_DEV_RETURN", false,
-		FIXED(struct smio_peer_dev_ref, smio_check_peer_dev_ref), EMPTY },
-	[SMIO_PEER_DEV_RELEASE_EXCL] = { "PEER_DEV_RELEASE_EXCL", false,
-		FIXED(struct smio_peer_dev_ref, smio_check_peer_dev_ref), EMPTY },
-	[SMIO_PEER_DEV_BAR] = { "PEER_DEV_BAR", false,
-		FIXED(struct smio_peer_dev_bar, smio_check_peer_dev_bar_req),
-		FIXED(struct smio_peer_dev_bar, smio_check_peer_dev_bar_reply) },
-	[SMIO_PEER_DEV_MAP] = { "PEER_DEV_MAP", false,
-		FIXED(struct smio_peer_dev_map, smio_check_peer_dev_map),
-		FIXED(struct smio_peer_dev_map, smio_check_peer_dev_map_reply) },
-	[SMIO_PEER_DEV_UNMAP] = { "PEER_DEV_UNMAP", false,
-		FIXED(struct smio_peer_dev_map, smio_check_peer_dev_unmap), EMPTY },
-	[SMIO_PEER_DEV_SEG_CREATE] = { "PEER_DEV_SEG_CREATE", false,
-		FIXED(struct smio_peer_dev_seg, smio_check_peer_dev_seg),
-		FIXED(struct smio_peer_dev_seg, smio_check_peer_dev_seg) },
-	[SMIO_PEER_DEV_SEG_LOOKUP] = { "PEER_DEV_SEG_LOOKUP", false,
-		FIXED(struct smio_peer_dev_seg, smio_check_peer_dev_seg),
-		FIXED(struct smio_peer_dev_seg, smio_check_peer_dev_seg) },
-
-	[SMIO_SEG_ATTACH] = { "SEG_ATTACH", false,
-		FIXED(struct smio_seg_attach, smio_check_seg_attach),
-		FIXED(struct smio_seg_info, smio_check_seg_info) },
-	[SMIO_PEER_SEG_GONE] = { "PEER_SEG_GONE", true,
-		FIXED(struct smio_peer_seg_ref, smio_check_peer_seg_ref), EMPTY },
-	[SMIO_SEG_EVENTS] = { "SEG_EVENTS", false,
-		FIXED(struct smio_seg_conn_ref, smio_check_seg_conn_ref), EMPTY },
-	[SMIO_SEG_STATE] = { "SEG_STATE", false,
-		FIXED(struct smio_seg_conn_ref, smio_check_seg_conn_ref),
-		FIXED(struct smio_seg_state, smio_check_seg_state) },
-
-	[SMIO_LEND_POOL] = { "LEND_POOL", false,
-		EMPTY, VAR(struct smio_lend_pool, smio_check_lend_pool) },
-	[SMIO_LEND_BORROW] = { "LEND_BORROW", false,
-		FIXED(struct smio_lend_req, smio_check_lend_req),
-		FIXED(struct smio_lend_info, smio_check_lend_info) },
-	[SMIO_LEND_RETURN] = { "LEND_RETURN", false,
-		FIXED(struct smio_lend_req, smio_check_lend_req), EMPTY },
-	[SMIO_PEER_LEND_POOL] = { "PEER_LEND_POOL", false,
-		EMPTY, VAR(struct smio_lend_pool, smio_check_lend_pool) },
-	[SMIO_PEER_LEND_SETUP] = { "PEER_LEND_SETUP", false,
-		FIXED(struct smio_peer_lend_setup, smio_check_peer_lend_setup),
-		FIXED(struct smio_lend_grant, smio_check_lend_grant) },
-	[SMIO_PEER_LEND_RELEASE] = { "PEER_LEND_RELEASE", false,
-		FIXED(struct smio_peer_lend_ref, smio_check_peer_lend_ref), EMPTY },
-	[SMIO_PEER_LEND_CFG] = { "PEER_LEND_CFG", false,
-		FIXED(struct smio_peer_lend_cfg, smio_check_peer_lend_cfg),
-		FIXED(struct smio_peer_lend_cfg, smio_check_peer_lend_cfg) },
-	[SMIO_PEER_LEND_P2P] = { "PEER_LEND_P2P", false,
-		FIXED(struct smio_peer_lend_p2p, smio_check_peer_lend_p2p),
-		FIXED(struct smio_peer_lend_p2p, smio_check_peer_lend_p2p) },
-	[SMIO_PEER_LEND_HOPS] = { "PEER_LEND_HOPS", false,
-		FIXED(struct smio_peer_lend_p2p, smio_check_peer_lend_p2p),
-		FIXED(struct smio_peer_lend_p2p, smio_check_peer_lend_p2p) },
-	[SMIO_LEND_P2P] = { "LEND_P2P", false,
-		FIXED(struct smio_lend_p2p, smio_check_lend_p2p),
-		FIXED(struct smio_lend_p2p, smio_check_lend_p2p) },
+static const uint16_t order[] = {
+	SMIO_MSG_LIST(TYPE_ORDER)
 };
 
 /* The table has holes between the groups: a hole has no name. */
 static const struct type_spec *type_lookup(uint16_t type)
 {
-	if (type >= SMIO_TYPE_MAX || !types[type].name)
+	if (type >= SMIO_TYPE_MAX || !types[type].d.name)
 		return NULL;
 	return &types[type];
 }
@@ -671,26 +459,80 @@ int smio_hdr_check(const struct smio_hdr *h)
 int smio_payload_check(uint16_t type, bool reply, const void *payload, uint32_t len)
 {
 	const struct type_spec *t = type_lookup(type);
-	const struct dir_spec *d;
+	const struct smio_payload_desc *d;
+	check_fn check;
 
 	if (!t)
 		return -EPROTO;
-	if (reply && t->no_reply)
+	d = reply ? &t->d.rep : &t->d.req;
+	/* No such direction: a reply to a one-way message. */
+	if (d->kind == SMIO_PAYLOAD_NONE || (reply && (t->d.flags & SMIO_MSG_F_NO_REPLY)))
 		return -EPROTO;
 	if (len > SMIO_MAX_PAYLOAD || (len && !payload))
 		return -EINVAL;
-
-	d = reply ? &t->rep : &t->req;
-	if (d->var ? len < d->size : len != d->size)
+	if (d->kind == SMIO_PAYLOAD_VAR ? len < d->size : len != d->size)
 		return -EINVAL;
-	if (!d->check)
+	check = reply ? t->rep_check : t->req_check;
+	if (!check)
 		return 0;
-	return d->check(payload, len);
+	return check(payload, len);
 }
 
 const char *smio_type_name(uint16_t type)
 {
 	const struct type_spec *t = type_lookup(type);
 
-	return t ? t->name : "UNKNOWN";
+	return t ? t->d.name : "UNKNOWN";
+}
+
+const struct smio_msg_desc *smio_msg_desc(uint16_t type)
+{
+	const struct type_spec *t = type_lookup(type);
+
+	return t ? &t->d : NULL;
+}
+
+size_t smio_msg_count(void)
+{
+	return sizeof(order) / sizeof(order[0]);
+}
+
+const struct smio_msg_desc *smio_msg_at(size_t i)
+{
+	return i < smio_msg_count() ? &types[order[i]].d : NULL;
+}
+
+uint32_t smio_msg_roles(uint16_t type)
+{
+	const struct type_spec *t = type_lookup(type);
+
+	return t ? t->d.roles : 0;
+}
+
+uint32_t smio_msg_flags(uint16_t type)
+{
+	const struct type_spec *t = type_lookup(type);
+
+	return t ? t->d.flags : 0;
+}
+
+int smio_msg_family(uint16_t type)
+{
+	const struct type_spec *t = type_lookup(type);
+
+	return t ? t->d.family : -EPROTO;
+}
+
+const char *smio_family_name(int family)
+{
+	static const char *const names[SMIO_FAM_COUNT] = {
+		[SMIO_FAM_CORE] = "CORE", [SMIO_FAM_ROUTE] = "ROUTE", [SMIO_FAM_NTB] = "NTB",
+		[SMIO_FAM_IOMMU] = "IOMMU", [SMIO_FAM_DRIVER] = "DRIVER", [SMIO_FAM_SEG] = "SEG",
+		[SMIO_FAM_INTR] = "INTR", [SMIO_FAM_DMA] = "DMA", [SMIO_FAM_DEV] = "DEV",
+		[SMIO_FAM_LEND] = "LEND",
+	};
+
+	if (family <= 0 || family >= SMIO_FAM_COUNT || !names[family])
+		return "UNKNOWN";
+	return names[family];
 }

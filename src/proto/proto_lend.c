@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "proto_lend.h"
+#include "proto_priv.h"
 #include "smartio/proto.h"
 
 _Static_assert(sizeof(struct smio_lend_entry) == 64, "lend_entry layout");
@@ -13,11 +13,6 @@ _Static_assert(sizeof(struct smio_peer_lend_cfg) == 16, "peer_lend_cfg layout");
 _Static_assert(sizeof(struct smio_peer_lend_p2p) == 40, "peer_lend_p2p layout");
 _Static_assert(SMIO_MAX_PAYLOAD >= sizeof(struct smio_lend_pool) +
 	       SMIO_MAX_DEVS * sizeof(struct smio_lend_entry), "pool fits");
-
-static int str_ok(const char *s, size_t n)
-{
-	return memchr(s, '\0', n) != NULL;
-}
 
 static int bars_ok(const uint64_t *addr, const uint64_t *size)
 {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private to the wire-protocol codec: field helpers shared by proto.c and its
- * per-family validator files, and the validators proto.c's type table names.
+ * per-family validator files, and the validators that the message list
+ * (smartio/proto/msgs.h) names and proto.c's type table points to.
  */
 #ifndef SMARTIO_PROTO_PRIV_H
 #define SMARTIO_PROTO_PRIV_H
@@ -130,6 +131,17 @@ int smio_check_dma_queue(const void *p, uint32_t len);
 int smio_check_dma_queue_ref(const void *p, uint32_t len);
 int smio_check_dma_start(const void *p, uint32_t len);
 int smio_check_dma_state(const void *p, uint32_t len);
+
+/* Device Lending (proto_lend.c). */
+int smio_check_lend_pool(const void *p, uint32_t len);
+int smio_check_lend_req(const void *p, uint32_t len);
+int smio_check_lend_info(const void *p, uint32_t len);
+int smio_check_peer_lend_setup(const void *p, uint32_t len);
+int smio_check_lend_grant(const void *p, uint32_t len);
+int smio_check_peer_lend_ref(const void *p, uint32_t len);
+int smio_check_peer_lend_cfg(const void *p, uint32_t len);
+int smio_check_peer_lend_p2p(const void *p, uint32_t len);
+int smio_check_lend_p2p(const void *p, uint32_t len);
 
 #pragma GCC visibility pop
 

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smartio wire protocol, the host's in-kernel drivers for its applications
+ * (like ioctls): NVME_ADMIN, NVME_IO, ACCEL_OP.
+ */
+#ifndef SMARTIO_PROTO_DRIVER_H
+#define SMARTIO_PROTO_DRIVER_H
+
+#include <stdint.h>
+
+#include "wire.h"
+
+/* Data carried in one NVMe message, either way (a multiple of 512). */
+#define SMIO_NVME_MAX_DATA  (32u * 1024u)
+
+enum smio_dir {
+	SMIO_DIR_NONE = 0,
+	SMIO_DIR_TO_DEV = 1,       /* data follows the request */
+	SMIO_DIR_FROM_DEV = 2,     /* data follows the completion */
+};
+
+/*
+ * An admin command for the NVMe controller at bdf, passed through the host's
+ * driver (what NVME_IOCTL_ADMIN_CMD does). The driver supplies the data
+ * pointers (PRP1/PRP2 of sqe are ignored) and refuses commands that would
+ * take the controller from it: queue creation/deletion, format, firmware,
+ * security, and anything with an SGL.
+ */
+struct smio_nvme_admin {
+	uint16_t bdf;
+	uint8_t dir;               /* enum smio_dir */
+	uint8_t pad;
+	uint32_t data_len;         /* <= SMIO_NVME_MAX_DATA; with TO_DEV, that many bytes follow */
+	uint32_t timeout_ms;       /* 0: the driver's default */
+	uint32_t pad2;
+	uint8_t sqe[64];           /* opcode, nsid, cdw10..15 are used */
+	uint8_t data[];
+};
+
+enum smio_nvme_op {
+	SMIO_NVME_READ = 1, SMIO_NVME_WRITE, SMIO_NVME_FLUSH, SMIO_NVME_WRITE_ZEROES,
+	SMIO_NVME_DEALLOCATE,
+};
+
+/* Block I/O through the host's NVMe driver. Data: nlb blocks (read: returned). */
+struct smio_nvme_io {
+	uint16_t bdf;
+	uint8_t op;                /* enum smio_nvme_op */
+	uint8_t pad;
+	uint32_t nsid;
+	uint64_t slba;
+	uint32_t nlb;              /* blocks, 1-based; 0 for FLUSH */
+	uint32_t data_len;         /* WRITE: bytes that follow (= nlb * block size) */
+	uint8_t data[];
+};
+
+struct smio_nvme_cpl {
+	uint32_t result;           /* completion dword 0 */
+	uint16_t status;           /* NVMe status field (SCT << 8 | SC, DNR bit 14), no phase */
+	uint16_t pad;
+	uint32_t data_len;         /* bytes that follow */
+	uint32_t pad2;
+	uint8_t data[];
+};
+
+enum smio_accel_kind {
+	SMIO_ACCEL_COPY = 1,       /* src -> dst, len (bus addresses, or offsets by flags) */
+	SMIO_ACCEL_FILL,           /* dst, len, pattern */
+	SMIO_ACCEL_CHECKSUM,       /* src, len, pattern = seed -> result */
+	SMIO_ACCEL_PINGPONG,       /* with the accelerator at peer_bdf, iters round trips */
+	SMIO_ACCEL_INFO,           /* -> result = device memory size, bus = BAR2 address */
+};
+
+#define SMIO_ACCEL_F_SRC_DEV  0x1  /* src is an offset in the accelerator's memory */
+#define SMIO_ACCEL_F_DST_DEV  0x2  /* dst is an offset in the accelerator's memory */
+#define SMIO_ACCEL_F_SRC_RAM  0x4  /* src is an offset in a driver-owned RAM buffer */
+#define SMIO_ACCEL_F_DST_RAM  0x8  /* dst is an offset in a driver-owned RAM buffer */
+
+struct smio_accel_op {
+	uint16_t bdf;
+	uint16_t peer_bdf;         /* PINGPONG */
+	uint32_t kind;             /* enum smio_accel_kind */
+	uint32_t flags;            /* SMIO_ACCEL_F_* */
+	uint32_t pad;
+	uint64_t src, dst, len;
+	uint64_t pattern;
+	uint64_t iters;            /* PINGPONG round trips (1 .. 10^7); a repeat count otherwise */
+};
+
+struct smio_accel_result {
+	uint32_t status;           /* the device's completion status word */
+	uint32_t pad;
+	uint64_t result;           /* checksum, bytes done, or memory size */
+	uint64_t bus;              /* INFO: BAR2 bus address */
+	uint64_t elapsed_ns;
+	uint64_t iters_done;
+	uint64_t avg_ns;
+};
+
+#endif

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smartio wire protocol, Device Lending (docs/lending.md): LEND_* for the
+ * CLI and applications, PEER_LEND_* between borrower and lender.
+ */
+#ifndef SMARTIO_PROTO_LEND_H
+#define SMARTIO_PROTO_LEND_H
+
+#include <stdint.h>
+
+#include "wire.h"
+#include "dev.h"
+
+#define SMIO_LEND_AVAILABLE  0u      /* smio_lend_entry.state */
+#define SMIO_LEND_LENT       1u      /* lent to `borrower` by Device Lending */
+#define SMIO_LEND_SISCI      2u      /* borrowed through SISCI (sisci_borrows of them) */
+#define SMIO_LEND_NOBODY     0xffffffffu
+
+struct smio_lend_entry {
+	uint32_t fdid;
+	uint32_t lender;            /* host id */
+	uint32_t class;             /* 24-bit */
+	uint32_t state;             /* SMIO_LEND_* */
+	uint32_t borrower;          /* host id, or SMIO_LEND_NOBODY */
+	uint32_t sisci_borrows;
+	uint16_t bdf, vendor, device, pad;
+	char name[SMIO_NAME_MAX];
+};
+
+struct smio_lend_pool {
+	uint32_t n;                 /* <= SMIO_MAX_DEVS; payload = 8 + n * sizeof(entry) */
+	uint32_t pad;
+	struct smio_lend_entry e[];
+};
+
+#define SMIO_LEND_F_UNBIND   0x1u    /* LEND_RETURN: unbind the driver first */
+
+struct smio_lend_req {
+	uint32_t fdid;
+	uint32_t flags;             /* SMIO_LEND_F_* */
+};
+
+/* A shadow device on the borrower. */
+struct smio_lend_info {
+	uint32_t fdid;
+	uint32_t lender;
+	uint16_t bdf;               /* the shadow's BDF on the borrower */
+	uint16_t pad;
+	uint32_t bound;             /* 0/1: a driver is bound */
+	uint64_t bar_addr[SMIO_DEV_BARS], bar_size[SMIO_DEV_BARS];   /* borrower's windows */
+	char name[SMIO_NAME_MAX];
+	char driver[SMIO_NAME_MAX];
+};
+
+struct smio_peer_lend_setup {
+	uint16_t bdf;
+	uint16_t pad;
+	uint32_t pad2;
+	uint64_t dma_target, dma_size;   /* the borrower's DMA window */
+};
+
+/* What the lender prepared (struct lend_grant on the wire). */
+struct smio_lend_grant {
+	uint16_t bdf, vendor, device, pad;
+	uint32_t class, lender, borrower, pad2;
+	uint64_t bar_addr[SMIO_DEV_BARS], bar_size[SMIO_DEV_BARS];
+	uint32_t bar_flags[SMIO_DEV_BARS];
+	uint64_t dma_bus, dma_target, dma_size, msi_bus;
+	char name[SMIO_NAME_MAX];
+	char model[24];
+};
+
+struct smio_peer_lend_ref {
+	uint16_t bdf;
+	uint16_t pad;
+	uint32_t pad2;
+};
+
+struct smio_peer_lend_cfg {
+	uint16_t bdf;
+	uint8_t write;              /* 0/1 */
+	uint8_t size;               /* 1, 2, 4; off aligned to it */
+	uint32_t off;               /* < SMIO_CFG_SPACE */
+	uint32_t value;
+	uint32_t pad;
+};
+
+/* Where borrowed device `client` reaches BAR `bar` of borrowed device `provider`. */
+struct smio_lend_p2p {
+	uint32_t client, provider;  /* FDIDs, both borrowed by this host */
+	uint32_t bar;               /* 0..5 */
+	uint32_t hops;              /* reply: hops of the route (every link, switch, NTB...) */
+	uint64_t bus;               /* reply: the address the client's device uses */
+};
+
+struct smio_peer_lend_p2p {
+	uint16_t bdf;
+	uint16_t pad;
+	uint32_t host;              /* where the target is */
+	uint64_t addr, size;        /* target at that host (P2P) / bus (HOPS) */
+	uint64_t bus;               /* reply: the device's address of addr */
+	uint32_t hops, pad2;        /* HOPS reply */
+};
+
+#endif

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smartio wire protocol, SISCI segments: SEG_* for libsisci and PEER_SEG_*,
+ * PEER_MEMFD between daemons.
+ */
+#ifndef SMARTIO_PROTO_SEG_H
+#define SMARTIO_PROTO_SEG_H
+
+#include <stdint.h>
+
+#include "wire.h"
+
+#define SMIO_SEGID_AUTO     0xffffffffu   /* SEG_CREATE: the daemon picks a free id */
+#define SMIO_SEG_F_EMPTY    0x1u          /* SEG_CREATE: no memory yet (attached later) */
+#define SMIO_SEG_FLAGS      SMIO_SEG_F_EMPTY
+#define SMIO_SEG_PAGE       4096ull       /* sizes and addresses are multiples of this */
+
+struct smio_seg_create {
+	uint32_t segid;            /* SMIO_SEGID_AUTO: pick one */
+	uint32_t flags;            /* SMIO_SEG_F_* */
+	uint64_t size;             /* 1 .. 2^40 bytes, rounded up to SMIO_SEG_PAGE */
+};
+
+struct smio_seg_info {
+	uint32_t segid;
+	uint32_t flags;
+	uint64_t addr;             /* bus (physical) address in the owner's RAM; 0 if EMPTY */
+	uint64_t size;             /* page-rounded */
+};
+
+struct smio_seg_id {
+	uint32_t segid;            /* never SMIO_SEGID_AUTO */
+	uint32_t pad;
+};
+
+struct smio_seg_avail {
+	uint32_t segid;
+	uint32_t available;        /* 0/1 */
+};
+
+struct smio_seg_connect {
+	uint32_t node_id;          /* SISCI node id of the owning host (topology node_id) */
+	uint32_t segid;
+	uint32_t adapter;          /* local adapter: NTB index on this host */
+	uint32_t pad;
+};
+
+/* A connection: the segment as seen from this host, through the local NTB. */
+struct smio_seg_conn {
+	uint32_t conn;             /* handle for MAP_REMOTE / DISCONNECT */
+	uint32_t host;             /* owning host id */
+	uint64_t win_addr;         /* local bus address of the first LUT window used */
+	uint64_t offset;           /* the segment starts at win_addr + offset */
+	uint64_t size;
+	uint32_t lut_first;        /* LUT entries [lut_first, lut_first + lut_count) */
+	uint32_t lut_count;        /* 0: a local segment, reached without the NTB */
+};
+
+struct smio_seg_map {
+	uint32_t conn;
+	uint32_t pad;
+	uint64_t offset;           /* in the segment */
+	uint64_t size;             /* 1 .. 2^40; offset + size <= segment size */
+};
+
+struct smio_seg_conn_ref {
+	uint32_t conn;
+	uint32_t pad;
+};
+
+/*
+ * SEG_ATTACH: give an EMPTY segment of the caller's its memory (once).
+ * RAM: fresh host RAM of size bytes (addr 0). PHYS: the existing bus range
+ * [addr, addr + size) of this host, which must lie inside a memory BAR of one
+ * of its functions or inside RAM of a segment the caller owns (-EACCES
+ * otherwise).
+ */
+#define SMIO_SEG_ATTACH_RAM  1u
+#define SMIO_SEG_ATTACH_PHYS 2u
+
+struct smio_seg_attach {
+	uint32_t segid;
+	uint32_t kind;             /* SMIO_SEG_ATTACH_* */
+	uint64_t addr;             /* PHYS: page aligned bus address; RAM: 0 */
+	uint64_t size;             /* page multiple, 1 page .. 2^40 */
+};
+
+/* Owner -> importer: what the importer programs its NTB with. */
+struct smio_peer_seg {
+	uint32_t segid;
+	uint32_t ref;              /* the owner's reference id, for PEER_SEG_RELEASE */
+	uint64_t addr;             /* bus address in the owner's RAM (page aligned) */
+	uint64_t size;             /* page multiple, > 0 */
+};
+
+struct smio_peer_seg_ref {
+	uint32_t segid;
+	uint32_t ref;
+};
+
+/*
+ * SEG_STATE: is a connection still usable? LOST: its owner process died
+ * (PEER_SEG_GONE), or the owner's host became unreachable; its windows are
+ * closed and only SEG_DISCONNECT is left to do. The SEG_EVENTS eventfd
+ * counts 1 when a connection becomes LOST.
+ */
+#define SMIO_SEG_CONNECTED  1u
+#define SMIO_SEG_LOST       2u
+
+struct smio_seg_state {
+	uint32_t conn;
+	uint32_t state;            /* SMIO_SEG_CONNECTED or SMIO_SEG_LOST */
+};
+
+/* Request: mem (pad 0, size 0); reply: mem, its size, and the memfd. */
+struct smio_peer_memfd {
+	uint32_t mem;              /* memory object index on the receiving host */
+	uint32_t pad;
+	uint64_t size;
+};
+
+#endif
