@@ -85,6 +85,15 @@ check_fails "route with the link down fails" "$SMARTIO" route --host 0 --addr "$
 expect "route: reports link down" "link down"
 check "ntb link up" "$SMARTIO" ntb --host 0 link up
 check "route ok again after link up" "$SMARTIO" route --host 0 --addr "$WIN"
+# The admin's requester IDs are its own references (the daemon's NTB driver).
+check_fails "ntb rid del cpu: the CPU's entry is not the admin's" "$SMARTIO" ntb --host 0 rid del cpu
+expect "rid del: held by a service" "held by a service"
+check "ntb rid add 05:00.0" "$SMARTIO" ntb --host 1 rid add 05:00.0
+check_fails "ntb rid add 05:00.0 twice" "$SMARTIO" ntb --host 1 rid add 05:00.0
+expect "rid add twice: already the admin's" "already added by the admin"
+check "ntb rid del 05:00.0" "$SMARTIO" ntb --host 1 rid del 05:00.0
+check_fails "ntb rid del 05:00.0 again" "$SMARTIO" ntb --host 1 rid del 05:00.0
+expect "rid del again: not in the table" "requester not in the table"
 check "route --json" "$SMARTIO" route --host 0 --addr "$WIN" --json
 if command -v python3 >/dev/null; then
 	cp "$OUT" "$WORK/route.json"

@@ -121,15 +121,6 @@ int smd_h_intr(struct smd *d, struct smd_conn *c, uint16_t type, const void *pay
 void smd_intr_conn_closed(struct smd *d, unsigned idx);
 
 /*
- * smd_seg_ntb_expose makes [phys, phys + size) of this host (a lent device's
- * BAR) reachable by requests arriving through its NTBs: identity-mapped in
- * the NTBs' IOMMU domain when the IOMMU is on (no-op otherwise);
- * smd_seg_ntb_unexpose undoes it.
- */
-int smd_seg_ntb_expose(struct smd *d, uint64_t phys, uint64_t size);
-void smd_seg_ntb_unexpose(struct smd *d, uint64_t phys, uint64_t size);
-
-/*
  * For the device service (h_device.c), all with the host lock held:
  * smd_seg_import_bar programs a LUT run to a borrowed device's BAR (at
  * addr/size on host) as a connection of c, SEG_MAP_REMOTE / SEG_DISCONNECT

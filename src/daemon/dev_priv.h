@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "daemon.h"
+#include "host/ntb_drv.h"
 
 #define PAGE          SMIO_SEG_PAGE
 
@@ -28,8 +29,8 @@ struct dmap {
 	uint32_t id;              /* never 0 */
 	uint32_t holder, ref;     /* the borrow it was made for */
 	uint16_t bdf;
-	bool rid_added;           /* we put the device's requester ID in the NTB's table */
-	uint32_t ntb, lut_first, lut_count;  /* lut_count 0: memory of this host */
+	struct ntb_drv *ntb;      /* NULL: memory of this host, no window */
+	struct ntb_mw mw;         /* the window; a reference to bdf in ntb's RID table */
 	uint32_t dom;             /* IOMMU domain mapped in (0: none) */
 	uint64_t iova, iosize;
 };

@@ -13,6 +13,7 @@
 #include "daemon.h"
 #include "fabric/iommu.h"
 #include "fabric/ntb.h"
+#include "host/ntb_drv.h"
 
 /* ---------- handlers ---------- */
 
@@ -229,7 +230,7 @@ static int h_ntb_info(struct req *r)
 	o->peer_kind = (uint8_t)n->t->peer_kind;
 	o->bar_addr = fab_func_bar_addr(n->fn, NTB_BAR_LUT);
 	o->bar_size = n->t->bar_size;
-	o->win_size = n->win_size;
+	o->win_size = ntb_mw_window(ntb_drv_of(r->d->host, m->ntb));
 	o->lut_entries = n->nlut;
 	o->lut_used = ntb_lut_used(n);
 	o->rid_entries = n->nrid;
@@ -243,20 +244,18 @@ static int h_ntb_info(struct req *r)
 	return 0;
 }
 
+/* Tables are programmed through the host's NTB driver (host/ntb_drv.h). */
 static int h_ntb_lut_set(struct req *r)
 {
 	const struct smio_ntb_lut *m = r->p;
 	struct smio_ntb_lut *o = r->out;
-	struct fab_ntb *n = ntb_at(r->d, m->ntb);
-	uint32_t entry = m->entry;
+	struct ntb_drv *n = ntb_drv_of(r->d->host, m->ntb);
+	uint32_t entry = m->entry;    /* UINT32_MAX (NTB_MW_ANY): the first free one */
 	int rc;
 
 	if (!n)
 		return -ENOENT;
-	if (entry == UINT32_MAX)
-		rc = ntb_lut_alloc(n, 1, m->dest_host, m->dest_addr, &entry);
-	else
-		rc = ntb_lut_set(n, entry, m->dest_host, m->dest_addr);
+	rc = ntb_mw_set(n, &entry, m->dest_host, m->dest_addr);
 	if (rc)
 		return rc;
 	*o = *m;
@@ -268,19 +267,20 @@ static int h_ntb_lut_set(struct req *r)
 static int h_ntb_lut_clear(struct req *r)
 {
 	const struct smio_ntb_lut *m = r->p;
-	struct fab_ntb *n = ntb_at(r->d, m->ntb);
+	struct ntb_drv *n = ntb_drv_of(r->d->host, m->ntb);
 
-	return n ? ntb_lut_clear(n, m->entry) : -ENOENT;
+	return n ? ntb_mw_clear(n, m->entry) : -ENOENT;
 }
 
 static int h_ntb_rid(struct req *r, bool add)
 {
 	const struct smio_ntb_rid *m = r->p;
-	struct fab_ntb *n = ntb_at(r->d, m->ntb);
+	struct ntb_drv *n = ntb_drv_of(r->d->host, m->ntb);
 
 	if (!n)
 		return -ENOENT;
-	return add ? ntb_rid_add(n, m->rid) : ntb_rid_del(n, m->rid);
+	/* The admin's own reference: never one a service holds. */
+	return add ? ntb_rid_admin_add(n, m->rid) : ntb_rid_admin_del(n, m->rid);
 }
 
 static int h_ntb_rid_add(struct req *r) { return h_ntb_rid(r, true); }

@@ -12,9 +12,9 @@
  * belongs to the connection it was made on: a borrower daemon's peer
  * connection, or a local process's connection when the borrower runs on the
  * lender itself. When that connection goes, the borrow and everything made
- * through it go too (a lease). Device-side mappings (struct dmap) program this
- * host's NTB look-up table so that a window leads to the borrower's memory,
- * put the device's requester ID in that NTB's requester-ID table and, with
+ * through it go too (a lease). Device-side mappings (struct dmap) map a window
+ * of this host's NTB to the borrower's memory and hold a reference to the
+ * device's requester ID there (the NTB driver, host/ntb_drv.h) and, with
  * the IOMMU on, map the window in the device's IOMMU domain; the device then
  * uses the window address (or, for memory on this host, the physical
  * address / identity IOVA).
@@ -43,7 +43,7 @@
 #include "daemon.h"
 #include "dev_priv.h"
 #include "fabric/iommu.h"
-#include "fabric/ntb.h"
+#include "host/ntb_drv.h"
 
 /* A fresh id, unique over all tables (0 and collisions skipped). */
 uint32_t smd_devs_new_id(struct smd_devs *s)
@@ -201,15 +201,6 @@ int smd_devs_lend_borrow(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t 
 	return 0;
 }
 
-static bool rid_in_use(struct smd_devs *s, uint32_t ntb, uint16_t bdf, unsigned skip)
-{
-	for (unsigned i = 0; i < s->ndmaps; i++)
-		if (i != skip && s->dmaps[i].lut_count && s->dmaps[i].ntb == ntb &&
-		    s->dmaps[i].bdf == bdf)
-			return true;
-	return false;
-}
-
 /* Undo one device-side mapping and take it out of the table. */
 static void dmap_remove(struct smd *d, unsigned idx)
 {
@@ -218,24 +209,10 @@ static void dmap_remove(struct smd *d, unsigned idx)
 
 	if (m.dom)
 		iommu_unmap(d->host->iommu, m.dom, m.iova, m.iosize);
-	if (m.lut_count && m.ntb < d->host->nntbs) {
-		struct fab_ntb *n = d->host->ntbs[m.ntb];
-
-		for (uint32_t k = 0; k < m.lut_count; k++)
-			ntb_lut_clear(n, m.lut_first + k);
-		if (m.rid_added) {
-			bool passed = false;
-
-			/* Another mapping of the device still needs the entry: hand it on. */
-			for (unsigned i = 0; i < s->ndmaps && !passed; i++)
-				if (i != idx && s->dmaps[i].lut_count && s->dmaps[i].ntb == m.ntb &&
-				    s->dmaps[i].bdf == m.bdf) {
-					s->dmaps[i].rid_added = true;
-					passed = true;
-				}
-			if (!passed)
-				ntb_rid_del(n, m.bdf);
-		}
+	if (m.ntb) {
+		/* Each mapping holds its own reference to the device's requester ID. */
+		ntb_mw_unmap(m.ntb, &m.mw);
+		ntb_rid_put(m.ntb, m.bdf);
 	}
 	s->dmaps[idx] = s->dmaps[--s->ndmaps];
 	fab_host_tables_changed(d->host);
@@ -282,37 +259,21 @@ int smd_devs_lend_map(struct smd *d, uint32_t holder, struct smio_peer_dev_map *
 	if (m->dest_host == d->host_id) {
 		io = m->dest_addr;          /* our own memory: its bus address */
 	} else {
-		struct fab_ntb *n = NULL;
-		uint64_t win, base, bar = 0;
+		struct ntb_drv *n = ntb_drv_to(d->host, m->dest_host);
 
-		for (uint32_t i = 0; i < d->host->nntbs; i++) {
-			n = d->host->ntbs[i];
-			bar = fab_func_bar_addr(n->fn, NTB_BAR_LUT);
-			if (n->link_up && bar && ntb_can_reach(n, m->dest_host)) {
-				dm.ntb = i;
-				break;
-			}
-			n = NULL;
-		}
 		if (!n)
 			return -EHOSTUNREACH;
-		win = n->win_size;
-		base = m->dest_addr & ~(win - 1);
-		dm.lut_count = (uint32_t)((m->dest_addr + m->size - base + win - 1) / win);
-		rc = ntb_lut_alloc(n, dm.lut_count, m->dest_host, base, &dm.lut_first);
+		rc = ntb_mw_map(n, m->dest_host, m->dest_addr, m->size, &dm.mw);
 		if (rc)
 			return rc;
 		/* The device's requests must be let into the NTB. */
-		if (!rid_in_use(s, dm.ntb, m->bdf, UINT32_MAX)) {
-			rc = ntb_rid_add(n, m->bdf);
-			if (rc && rc != -EEXIST) {
-				for (uint32_t k = 0; k < dm.lut_count; k++)
-					ntb_lut_clear(n, dm.lut_first + k);
-				return rc;
-			}
-			dm.rid_added = !rc;
+		rc = ntb_rid_get(n, m->bdf);
+		if (rc) {
+			ntb_mw_unmap(n, &dm.mw);
+			return rc;
 		}
-		io = bar + (uint64_t)dm.lut_first * win + (m->dest_addr - base);
+		dm.ntb = n;
+		io = dm.mw.bus;
 	}
 	dm.id = smd_devs_new_id(s);
 	s->dmaps[s->ndmaps++] = dm;
@@ -385,7 +346,7 @@ void smd_devs_lend_drop(struct smd *d, struct lend *l)
 			return;
 	for (unsigned i = 0; i < s->nbexps;) {
 		if (s->bexps[i].bdf == c.bdf) {
-			smd_seg_ntb_unexpose(d, s->bexps[i].addr, s->bexps[i].size);
+			ntb_iommu_unexpose(d->host, s->bexps[i].addr, s->bexps[i].size);
 			s->bexps[i] = s->bexps[--s->nbexps];
 		} else {
 			i++;
@@ -449,7 +410,7 @@ int smd_devs_lend_bar(struct smd *d, uint32_t holder, struct smio_peer_dev_bar *
 		rc = RESERVE(s, bexps);
 		if (rc)
 			return rc;
-		rc = smd_seg_ntb_expose(d, addr, m->size);
+		rc = ntb_iommu_expose(d->host, addr, m->size);
 		if (rc)
 			return rc;
 		s->bexps[s->nbexps++] = (struct bexp){ .bdf = m->bdf, .bar = (uint8_t)m->bar,

@@ -477,31 +477,28 @@ static int h_dev_unmap(struct smd *d, struct smd_conn *c, const struct smio_dev_
 static int h_dev_rid(struct smd *d, struct smd_conn *c, const struct smio_dev_rid *m)
 {
 	struct smd_devs *s = d->devs_pool;
-	struct fab_ntb *n;
+	struct ntb_drv *n = ntb_drv_of(d->host, m->adapter);
 	int rc;
 
-	if (m->adapter >= d->host->nntbs)
+	if (!n)
 		return -ENODEV;
-	n = d->host->ntbs[m->adapter];
-	if (m->add) {
-		if (s->nrids == sizeof(s->rids) / sizeof(s->rids[0]))
-			return -ENOSPC;
-		rc = ntb_rid_add(n, m->rid);
-		if (rc)
-			return rc;
-		s->rids[s->nrids++] = (struct rid_reg){ .cid = c->cid, .ntb = m->adapter, .rid = m->rid };
-		fab_host_tables_changed(d->host);
-		return 0;
-	}
-	/* Only what this process registered. */
+	/* Only what this process registered: each registration is a reference. */
 	for (unsigned i = 0; i < s->nrids; i++)
 		if (s->rids[i].cid == c->cid && s->rids[i].ntb == m->adapter && s->rids[i].rid == m->rid) {
+			if (m->add)
+				return -EEXIST;
 			s->rids[i] = s->rids[--s->nrids];
-			ntb_rid_del(n, m->rid);
-			fab_host_tables_changed(d->host);
-			return 0;
+			return ntb_rid_put(n, m->rid);
 		}
-	return -ENOENT;
+	if (!m->add)
+		return -ENOENT;
+	if (s->nrids == sizeof(s->rids) / sizeof(s->rids[0]))
+		return -ENOSPC;
+	rc = ntb_rid_get(n, m->rid);
+	if (rc)
+		return rc;
+	s->rids[s->nrids++] = (struct rid_reg){ .cid = c->cid, .ntb = m->adapter, .rid = m->rid };
+	return 0;
 }
 
 int smd_h_device(struct smd *d, struct smd_conn *c, uint16_t type, const void *p,
@@ -662,8 +659,8 @@ void smd_dev_conn_closed(struct smd *d, unsigned idx)
 			i++;
 	}
 	for (unsigned i = 0; i < s->nrids;) {
-		if (s->rids[i].cid == cid && s->rids[i].ntb < d->host->nntbs) {
-			ntb_rid_del(d->host->ntbs[s->rids[i].ntb], s->rids[i].rid);
+		if (s->rids[i].cid == cid) {
+			ntb_rid_put(ntb_drv_of(d->host, s->rids[i].ntb), s->rids[i].rid);
 			s->rids[i] = s->rids[--s->nrids];
 		} else {
 			i++;

@@ -25,6 +25,7 @@
 
 #include "daemon.h"
 #include "fabric/ntb.h"
+#include "host/ntb_drv.h"
 #include "lend_priv.h"
 
 /* ---------- lender ---------- */
@@ -575,17 +576,17 @@ void smd_lend_func_list(struct smd *d, struct smio_func_list *o)
 
 	for (unsigned i = 0; l && i < SMD_LEND_MAX && o->n < SMIO_MAX_FUNCS; i++) {
 		struct smd_borrowed *b = &l->brw[i];
-		struct fab_ntb *ntb;
+		struct ntb_drv *ntb;
 		struct smio_func_info *fi;
 
 		if (!b->used || !b->pdev)
 			continue;
-		ntb = lend_ntb_to(d->host, b->lender);
+		ntb = ntb_drv_to(d->host, b->lender);
 		fi = &o->f[o->n++];
 		memset(fi, 0, sizeof(*fi));
 		fi->bdf = b->pdev->bdf;
 		fi->kind = FAB_FN_ENDPOINT;
-		fi->parent_bdf = ntb ? fab_func_bdf(ntb->fn) : 0xffff;   /* behind the NTB */
+		fi->parent_bdf = ntb ? fab_func_bdf(ntb_drv_hw(ntb)->fn) : 0xffff;   /* behind the NTB */
 		snprintf(fi->name, sizeof(fi->name), "%s", b->pdev->name);
 		snprintf(fi->model, sizeof(fi->model), "%s", shadow_grant(b->pdev)->model);
 	}

@@ -46,9 +46,9 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "host/lend.h"
 #include "fabric/iommu.h"
 #include "fabric/ntb.h"
+#include "host/ntb_drv.h"
 #include "host/segment.h"
 #include "seg_priv.h"
 
@@ -58,60 +58,63 @@ _Static_assert(SEG_F_EMPTY == SMIO_SEG_F_EMPTY, "empty flag on the wire");
 /*
  * With the IOMMU on, requests arriving through an NTB carry the NTB's
  * requester ID and are translated: exported segments are identity-mapped in
- * one domain shared by the host's NTBs, so the bus address a remote LUT
- * points at is the segment's physical address (what Dolphin's driver does
- * when a segment is prepared on an adapter).
+ * the domain the NTB driver keeps for the host's NTBs (host/ntb_drv.h), so
+ * the bus address a remote LUT points at is the segment's physical address.
  */
-static int ntb_domain(struct smd *d)
-{
-	struct smd_segs *s = d->segs;
-	struct fab_iommu *mmu = d->host->iommu;
-	int dom;
-
-	if (s->ntb_domain)
-		return (int)s->ntb_domain;
-	/* Shared with Device Lending's windows (src/host/lend.c): one domain. */
-	dom = iommu_enabled(mmu) ? lend_ntb_domain(d->host) : -ENODEV;
-	if (dom <= 0)
-		return dom ? dom : -ENODEV;
-	s->ntb_domain = (uint32_t)dom;
-	return dom;
-}
-
 static int seg_expose(void *arg, uint64_t phys, uint64_t size)
 {
 	struct smd *d = arg;
-	int dom;
 
-	if (!iommu_enabled(d->host->iommu))
-		return 0;
-	dom = ntb_domain(d);
-	if (dom < 0)
-		return dom;
-	return iommu_map(d->host->iommu, (uint32_t)dom, phys, phys, size,
-			 IOMMU_READ | IOMMU_WRITE);
+	return ntb_iommu_expose(d->host, phys, size);
 }
 
 static void seg_unexpose(void *arg, uint64_t phys, uint64_t size)
 {
 	struct smd *d = arg;
 
-	if (iommu_enabled(d->host->iommu) && d->segs && d->segs->ntb_domain &&
-	    iommu_unmap(d->host->iommu, d->segs->ntb_domain, phys, size))
+	if (ntb_iommu_unexpose(d->host, phys, size))
 		fprintf(stderr, "smartiod: segment at 0x%llx was not mapped for the NTBs\n",
 			(unsigned long long)phys);
 }
 
-/* For the device service: a lent device's BAR, reachable through our NTBs. */
-int smd_seg_ntb_expose(struct smd *d, uint64_t phys, uint64_t size)
+/*
+ * The SISCI service hears of its adapters' link changes and doorbells. Noted
+ * only for now: what a lost link means for connections (SISCI's events,
+ * failover) builds on this.
+ */
+static void seg_link_event(void *ctx, struct ntb_drv *ntb, bool up)
 {
-	return seg_expose(d, phys, size);
+	struct smd *d = ctx;
+
+	d->segs->link_events++;
+	fprintf(stderr, "smartiod: host %u: %s link %s\n", d->host_id, ntb_drv_hw(ntb)->fn->name,
+		up ? "up" : "down");
 }
 
-void smd_seg_ntb_unexpose(struct smd *d, uint64_t phys, uint64_t size)
+static void seg_db_event(void *ctx, struct ntb_drv *ntb, uint32_t bits)
 {
-	if (iommu_enabled(d->host->iommu) && d->segs && d->segs->ntb_domain)
-		iommu_unmap(d->host->iommu, d->segs->ntb_domain, phys, size);
+	struct smd *d = ctx;
+
+	(void)ntb;
+	(void)bits;
+	d->segs->db_events++;
+}
+
+static const struct ntb_client_ops seg_ntb_client = { .link_event = seg_link_event,
+						      .db_event = seg_db_event };
+
+static void seg_clients(struct smd *d, bool add)
+{
+	for (uint32_t i = 0; i < d->host->nntbs; i++) {
+		struct ntb_drv *ntb = ntb_drv_of(d->host, i);
+
+		if (!ntb)
+			continue;
+		if (add)
+			ntb_drv_register_client(ntb, &seg_ntb_client, d);
+		else
+			ntb_drv_unregister_client(ntb, &seg_ntb_client, d);
+	}
 }
 
 int smd_seg_init(struct smd *d)
@@ -129,6 +132,7 @@ int smd_seg_init(struct smd *d)
 	seg_table_set_hooks(s->tab, &(struct seg_hooks){ .expose = seg_expose,
 			    .unexpose = seg_unexpose, .arg = d });
 	d->segs = s;
+	seg_clients(d, true);
 	return 0;
 }
 
@@ -138,6 +142,7 @@ void smd_seg_fini(struct smd *d)
 
 	if (!s)
 		return;
+	seg_clients(d, false);
 	for (unsigned i = 0; i < s->ncache; i++)
 		close(s->cache[i].fd);
 	seg_table_destroy(s->tab);

@@ -13,9 +13,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "host/lend.h"
-#include "fabric/iommu.h"
 #include "fabric/ntb.h"
+#include "host/ntb_drv.h"
 #include "host/segment.h"
 #include "seg_priv.h"
 
@@ -66,15 +65,10 @@ static void imp_signal(struct imp *im)
 		fprintf(stderr, "smartiod: connection %u: event not delivered\n", im->handle);
 }
 
-static void lut_clear_run(struct smd *d, const struct imp *im)
+/* Close the connection's windows (only those still its own: the driver knows). */
+static void lut_clear_run(struct smd *d, struct imp *im)
 {
-	struct fab_ntb *n = im->ntb < d->host->nntbs ? d->host->ntbs[im->ntb] : NULL;
-
-	if (!n)
-		return;
-	/* -ENOENT: the admin cleared an entry by hand; nothing left to undo. */
-	for (uint32_t k = 0; k < im->lut_count; k++)
-		ntb_lut_clear(n, im->lut_first + k);
+	ntb_mw_unmap(ntb_drv_of(d->host, im->ntb), &im->mw);
 }
 
 /* Drop the owner's reference: locally, or by asking the owning daemon. */
@@ -143,16 +137,14 @@ int smd_h_seg_connect(struct smd *d, struct smd_conn *c, const struct smio_seg_c
 {
 	struct smd_segs *s = d->segs;
 	struct imp im = { .cid = c->cid, .segid = m->segid, .ntb = m->adapter, .efd = -1 };
-	struct fab_ntb *n;
+	struct ntb_drv *n = ntb_drv_of(d->host, m->adapter);
 	struct smio_seg_id q = { .segid = m->segid };
 	struct smio_peer_seg ps;
-	uint64_t win, base, bar;
 	uint32_t rlen;
 	int rc;
 
-	if (m->adapter >= d->host->nntbs)
+	if (!n)
 		return -ENODEV;
-	n = d->host->ntbs[m->adapter];
 	rc = host_of_node(d, m->node_id, &im.host);
 	if (rc)
 		return rc;
@@ -174,13 +166,12 @@ int smd_h_seg_connect(struct smd *d, struct smd_conn *c, const struct smio_seg_c
 		goto done;
 	}
 
-	if (!n->link_up)
+	/* Before the owner counts us: could a window lead there at all? */
+	if (!ntb_drv_link_up(n))
 		return -ENOLINK;
-	if (!ntb_can_reach(n, im.host))
-		return -EHOSTUNREACH;
-	bar = fab_func_bar_addr(n->fn, NTB_BAR_LUT);
-	if (!bar)
-		return -ENODEV;     /* BAR unassigned or decoding off: no windows */
+	rc = ntb_mw_reachable(n, im.host);
+	if (rc)
+		return rc;          /* -EHOSTUNREACH, -ENODEV (LUT BAR not decoding) */
 
 	rc = smd_peer_request(d, im.host, SMIO_PEER_SEG_LOOKUP, &q, sizeof(q), &ps, sizeof(ps),
 			      &rlen, NULL);
@@ -197,14 +188,11 @@ int smd_h_seg_connect(struct smd *d, struct smd_conn *c, const struct smio_seg_c
 	im.dest = ps.addr;
 
 	/* Enough consecutive windows to cover the segment, all or nothing. */
-	win = n->win_size;
-	base = ps.addr & ~(win - 1);
-	im.lut_count = (uint32_t)((ps.addr + ps.size - base + win - 1) / win);
-	rc = ntb_lut_alloc(n, im.lut_count, im.host, base, &im.lut_first);
+	rc = ntb_mw_map(n, im.host, ps.addr, ps.size, &im.mw);
 	if (rc)
 		goto undo;
-	im.win_addr = bar + (uint64_t)im.lut_first * win;
-	im.offset = ps.addr - base;
+	im.win_addr = im.mw.run_bus;
+	im.offset = im.mw.offset;
 	/* Peers served while we waited may have grown the table: check again. */
 	rc = imp_reserve(s);
 	if (rc) {
@@ -216,12 +204,11 @@ done:
 	s->imp[s->nimp++] = im;
 	*o = (struct smio_seg_conn){ .conn = im.handle, .host = im.host,
 		.win_addr = im.win_addr, .offset = im.offset, .size = im.size,
-		.lut_first = im.lut_first, .lut_count = im.lut_count };
+		.lut_first = im.mw.first, .lut_count = im.mw.count };
 	*outlen = sizeof(*o);
 	return 0;
 undo:
 	/* Nothing half done: the owner forgets the reference we will not use. */
-	im.lut_count = 0;
 	release_ref(d, &im, true);
 	return rc;
 }
@@ -414,13 +401,10 @@ int smd_seg_import_bar(struct smd *d, struct smd_conn *c, uint32_t borrow, uint3
 	struct smd_segs *s = d->segs;
 	struct imp im = { .cid = c->cid, .host = host, .ntb = adapter, .borrow = borrow,
 			  .segid = SMIO_SEGID_AUTO, .dest = addr, .size = size, .efd = -1 };
-	struct fab_ntb *n;
-	uint64_t win, base, bar;
+	struct ntb_drv *n = ntb_drv_of(d->host, adapter);
 	int rc;
 
-	if (!s)
-		return -ENODEV;
-	if (adapter >= d->host->nntbs)
+	if (!s || !n)
 		return -ENODEV;
 	rc = imp_reserve(s);
 	if (rc)
@@ -429,28 +413,19 @@ int smd_seg_import_bar(struct smd *d, struct smd_conn *c, uint32_t borrow, uint3
 		im.win_addr = addr;     /* our own device: the CPU reaches the BAR directly */
 		goto done;
 	}
-	n = d->host->ntbs[adapter];
-	if (!n->link_up)
+	if (!ntb_drv_link_up(n))
 		return -ENOLINK;
-	if (!ntb_can_reach(n, host))
-		return -EHOSTUNREACH;
-	bar = fab_func_bar_addr(n->fn, NTB_BAR_LUT);
-	if (!bar)
-		return -ENODEV;
-	win = n->win_size;
-	base = addr & ~(win - 1);
-	im.lut_count = (uint32_t)((addr + size - base + win - 1) / win);
-	rc = ntb_lut_alloc(n, im.lut_count, host, base, &im.lut_first);
+	rc = ntb_mw_map(n, host, addr, size, &im.mw);
 	if (rc)
 		return rc;
-	im.win_addr = bar + (uint64_t)im.lut_first * win;
-	im.offset = addr - base;
+	im.win_addr = im.mw.run_bus;
+	im.offset = im.mw.offset;
 done:
 	im.handle = new_handle(s);
 	s->imp[s->nimp++] = im;
 	*o = (struct smio_seg_conn){ .conn = im.handle, .host = im.host,
 		.win_addr = im.win_addr, .offset = im.offset, .size = im.size,
-		.lut_first = im.lut_first, .lut_count = im.lut_count };
+		.lut_first = im.mw.first, .lut_count = im.mw.count };
 	return 0;
 }
 

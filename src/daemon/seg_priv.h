@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "daemon.h"
+#include "host/ntb_drv.h"
 #include "host/segment.h"
 
 #define MEMFD_CACHE  64           /* peers' memory objects we hold an fd of */
@@ -20,7 +21,8 @@ struct imp {
 	uint32_t cid;             /* the client connection that made it */
 	uint32_t host;            /* owning host id */
 	uint32_t segid, ref;      /* the owner's reference */
-	uint32_t ntb, lut_first, lut_count;   /* lut_count 0: local, no NTB */
+	uint32_t ntb;             /* adapter */
+	struct ntb_mw mw;         /* its LUT windows (mw.count 0: local, no NTB) */
 	uint64_t win_addr, offset, size;
 	uint64_t dest;            /* the memory's bus address at host (owner's view) */
 	uint32_t devmaps;         /* device-side mappings through it (h_device.c) */
@@ -45,7 +47,7 @@ struct smd_segs {
 	uint32_t next_handle;
 	struct memfd_ent cache[MEMFD_CACHE];
 	unsigned ncache;
-	uint32_t ntb_domain;       /* IOMMU domain of this host's NTBs (0: none yet) */
+	uint32_t link_events, db_events;   /* heard from the NTB driver (statistics) */
 };
 
 /* Importer side (h_segment_imp.c), for smd_h_segment and the owner side. */

@@ -22,6 +22,7 @@ struct fab_host;
 struct fab_ntb;
 struct fab_iommu;
 struct fab_world;
+struct ntb_host;          /* src/host/ntb_drv.h */
 
 #define FAB_BDF(bus, dev, fn) ((uint16_t)(((bus) << 8) | ((dev) << 3) | (fn)))
 #define FAB_BDF_BUS(b)  ((unsigned)((b) >> 8) & 0xff)
@@ -112,6 +113,12 @@ struct fab_host {
 	 */
 	void (*wait_hook)(void *arg, bool waiting);
 	void *wait_arg;
+	/*
+	 * The host OS's NTB drivers (src/host/ntb_drv.h), set at NTB bring-up;
+	 * opaque here. fab_host_destroy hands them to ntb_release first.
+	 */
+	struct ntb_host *ntb_os;
+	void (*ntb_release)(struct ntb_host *nh);
 };
 
 static inline void fab_host_lock(struct fab_host *h)

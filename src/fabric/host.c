@@ -624,6 +624,10 @@ void fab_host_destroy(struct fab_host *h)
 {
 	if (!h)
 		return;
+	/* The drivers go before the adapters they are bound to. */
+	if (h->ntb_os && h->ntb_release)
+		h->ntb_release(h->ntb_os);
+	h->ntb_os = NULL;
 	for (uint32_t i = 0; i < h->nntbs; i++)
 		ntb_destroy(h->ntbs[i]);
 	free(h->ntbs);

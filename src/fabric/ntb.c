@@ -104,12 +104,6 @@ int ntb_lut_set(struct fab_ntb *ntb, uint32_t idx, uint32_t dest_host, uint64_t 
 {
 	if (idx >= ntb->nlut)
 		return -ERANGE;
-	if (dest_addr & (ntb->win_size - 1))
-		return -EINVAL;
-	if (!ntb_can_reach(ntb, dest_host))
-		return -EHOSTUNREACH;
-	if (ntb->lut[idx].valid)
-		return -EBUSY;
 	ntb->lut[idx] = (struct ntb_lut_entry){ true, dest_host, dest_addr };
 	changed(ntb);
 	return 0;
@@ -124,36 +118,6 @@ int ntb_lut_clear(struct fab_ntb *ntb, uint32_t idx)
 	ntb->lut[idx].valid = false;
 	changed(ntb);
 	return 0;
-}
-
-int ntb_lut_alloc(struct fab_ntb *ntb, uint32_t count, uint32_t dest_host,
-		  uint64_t dest_addr, uint32_t *first)
-{
-	uint32_t run = 0;
-
-	if (!count || count > ntb->nlut)
-		return count ? -ENOSPC : -EINVAL;
-	if (dest_addr & (ntb->win_size - 1))
-		return -EINVAL;
-	if (dest_addr + (uint64_t)count * ntb->win_size < dest_addr)
-		return -ERANGE;
-	if (!ntb_can_reach(ntb, dest_host))
-		return -EHOSTUNREACH;
-	for (uint32_t i = 0; i < ntb->nlut; i++) {
-		run = ntb->lut[i].valid ? 0 : run + 1;
-		if (run == count) {
-			uint32_t s = i + 1 - count;
-
-			/* Checked everything first: programming cannot fail half-way. */
-			for (uint32_t k = 0; k < count; k++)
-				ntb->lut[s + k] = (struct ntb_lut_entry){
-					true, dest_host, dest_addr + (uint64_t)k * ntb->win_size };
-			*first = s;
-			changed(ntb);
-			return 0;
-		}
-	}
-	return -ENOSPC;
 }
 
 uint32_t ntb_lut_used(const struct fab_ntb *ntb)
@@ -219,6 +183,8 @@ void ntb_set_link(struct fab_ntb *ntb, bool up)
 	ntb->link_up = up;
 	sync_regs(ntb);
 	changed(ntb);
+	if (ntb->irq)
+		ntb->irq(ntb->irq_arg, NTB_IRQ_LINK, up);
 }
 
 int ntb_db_ring(struct fab_ntb *ntb, uint32_t bits)
@@ -231,6 +197,8 @@ int ntb_db_ring(struct fab_ntb *ntb, uint32_t bits)
 	ntb->db_pending |= bits;
 	ntb->db_rung++;
 	sync_regs(ntb);
+	if (ntb->irq && (bits & ~ntb->db_mask))
+		ntb->irq(ntb->irq_arg, NTB_IRQ_DB, bits & ~ntb->db_mask);
 	return 0;
 }
 

@@ -8,6 +8,11 @@
  * Requests entering the NTB from its own side must come from a requester in
  * the requester-ID table (limited size); requests leaving on the far side are
  * issued with the far NTB's own requester ID.
+ *
+ * This is the hardware only: registers and tables, written as a driver writes
+ * them. Which entries to use, window arithmetic, who holds a requester ID and
+ * who hears of link changes and doorbells is the host OS's NTB driver
+ * (src/host/ntb_drv.h), the only software that programs these tables.
  */
 #ifndef SMARTIO_FABRIC_NTB_H
 #define SMARTIO_FABRIC_NTB_H
@@ -36,7 +41,14 @@
 struct ntb_lut_entry {
 	bool valid;
 	uint32_t dest_host;   /* topology host id */
-	uint64_t dest_addr;   /* bus address in the destination host, window aligned */
+	uint64_t dest_addr;   /* bus address in the destination host; the translation
+			       * uses only the bits above the window size */
+};
+
+/* What the adapter interrupts its driver for. */
+enum ntb_irq {
+	NTB_IRQ_LINK,         /* the link changed; value: 1 up, 0 down */
+	NTB_IRQ_DB,           /* doorbell bits arrived; value: the unmasked bits */
 };
 
 struct fab_ntb {
@@ -54,30 +66,28 @@ struct fab_ntb {
 	uint32_t db_mask;
 	uint32_t spad[NTB_MAX_SPADS];
 	uint64_t db_rung;      /* statistics */
+	/*
+	 * The adapter's interrupt line to its driver (host/ntb_drv.c), raised
+	 * after the state changed, on the thread that changed it (with the host
+	 * lock held). NULL: no driver bound.
+	 */
+	void (*irq)(void *arg, enum ntb_irq what, uint32_t value);
+	void *irq_arg;
 };
 
 int ntb_create(struct fab_host *h, struct fab_func *fn, const struct topo_ntb *t,
 	       uint32_t index, struct fab_ntb **out);
 void ntb_destroy(struct fab_ntb *ntb);
 
-/* Window size, window index of a BAR2 offset. */
-static inline uint32_t ntb_window_of(const struct fab_ntb *ntb, uint64_t bar_off)
-{
-	return (uint32_t)(bar_off / ntb->win_size);
-}
-
 /* Hosts reachable over this NTB's cable (peer, or all on the cluster-switch fabric). */
 bool ntb_can_reach(const struct fab_ntb *ntb, uint32_t dest_host_id);
 
 /*
- * LUT: set entry idx (-ERANGE bad index, -EINVAL dest_addr not window aligned,
- * -EHOSTUNREACH host not reachable over this cable, -EBUSY entry in use).
+ * LUT registers: write entry idx (valid, overwriting what was there), or
+ * invalidate it. -ERANGE bad index; clear: -ENOENT if it was not valid.
  */
 int ntb_lut_set(struct fab_ntb *ntb, uint32_t idx, uint32_t dest_host, uint64_t dest_addr);
-int ntb_lut_clear(struct fab_ntb *ntb, uint32_t idx);    /* -ENOENT if not valid */
-/* Allocate count consecutive free entries; -ENOSPC (nothing changed) if none. */
-int ntb_lut_alloc(struct fab_ntb *ntb, uint32_t count, uint32_t dest_host,
-		  uint64_t dest_addr, uint32_t *first);
+int ntb_lut_clear(struct fab_ntb *ntb, uint32_t idx);
 uint32_t ntb_lut_used(const struct fab_ntb *ntb);
 
 /* Requester-ID table: -EEXIST already present, -ENOSPC full (nothing changed). */
@@ -86,8 +96,12 @@ int ntb_rid_del(struct fab_ntb *ntb, uint16_t rid);      /* -ENOENT */
 bool ntb_rid_allowed(const struct fab_ntb *ntb, uint16_t rid);
 uint32_t ntb_rid_used(const struct fab_ntb *ntb);
 
+/* Train or drop the external link (interrupts the driver when it changes). */
 void ntb_set_link(struct fab_ntb *ntb, bool up);
-/* Doorbells and scratchpads on this adapter (the peer's side calls these on arrival). */
+/*
+ * Doorbells and scratchpads on this adapter (the peer's side calls these on
+ * arrival); arriving doorbell bits not masked interrupt the driver.
+ */
 int ntb_db_ring(struct fab_ntb *ntb, uint32_t bits);     /* -EINVAL bits beyond doorbells */
 int ntb_spad_write(struct fab_ntb *ntb, uint32_t idx, uint32_t val);  /* -ERANGE */
 int ntb_spad_read(const struct fab_ntb *ntb, uint32_t idx, uint32_t *val);

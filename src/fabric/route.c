@@ -151,9 +151,12 @@ static int decode_down(struct walk *w, struct fab_func *port, uint64_t a, unsign
 static int hit_ntb_window(struct walk *w, struct fab_func *fn, uint64_t a, uint64_t base)
 {
 	struct fab_ntb *ntb = fn->ntb;
-	uint32_t idx = ntb_window_of(ntb, a - base);
+	/* The hardware translation: window index and offset of the BAR2 offset. */
+	uint32_t idx = (uint32_t)((a - base) / ntb->win_size);
 	const struct ntb_lut_entry *e = &ntb->lut[idx];
 	uint64_t off_in_win = (a - base) - (uint64_t)idx * ntb->win_size;
+	/* An entry holds only the address bits above the window size. */
+	uint64_t dest_base = e->dest_addr & ~(ntb->win_size - 1);
 	struct fab_hop note = { .kind = FAB_HOP_NTB, .host = (uint16_t)w->h->id,
 				.bdf = fab_func_bdf(fn), .latency_ns = fn->latency_ns };
 	uint32_t dst_ntb;
@@ -187,7 +190,7 @@ static int hit_ntb_window(struct walk *w, struct fab_func *fn, uint64_t a, uint6
 	w->fwd->forward = true;
 	w->fwd->next = (struct fab_step){
 		.host = e->dest_host, .from_ntb = true, .ntb_index = dst_ntb,
-		.write = w->in->write, .addr = e->dest_addr + off_in_win,
+		.write = w->in->write, .addr = dest_base + off_in_win,
 		.len = min64(w->limit, ntb->win_size - off_in_win),
 	};
 	return 0;

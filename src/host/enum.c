@@ -8,6 +8,7 @@
 
 #include "enum.h"
 #include "fabric/ntb.h"
+#include "ntb_drv.h"
 
 #define MAX_DEVS   FAB_MAX_FUNCS
 #define WIN_ALIGN  (1ull << 20)    /* bridge memory windows: 1 MiB granularity */
@@ -404,10 +405,17 @@ out:
 
 int host_ntb_init(struct fab_host *h, char *err, size_t errlen)
 {
-	for (uint32_t i = 0; i < h->nntbs; i++) {
-		int rc = ntb_rid_add(h->ntbs[i], FAB_RID_CPU);
+	int rc = ntb_drv_probe(h);
 
-		if (rc && rc != -EEXIST) {
+	if (rc) {
+		snprintf(err, errlen, "host %u: cannot bind the NTB drivers: %s", h->id,
+			 strerror(-rc));
+		return rc;
+	}
+	/* The CPU reaches other hosts through every adapter: it holds a reference for good. */
+	for (uint32_t i = 0; i < h->nntbs; i++) {
+		rc = ntb_rid_get(ntb_drv_of(h, i), FAB_RID_CPU);
+		if (rc) {
 			snprintf(err, errlen, "host %u: %s: cannot register the CPU requester: %s",
 				 h->id, h->ntbs[i]->fn->name, strerror(-rc));
 			return rc;

@@ -14,7 +14,10 @@
 #include "fabric/fabric.h"
 
 int host_enumerate(struct fab_host *h, char *err, size_t errlen);
-/* NTB driver bring-up: let the CPU (00:00.0) through each adapter's requester-ID table. */
+/*
+ * NTB bring-up: bind the NTB driver to every adapter (ntb_drv.h; released
+ * with the host) and let the CPU (00:00.0) through each requester-ID table.
+ */
 int host_ntb_init(struct fab_host *h, char *err, size_t errlen);
 
 #endif

@@ -14,12 +14,13 @@
 #include "fabric/route.h"
 #include "fabric/ntb.h"
 #include "lend.h"
+#include "ntb_drv.h"
 
 #define LEND_MAX_RUNS 16   /* LUT runs of one lent device: DMA, MSI, P2P windows */
 
 struct lut_run {
-	struct fab_ntb *ntb;
-	uint32_t first, count;
+	struct ntb_drv *ntb;    /* NULL: a target on the lender itself, no window */
+	struct ntb_mw mw;
 	uint64_t bus, size;     /* the LUT windows' bus range */
 	uint64_t iova;          /* what the device uses: bus, or remapped (IOMMU on) */
 };
@@ -37,55 +38,37 @@ struct lut_run {
 struct lend_setup {
 	uint16_t bdf;
 	uint32_t borrower;
-	struct fab_ntb *ntb;
+	struct ntb_drv *ntb;    /* ours, towards the borrower */
 	struct lut_run runs[LEND_MAX_RUNS];
 	unsigned nruns;
-	bool rid_added;
+	bool rid_held;          /* a reference to the device's requester ID there */
 	/* Other NTBs of the lender (towards peer-to-peer targets on other hosts)
 	 * whose requester-ID tables we admitted the device to. */
-	struct fab_ntb *rid_ntbs[LEND_MAX_RID_NTBS];
+	struct ntb_drv *rid_ntbs[LEND_MAX_RID_NTBS];
 	unsigned nrid_ntbs;
 	uint32_t domain;        /* the device's IOMMU domain (0: IOMMU off) */
 	bool domain_owned;
 	uint64_t next_iova;     /* where the next remapped window goes */
-	uint64_t bar_addr[6], bar_size[6];   /* exposed in the NTBs' domain */
-	uint32_t ntb_domain;
+	uint64_t bar_addr[6], bar_size[6];   /* exposed through the NTBs (IOMMU on) */
+	bool client;            /* registered for ntb's events */
+	bool link_down;         /* ntb's link went down while lent (failover: later) */
+	uint32_t link_events;
 };
 
-int lend_ntb_domain(struct fab_host *h)
+/*
+ * Events of the NTB towards the borrower. Recorded only: acting on a lost
+ * link (failing over to another path) builds on this.
+ */
+static void lend_link_event(void *ctx, struct ntb_drv *ntb, bool up)
 {
-	struct fab_iommu *mmu = h->iommu;
-	int dom = 0;
+	struct lend_setup *s = ctx;
 
-	if (!iommu_enabled(mmu))
-		return 0;
-	for (uint32_t i = 0; i < h->nntbs && !dom; i++)
-		dom = (int)iommu_domain_of(mmu, fab_func_bdf(h->ntbs[i]->fn));
-	if (!dom) {
-		dom = iommu_domain_alloc(mmu);
-		if (dom < 0)
-			return dom;
-	}
-	for (uint32_t i = 0; i < h->nntbs; i++) {
-		uint16_t rid = fab_func_bdf(h->ntbs[i]->fn);
-		int rc;
-
-		if (iommu_domain_of(mmu, rid))
-			continue;   /* attached (here, or by hand elsewhere) */
-		rc = iommu_attach(mmu, rid, (uint32_t)dom);
-		if (rc)
-			return rc;
-	}
-	return dom;
+	(void)ntb;
+	s->link_down = !up;
+	s->link_events++;
 }
 
-struct fab_ntb *lend_ntb_to(struct fab_host *h, uint32_t dest)
-{
-	for (uint32_t i = 0; i < h->nntbs; i++)
-		if (h->ntbs[i]->link_up && ntb_can_reach(h->ntbs[i], dest))
-			return h->ntbs[i];
-	return NULL;
-}
+static const struct ntb_client_ops lend_ntb_client = { .link_event = lend_link_event };
 
 static bool overlaps(uint64_t a, uint64_t n, uint64_t b, uint64_t m)
 {
@@ -104,29 +87,21 @@ static bool iova_free(const struct fab_host *h, uint64_t a, uint64_t n)
 }
 
 /* A LUT run of ntb towards [addr, addr + size) at host: the device-side address of addr. */
-static int run_add(struct fab_host *h, struct lend_setup *s, struct fab_ntb *ntb,
+static int run_add(struct fab_host *h, struct lend_setup *s, struct ntb_drv *ntb,
 		   uint32_t host, uint64_t addr, uint64_t size, uint64_t *bus)
 {
-	uint64_t win = ntb->win_size, base = addr & ~(win - 1), span, lut_bar;
 	struct lut_run *r;
-	uint32_t count, first;
 	int rc;
 
 	if (s->nruns >= LEND_MAX_RUNS)
 		return -ENOSPC;
-	if (!size || addr + size < addr)
-		return -EINVAL;
-	span = addr + size - base;
-	if (span / win >= ntb->nlut)
-		return -ENOSPC;
-	count = (uint32_t)((span + win - 1) / win);
-	rc = ntb_lut_alloc(ntb, count, host, base, &first);
+	r = &s->runs[s->nruns];
+	*r = (struct lut_run){ .ntb = ntb };
+	rc = ntb_mw_map(ntb, host, addr, size, &r->mw);
 	if (rc)
 		return rc;
-	lut_bar = fab_func_bar_addr(ntb->fn, NTB_BAR_LUT);
-	r = &s->runs[s->nruns];
-	*r = (struct lut_run){ ntb, first, count, lut_bar + (uint64_t)first * win,
-			       (uint64_t)count * win, 0 };
+	r->bus = r->mw.run_bus;
+	r->size = r->mw.run_size;
 	r->iova = r->bus;
 	if (s->domain) {
 		/* The device's own domain: the window remapped low, unless that would
@@ -138,13 +113,12 @@ static int run_add(struct fab_host *h, struct lend_setup *s, struct fab_ntb *ntb
 		rc = iommu_map(h->iommu, s->domain, r->iova, r->bus, r->size,
 			       IOMMU_READ | IOMMU_WRITE);
 		if (rc) {
-			for (uint32_t i = 0; i < count; i++)
-				ntb_lut_clear(ntb, first + i);
+			ntb_mw_unmap(ntb, &r->mw);
 			return rc;
 		}
 	}
 	s->nruns++;
-	*bus = r->iova + (addr - base);
+	*bus = r->iova + r->mw.offset;
 	return 0;
 }
 
@@ -154,8 +128,8 @@ static void run_del(struct fab_host *h, struct lend_setup *s, unsigned i)
 
 	if (s->domain)
 		iommu_unmap(h->iommu, s->domain, r->iova, r->size);
-	for (uint32_t k = 0; r->ntb && k < r->count; k++)
-		ntb_lut_clear(r->ntb, r->first + k);
+	if (r->ntb)
+		ntb_mw_unmap(r->ntb, &r->mw);
 }
 
 static void quiesce(struct fab_host *h, uint16_t bdf)
@@ -188,12 +162,14 @@ void lend_teardown(struct fab_host *h, struct lend_setup *s, bool reset)
 	while (s->nruns)
 		run_del(h, s, --s->nruns);
 	for (unsigned b = 0; b < 6; b++)
-		if (s->bar_size[b] && s->ntb_domain)
-			iommu_unmap(h->iommu, s->ntb_domain, s->bar_addr[b], s->bar_size[b]);
-	if (s->rid_added)
-		ntb_rid_del(s->ntb, s->bdf);
+		if (s->bar_size[b])
+			ntb_iommu_unexpose(h, s->bar_addr[b], s->bar_size[b]);
+	if (s->rid_held)
+		ntb_rid_put(s->ntb, s->bdf);
 	while (s->nrid_ntbs)
-		ntb_rid_del(s->rid_ntbs[--s->nrid_ntbs], s->bdf);
+		ntb_rid_put(s->rid_ntbs[--s->nrid_ntbs], s->bdf);
+	if (s->client)
+		ntb_drv_unregister_client(s->ntb, &lend_ntb_client, s);
 	if (s->domain_owned) {
 		iommu_detach(h->iommu, s->bdf);
 		iommu_domain_free(h->iommu, s->domain);
@@ -245,7 +221,7 @@ int lend_setup(struct fab_host *h, uint16_t bdf, uint32_t borrower, uint64_t dma
 	s->bdf = bdf;
 	s->borrower = borrower;
 	s->next_iova = LEND_IOVA_BASE;
-	s->ntb = lend_ntb_to(h, borrower);
+	s->ntb = ntb_drv_to(h, borrower);
 	rc = -EHOSTUNREACH;
 	if (!s->ntb)
 		goto fail;
@@ -253,10 +229,10 @@ int lend_setup(struct fab_host *h, uint16_t bdf, uint32_t borrower, uint64_t dma
 	g->borrower = borrower;
 	g->bdf = bdf;
 	read_identity(h, fn, g);
-	rc = ntb_rid_add(s->ntb, bdf);
-	if (rc && rc != -EEXIST)
+	rc = ntb_rid_get(s->ntb, bdf);
+	if (rc)
 		goto fail;
-	s->rid_added = !rc;
+	s->rid_held = true;
 	if (iommu_enabled(h->iommu)) {
 		int dom = (int)iommu_domain_of(h->iommu, bdf);
 
@@ -274,15 +250,10 @@ int lend_setup(struct fab_host *h, uint16_t bdf, uint32_t borrower, uint64_t dma
 		}
 		s->domain = (uint32_t)dom;
 		/* The borrower's CPU reaches the BARs through our NTB. */
-		rc = lend_ntb_domain(h);
-		if (rc < 0)
-			goto fail;
-		s->ntb_domain = (uint32_t)rc;
 		for (unsigned b = 0; b < 6; b++) {
 			if (!g->bar_size[b])
 				continue;
-			rc = iommu_map(h->iommu, s->ntb_domain, g->bar_addr[b], g->bar_addr[b],
-				       g->bar_size[b], IOMMU_READ | IOMMU_WRITE);
+			rc = ntb_iommu_expose(h, g->bar_addr[b], g->bar_size[b]);
 			if (rc)
 				goto fail;
 			s->bar_addr[b] = g->bar_addr[b];
@@ -292,8 +263,11 @@ int lend_setup(struct fab_host *h, uint16_t bdf, uint32_t borrower, uint64_t dma
 	rc = run_add(h, s, s->ntb, borrower, dma_target, dma_size, &g->dma_bus);
 	if (!rc)
 		rc = run_add(h, s, s->ntb, borrower, FAB_MSI_BASE, FAB_MSI_SIZE, &g->msi_bus);
+	if (!rc)
+		rc = ntb_drv_register_client(s->ntb, &lend_ntb_client, s);
 	if (rc)
 		goto fail;
+	s->client = true;
 	g->dma_target = dma_target;
 	g->dma_size = dma_size;
 	fab_host_tables_changed(h);
@@ -329,15 +303,18 @@ static bool in_endpoint_bar(struct fab_host *h, uint64_t addr, uint64_t size)
  * reached through another NTB than the borrower's needs the device in that
  * NTB's requester-ID table too (until the lend ends).
  */
-static int admit(struct lend_setup *s, struct fab_ntb *ntb)
+static int admit(struct lend_setup *s, struct ntb_drv *ntb)
 {
 	int rc;
 
-	if (ntb == s->ntb || ntb_rid_allowed(ntb, s->bdf))
+	if (ntb == s->ntb)
 		return 0;
+	for (unsigned i = 0; i < s->nrid_ntbs; i++)
+		if (s->rid_ntbs[i] == ntb)
+			return 0;
 	if (s->nrid_ntbs == LEND_MAX_RID_NTBS)
 		return -ENOSPC;
-	rc = ntb_rid_add(ntb, s->bdf);
+	rc = ntb_rid_get(ntb, s->bdf);
 	if (!rc)
 		s->rid_ntbs[s->nrid_ntbs++] = ntb;
 	return rc;
@@ -347,12 +324,12 @@ int lend_p2p_map(struct lend_setup *s, uint32_t host, uint64_t addr, uint64_t si
 		 uint64_t *bus)
 {
 	struct fab_host *h;
-	struct fab_ntb *ntb;
+	struct ntb_drv *ntb;
 	int rc;
 
 	if (!s || !bus)
 		return -EINVAL;
-	h = s->ntb->fn->host;
+	h = ntb_drv_hw(s->ntb)->fn->host;
 	fab_host_lock(h);
 	if (host == h->id && !in_endpoint_bar(h, addr, size)) {
 		rc = -EPERM;   /* only device memory: never the lender's RAM or bridges */
@@ -366,10 +343,11 @@ int lend_p2p_map(struct lend_setup *s, uint32_t host, uint64_t addr, uint64_t si
 			rc = iommu_map(h->iommu, s->domain, lo, lo, hi - lo,
 				       IOMMU_READ | IOMMU_WRITE);
 		if (!rc)
-			s->runs[s->nruns++] = (struct lut_run){ NULL, 0, 0, lo, hi - lo, lo };
+			s->runs[s->nruns++] = (struct lut_run){ .bus = lo, .size = hi - lo,
+								.iova = lo };
 		*bus = addr;
 	} else {
-		ntb = lend_ntb_to(h, host);
+		ntb = ntb_drv_to(h, host);
 		rc = ntb ? admit(s, ntb) : -EHOSTUNREACH;
 		if (!rc)
 			rc = run_add(h, s, ntb, host, addr, size, bus);

@@ -14,7 +14,10 @@
  *  - with the lender's IOMMU on, an isolation domain for the device mapping
  *    just those windows (and the BARs exposed to requests arriving through the
  *    lender's NTBs).
- * The grant says where all of that is as the device sees it.
+ * The grant says where all of that is as the device sees it. Windows,
+ * requester IDs (each lend holds its own references) and exposures in the
+ * NTBs' IOMMU domain go through the host's NTB driver (ntb_drv.h), whose
+ * link events a lend (and a shadow) registers for.
  *
  * Borrower: shadow_create hot-adds a pci_dev whose config cycles go to the
  * lender (shadow_transport) with interception (BARs are the borrower's NTB
@@ -48,14 +51,6 @@ struct lend_grant {
 };
 
 struct lend_setup;
-
-/*
- * The IOMMU domain shared by h's NTBs (requests arriving through any NTB),
- * allocated and attached on first use; 0 with the IOMMU off, or -errno.
- */
-int lend_ntb_domain(struct fab_host *h);
-/* An NTB of h whose cable reaches host dest, or NULL. */
-struct fab_ntb *lend_ntb_to(struct fab_host *h, uint32_t dest);
 
 /* Lender: -ENODEV (no endpoint there), -EHOSTUNREACH, -ENOSPC (LUT/RID table full). */
 int lend_setup(struct fab_host *lender, uint16_t bdf, uint32_t borrower, uint64_t dma_target,

@@ -9,6 +9,7 @@
 
 #include "fabric/ntb.h"
 #include "fabric/route.h"
+#include "ntb_drv.h"
 #include "ntbdma.h"
 
 struct dmaq {
@@ -32,6 +33,9 @@ struct engine {
 	uint32_t adapter;
 	uint32_t channels;
 	uint16_t rid;
+	struct ntb_drv *drv;         /* the adapter's driver: our requester ID, its events */
+	bool rid_held, client;
+	bool link_down;              /* atomic; recorded only (failover builds on it) */
 	pthread_t thread;
 	bool started;
 	pthread_cond_t work;
@@ -160,6 +164,17 @@ static int run(struct engine *g, struct dmaq *q)
 	return 0;
 }
 
+/* The adapter's link changed: noted for the engine (acting on it comes later). */
+static void engine_link_event(void *ctx, struct ntb_drv *ntb, bool up)
+{
+	struct engine *g = ctx;
+
+	(void)ntb;
+	__atomic_store_n(&g->link_down, !up, __ATOMIC_RELEASE);
+}
+
+static const struct ntb_client_ops engine_ntb_client = { .link_event = engine_link_event };
+
 static void *engine_thread(void *arg)
 {
 	struct engine *g = arg;
@@ -234,17 +249,25 @@ int ntbdma_create(struct fab_host *h, const struct ntbdma_ops *ops, struct ntbdm
 		pthread_cond_init(&g->work, NULL);
 		if (!g->channels)
 			continue;
+		g->drv = ntb_drv_of(h, i);
+		if (!g->drv) {
+			rc = -ENODEV;       /* the NTB driver is not bound */
+			break;
+		}
 		/*
 		 * The engine issues its reads and writes as the NTB function. Its
 		 * requests to the adapter's own window enter the NTB from this side,
 		 * so the driver lists the NTB in its own requester-ID table.
 		 */
-		if (!ntb_rid_allowed(n, g->rid)) {
-			rc = ntb_rid_add(n, g->rid);
-			if (rc && rc != -EEXIST)
-				break;
-			rc = 0;
-		}
+		fab_host_lock(h);
+		rc = ntb_rid_get(g->drv, g->rid);
+		g->rid_held = !rc;
+		if (!rc)
+			rc = ntb_drv_register_client(g->drv, &engine_ntb_client, g);
+		g->client = !rc;
+		fab_host_unlock(h);
+		if (rc)
+			break;
 		g->buf = malloc(NTBDMA_CHUNK);
 		if (!g->buf) {
 			rc = -ENOMEM;
@@ -277,10 +300,19 @@ void ntbdma_destroy(struct ntbdma *e)
 		pthread_cond_broadcast(&e->eng[i].work);
 	pthread_mutex_unlock(&e->lock);
 	for (uint32_t i = 0; i < e->neng; i++) {
-		if (e->eng[i].started)
-			pthread_join(e->eng[i].thread, NULL);
-		free(e->eng[i].buf);
-		pthread_cond_destroy(&e->eng[i].work);
+		struct engine *g = &e->eng[i];
+
+		if (g->started)
+			pthread_join(g->thread, NULL);
+		/* Stopped: our reference and our ear go (with the host lock, not ours). */
+		fab_host_lock(e->h);
+		if (g->client)
+			ntb_drv_unregister_client(g->drv, &engine_ntb_client, g);
+		if (g->rid_held)
+			ntb_rid_put(g->drv, g->rid);
+		fab_host_unlock(e->h);
+		free(g->buf);
+		pthread_cond_destroy(&g->work);
 	}
 	for (uint32_t i = 0; i < NTBDMA_MAX_QUEUES; i++)
 		if (e->q[i])

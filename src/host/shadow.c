@@ -27,6 +27,7 @@
 #include "fabric/iommu.h"
 #include "fabric/ntb.h"
 #include "lend.h"
+#include "ntb_drv.h"
 #include "pci_priv.h"
 
 #define SHADOW_BUS        0xf0              /* first bus of shadow devices */
@@ -38,8 +39,11 @@
 struct shadow {
 	struct lend_grant g;
 	struct shadow_transport t;
-	struct fab_ntb *ntb;             /* ours, towards the lender */
-	uint32_t lut_first[6], lut_count[6];
+	struct ntb_drv *ntb;             /* ours, towards the lender */
+	struct ntb_mw bar_mw[6];         /* our windows onto the lender's BARs */
+	bool client;                     /* registered for ntb's events */
+	bool link_down;                  /* its link went down (failover: later) */
+	uint32_t link_events;
 	uint32_t bar_reg[6], bar_mask[6], bar_flags[6];
 	uint16_t msi_cap;
 	bool msi64;
@@ -48,7 +52,7 @@ struct shadow {
 	struct {                         /* P2P windows resolved so far */
 		uint32_t host;
 		uint64_t addr, bus;
-		bool local_map;          /* identity-mapped in our NTBs' domain */
+		bool local_map;          /* exposed through our NTBs */
 		uint64_t size;
 	} p2p[SHADOW_P2P_MAX];
 	unsigned np2p;
@@ -216,11 +220,9 @@ static int sh_p2p_bus(struct pci_dev *client, struct pci_dev *provider, unsigned
 		return -ENOSPC;
 	sh->p2p[sh->np2p] = (typeof(sh->p2p[0])){ .host = host, .addr = addr, .size = size };
 	if (!ps && iommu_enabled(h->iommu)) {
-		/* Our device's BAR, reached through our NTB: translated like any arrival. */
-		int dom = lend_ntb_domain(h);
-
-		rc = dom < 0 ? dom : iommu_map(h->iommu, (uint32_t)dom, addr, addr, size,
-					       IOMMU_READ | IOMMU_WRITE);
+		/* Our device's BAR, reached through our NTB: translated like any arrival.
+		 * -EEXIST: a range around it is exposed already. */
+		rc = ntb_iommu_expose(h, addr, size);
 		if (rc && rc != -EEXIST)
 			return rc;
 		sh->p2p[sh->np2p].local_map = !rc;
@@ -228,7 +230,7 @@ static int sh_p2p_bus(struct pci_dev *client, struct pci_dev *provider, unsigned
 	rc = sh->t.p2p_map(sh->t.arg, host, addr, size, bus);
 	if (rc) {
 		if (sh->p2p[sh->np2p].local_map)
-			iommu_unmap(h->iommu, (uint32_t)lend_ntb_domain(h), addr, size);
+			ntb_iommu_unexpose(h, addr, size);
 		return rc;
 	}
 	sh->p2p[sh->np2p++].bus = *bus;
@@ -250,8 +252,7 @@ static void sh_release(struct pci_dev *pdev)
 
 	for (unsigned i = 0; i < sh->np2p; i++)
 		if (sh->p2p[i].local_map)
-			iommu_unmap(sh->h->iommu, (uint32_t)lend_ntb_domain(sh->h), sh->p2p[i].addr,
-				    sh->p2p[i].size);
+			ntb_iommu_unexpose(sh->h, sh->p2p[i].addr, sh->p2p[i].size);
 	luts_clear(sh);
 	fab_host_tables_changed(sh->h);
 	if (sh->t.release)
@@ -302,38 +303,44 @@ int shadow_dma_target(struct pci_host *ph, uint64_t *target, uint64_t *size)
 	return -ENOSPC;
 }
 
+/*
+ * Events of our NTB towards the lender. Recorded only: acting on a lost link
+ * (failing over, or reporting the device gone) builds on this.
+ */
+static void sh_link_event(void *ctx, struct ntb_drv *ntb, bool up)
+{
+	struct shadow *sh = ctx;
+
+	(void)ntb;
+	sh->link_down = !up;
+	sh->link_events++;
+}
+
+static const struct ntb_client_ops shadow_ntb_client = { .link_event = sh_link_event };
+
 static void luts_clear(struct shadow *sh)
 {
-	for (unsigned b = 0; b < 6; b++) {
-		for (uint32_t k = 0; k < sh->lut_count[b]; k++)
-			ntb_lut_clear(sh->ntb, sh->lut_first[b] + k);
-		sh->lut_count[b] = 0;
-	}
+	for (unsigned b = 0; b < 6; b++)
+		ntb_mw_unmap(sh->ntb, &sh->bar_mw[b]);
+	if (sh->client)
+		ntb_drv_unregister_client(sh->ntb, &shadow_ntb_client, sh);
+	sh->client = false;
 }
 
 /* Our LUT windows onto the lender's BARs: the shadow's BAR addresses. */
 static int map_bars(struct shadow *sh, struct pci_dev *pdev)
 {
-	uint64_t win = sh->ntb->win_size, lut_bar = fab_func_bar_addr(sh->ntb->fn, NTB_BAR_LUT);
-
 	for (unsigned b = 0; b < 6; b++) {
-		uint64_t addr = sh->g.bar_addr[b], size = sh->g.bar_size[b];
-		uint64_t base = addr & ~(win - 1), span = addr + size - base;
-		uint32_t count, first;
 		int rc;
 
-		if (!size)
+		if (!sh->g.bar_size[b])
 			continue;
-		if (span / win >= sh->ntb->nlut)
-			return -ENOSPC;
-		count = (uint32_t)((span + win - 1) / win);
-		rc = ntb_lut_alloc(sh->ntb, count, sh->g.lender, base, &first);
+		rc = ntb_mw_map(sh->ntb, sh->g.lender, sh->g.bar_addr[b], sh->g.bar_size[b],
+				&sh->bar_mw[b]);
 		if (rc)
 			return rc;
-		sh->lut_first[b] = first;
-		sh->lut_count[b] = count;
-		pdev->bar_addr[b] = lut_bar + (uint64_t)first * win + (addr - base);
-		pdev->bar_size[b] = size;
+		pdev->bar_addr[b] = sh->bar_mw[b].bus;
+		pdev->bar_size[b] = sh->g.bar_size[b];
 	}
 	return 0;
 }
@@ -407,9 +414,13 @@ int shadow_create(struct pci_host *ph, const struct lend_grant *g,
 	sh->h = h;
 	fab_host_lock(h);
 	rc = -EHOSTUNREACH;
-	sh->ntb = lend_ntb_to(h, g->lender);
+	sh->ntb = ntb_drv_to(h, g->lender);
 	if (!sh->ntb)
 		goto fail;
+	rc = ntb_drv_register_client(sh->ntb, &shadow_ntb_client, sh);
+	if (rc)
+		goto fail;
+	sh->client = true;
 	rc = -ENOSPC;
 	for (unsigned s = 0; s < 32 * 8 * 15; s++) {
 		uint16_t bdf = FAB_BDF(SHADOW_BUS + s / 256, (s / 8) % 32, s % 8);
@@ -432,7 +443,7 @@ int shadow_create(struct pci_host *ph, const struct lend_grant *g,
 	bar_regs(sh, pdev);
 	find_msi(sh);
 	if (iommu_enabled(h->iommu)) {
-		dom = lend_ntb_domain(h);
+		dom = ntb_iommu_domain(h);
 		rc = dom;
 		if (dom <= 0)
 			goto fail;

@@ -266,7 +266,8 @@ static void ntb_usage(FILE *f)
 		"--ntb I selects the host's I-th adapter (default 0).\n");
 }
 
-static const char *ntb_strerror(int rc, const struct smio_ntb_info *ni, const char *cmd)
+static const char *ntb_strerror(int rc, const struct smio_ntb_info *ni, const char *cmd,
+				const char *sub)
 {
 	static char buf[128];
 
@@ -277,11 +278,19 @@ static const char *ntb_strerror(int rc, const struct smio_ntb_info *ni, const ch
 		snprintf(buf, sizeof(buf), "address not aligned to the window size (0x%" PRIx64
 			 ") or invalid value", ni->win_size);
 		return buf;
-	case -EBUSY: return "entry in use; clear it first";
+	case -EBUSY:
+		/* The daemon's NTB driver keeps what its services hold. */
+		if (!strcmp(cmd, "rid"))
+			return "requester held by a service (segments, lending, DMA); the admin "
+			       "removes only what it added";
+		if (sub && !strcmp(sub, "clear"))
+			return "entry belongs to a mapping (a segment connection, a lent device); "
+			       "it is cleared with that";
+		return "entry in use; clear it first";
 	case -ERANGE: return "index out of range ('smartio ntb info' shows the table sizes)";
 	case -ENOENT:
 		return !strcmp(cmd, "rid") ? "requester not in the table" : "entry not programmed";
-	case -EEXIST: return "requester already in the table";
+	case -EEXIST: return "requester already added by the admin";
 	case -ENOTCONN: return "this adapter has no cable (connect: in the topology)";
 	case -ENOLINK: return "link is down ('smartio ntb link up')";
 	case -EDESTADDRREQ:
@@ -458,7 +467,9 @@ int cmd_ntb(int argc, char **argv)
 		rc = ntb_run(&c, &ni, argc - optind, argv + optind);
 	close(c.fd);
 	if (rc < 0)
-		cli_err("host %u ntb %u: %s", c.host, ref.ntb, ntb_strerror(rc, &ni, optind < argc ? argv[optind] : "info"));
+		cli_err("host %u ntb %u: %s", c.host, ref.ntb,
+			ntb_strerror(rc, &ni, optind < argc ? argv[optind] : "info",
+				     optind + 1 < argc ? argv[optind + 1] : NULL));
 	return rc < 0 ? 1 : rc;
 }
 
