@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "devices/models.h"
 #include "fabric/route.h"
@@ -26,6 +25,7 @@
 #include "host/drivers/accel_drv.h"
 #include "host/enum.h"
 #include "host/pci.h"
+#include "util/smio_time.h"
 
 static const char yaml[] =
 	"version: 1\n"
@@ -41,14 +41,6 @@ static const char yaml[] =
 
 #define TOTAL      (64ull << 20)     /* bytes moved per measurement, at least */
 #define MAX_SIZE   (16u << 20)
-
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static void die(const char *what, const char *err)
 {
@@ -67,7 +59,7 @@ static double engine(struct pci_dev *p, uint64_t src, uint64_t dst, uint64_t sz)
 	/* One warm-up pass: first touch of RAM pages and a device woken from idle. */
 	for (int warm = 1; warm >= 0; warm--) {
 		done = 0;
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		while (done < (warm ? 1 : reps)) {
 			unsigned n = warm ? 1 : batch;
 
@@ -82,7 +74,7 @@ static double engine(struct pci_dev *p, uint64_t src, uint64_t dst, uint64_t sz)
 			done += n;
 		}
 	}
-	return (double)(sz * done) / (now_ns() - t0);
+	return (double)(sz * done) / (smio_now_ns() - t0);
 }
 
 static double cpu_memcpy(uint8_t *dst, const uint8_t *src, uint64_t sz)
@@ -91,13 +83,13 @@ static double cpu_memcpy(uint8_t *dst, const uint8_t *src, uint64_t sz)
 	double t0;
 
 	memcpy(dst, src, sz);    /* warm-up, as for the engine */
-	t0 = now_ns();
+	t0 = smio_now_ns();
 	for (uint64_t i = 0; i < reps; i++) {
 		memcpy(dst, src, sz);
 		/* Keep the compiler from merging the copies. */
 		__asm__ volatile("" : : "r"(dst) : "memory");
 	}
-	return (double)(sz * reps) / (now_ns() - t0);
+	return (double)(sz * reps) / (smio_now_ns() - t0);
 }
 
 int main(int argc, char **argv)

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "devices/models.h"
 #include "fabric/route.h"
@@ -30,6 +29,7 @@
 #include "host/enum.h"
 #include "host/lend.h"
 #include "host/pci.h"
+#include "util/smio_time.h"
 
 static const char yaml[] =
 	"version: 1\n"
@@ -55,14 +55,6 @@ static const char yaml[] =
 #define IO_OPS      4000u
 #define IO_ROUNDS   4u
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -76,7 +68,7 @@ static double map_cost(struct pci_dev *p, uint64_t phys)
 	int e;
 	/* A long-lived mapping next to the measured ones, as a driver has (its
 	 * queues): the page tables under them stay, on both devices alike. */
-	uint64_t keep = dma_map_single(p, phys + (64 << 20), 4096, &e), t0 = now_ns();
+	uint64_t keep = dma_map_single(p, phys + (64 << 20), 4096, &e), t0 = smio_now_ns();
 	double ns;
 
 	for (unsigned i = 0; i < MAP_ITERS; i++) {
@@ -89,7 +81,7 @@ static double map_cost(struct pci_dev *p, uint64_t phys)
 		}
 		dma_unmap_single(p, bus, 4096);
 	}
-	ns = (double)(now_ns() - t0) / MAP_ITERS;
+	ns = (double)(smio_now_ns() - t0) / MAP_ITERS;
 	if (!e)
 		dma_unmap_single(p, keep, 4096);
 	return ns;
@@ -111,9 +103,9 @@ static struct lat io_latency(struct fab_host *h, struct pci_dev *p, uint64_t *sa
 
 		seed = seed * 1103515245u + 12345u;
 		lba = (seed >> 8) % (64u << 20 >> 12);
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		rc = nvme_drv_io_queue(p, 0, 1, NVME_DRV_READ, lba, 1, buf, &cpl);
-		samples[i] = now_ns() - t0;
+		samples[i] = smio_now_ns() - t0;
 		if (rc || cpl.status) {
 			fprintf(stderr, "bench_lend: read failed (%d, status 0x%x)\n", rc, cpl.status);
 			exit(1);

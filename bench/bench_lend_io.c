@@ -13,18 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "smartio/proto.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
+#include "util/smio_time.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -60,10 +52,10 @@ static int run(int fd, uint16_t bdf, unsigned ops, uint64_t *s, struct res *r)
 
 		seed = seed * 1103515245u + 12345u;
 		q.slba = (seed >> 8) % 4096;
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		rc = smio_call(fd, SMIO_NVME_IO, &q, sizeof(q), rep,
 			       sizeof(struct smio_nvme_cpl) + 4096, &rlen, NULL, 5000);
-		s[i] = now_ns() - t0;
+		s[i] = smio_now_ns() - t0;
 		if (rc || ((struct smio_nvme_cpl *)rep)->status) {
 			fprintf(stderr, "bench_lend_io: read at %02x:%02x.%x failed: %s\n", bdf >> 8,
 				(bdf >> 3) & 31, bdf & 7, rc ? strerror(-rc) : "NVMe status");

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "devices/models.h"
@@ -24,6 +23,7 @@
 #include "host/devrun.h"
 #include "host/enum.h"
 #include "host/pci.h"
+#include "util/smio_time.h"
 
 #define NS_BYTES     (256ull << 20)
 #define BLK          4096u
@@ -67,14 +67,6 @@ struct result {
 	uint64_t ops;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
@@ -98,10 +90,10 @@ static uint32_t rd32(struct bench *b, uint64_t off)
 
 static int wait_csts(struct bench *b, uint32_t mask, uint32_t want)
 {
-	uint64_t deadline = now_ns() + 10000000000ull;
+	uint64_t deadline = smio_now_ns() + 10000000000ull;
 
 	while ((rd32(b, NVME_REG_CSTS) & mask) != want)
-		if (now_ns() > deadline)
+		if (smio_now_ns() > deadline)
 			return -ETIMEDOUT;
 	return 0;
 }
@@ -138,12 +130,12 @@ static int reap(struct bench *b, struct q *q, struct nvme_cqe *out)
 
 static int sync_cmd(struct bench *b, struct q *q, struct nvme_sqe *s)
 {
-	uint64_t deadline = now_ns() + 5000000000ull;
+	uint64_t deadline = smio_now_ns() + 5000000000ull;
 	struct nvme_cqe e;
 
 	submit(b, q, s);
 	while (!reap(b, q, &e))
-		if (now_ns() > deadline)
+		if (smio_now_ns() > deadline)
 			return -ETIMEDOUT;
 	return nvme_cqe_st(&e) ? -EIO : 0;
 }
@@ -206,7 +198,7 @@ static void rw_sqe(struct bench *b, struct nvme_sqe *s, uint8_t op, uint16_t slo
 /* Write every block once, so that reads hit data (not sparse holes). */
 static int prefill(struct bench *b)
 {
-	uint64_t next = 0, done = 0, deadline = now_ns() + 120000000000ull;
+	uint64_t next = 0, done = 0, deadline = smio_now_ns() + 120000000000ull;
 	unsigned inflight = 0;
 	struct nvme_cqe e;
 
@@ -226,7 +218,7 @@ static int prefill(struct bench *b)
 			inflight--;
 			done++;
 		}
-		if (now_ns() > deadline)
+		if (smio_now_ns() > deadline)
 			return -ETIMEDOUT;
 	}
 	return 0;
@@ -256,7 +248,7 @@ static void summarize(uint64_t *lat, uint64_t n, uint64_t elapsed, struct result
 /* Random 4 KiB reads at queue depth qd for `secs` seconds. */
 static int run_reads(struct bench *b, unsigned qd, double secs, uint64_t *lat, struct result *r)
 {
-	uint64_t t0 = now_ns(), stop = t0 + (uint64_t)(secs * 1e9), n = 0, hard = stop + 10000000000ull;
+	uint64_t t0 = smio_now_ns(), stop = t0 + (uint64_t)(secs * 1e9), n = 0, hard = stop + 10000000000ull;
 	unsigned inflight = 0;
 	struct nvme_cqe e;
 	bool submitting = true;
@@ -270,7 +262,7 @@ static int run_reads(struct bench *b, unsigned qd, double secs, uint64_t *lat, s
 
 			rw_sqe(b, &s, nvme_cmd_read, slot, rnd() % NBLK);
 			s.cid = (uint16_t)b->ioq.tail;
-			b->submit_ns[s.cid] = now_ns();
+			b->submit_ns[s.cid] = smio_now_ns();
 			submit(b, &b->ioq, &s);
 			inflight++;
 		}
@@ -278,7 +270,7 @@ static int run_reads(struct bench *b, unsigned qd, double secs, uint64_t *lat, s
 		 * read per empty check would delay seeing the entry by its cost. */
 		for (unsigned spin = 0, got = 0; spin < 1024 && !got; spin++) {
 			while (reap(b, &b->ioq, &e)) {
-				t = now_ns();
+				t = smio_now_ns();
 				if (nvme_cqe_st(&e))
 					return -EIO;
 				if (n < MAX_SAMPLES)
@@ -287,13 +279,13 @@ static int run_reads(struct bench *b, unsigned qd, double secs, uint64_t *lat, s
 				got++;
 			}
 		}
-		t = now_ns();
+		t = smio_now_ns();
 		if (t >= stop)
 			submitting = false;
 		if (t > hard)
 			return -ETIMEDOUT;
 	}
-	summarize(lat, n, now_ns() - t0, r);
+	summarize(lat, n, smio_now_ns() - t0, r);
 	return 0;
 }
 
@@ -314,10 +306,10 @@ static int run_pread(double secs, uint64_t *lat, struct result *r)
 			close(fd);
 			return -EIO;
 		}
-	t0 = now_ns();
+	t0 = smio_now_ns();
 	stop = t0 + (uint64_t)(secs * 1e9);
 	for (;;) {
-		uint64_t a = now_ns(), z;
+		uint64_t a = smio_now_ns(), z;
 
 		if (a >= stop || n >= MAX_SAMPLES)
 			break;
@@ -325,10 +317,10 @@ static int run_pread(double secs, uint64_t *lat, struct result *r)
 			close(fd);
 			return -EIO;
 		}
-		z = now_ns();
+		z = smio_now_ns();
 		lat[n++] = z - a;
 	}
-	summarize(lat, n, now_ns() - t0, r);
+	summarize(lat, n, smio_now_ns() - t0, r);
 	close(fd);
 	return 0;
 }

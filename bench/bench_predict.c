@@ -11,19 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "smartio/timing.h"
+#include "util/smio_time.h"
 
 #define DEFAULT_ITERS 200000u
-
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static volatile double sink;
 
@@ -54,7 +46,7 @@ static double measure(const struct timing_params *p, const struct kase *k, unsig
 	struct timing_hop h[TIMING_MAX_HOPS];
 	struct timing_result r;
 	unsigned n = k->nhops ? long_path(p, h, k->nhops) : 0;
-	double t0 = now_ns();
+	double t0 = smio_now_ns();
 
 	for (unsigned i = 0; i < iters; i++) {
 		struct timing_query q = { .size = 64u << (i & 15), .write = k->write };
@@ -66,7 +58,7 @@ static double measure(const struct timing_params *p, const struct kase *k, unsig
 		}
 		sink += r.bw_gbs;
 	}
-	return (now_ns() - t0) / iters;
+	return (smio_now_ns() - t0) / iters;
 }
 
 int main(int argc, char **argv)
@@ -104,13 +96,13 @@ int main(int argc, char **argv)
 		double t0;
 
 		snprintf(path, sizeof(path), "%s/topologies/timing.yaml", src ? src : ".");
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		for (unsigned i = 0; i < loads; i++)
 			if (timing_params_load_file(path, &p, err, sizeof(err))) {
 				loads = 0;
 				break;
 			}
-		load_ns = loads ? (now_ns() - t0) / loads : -1;
+		load_ns = loads ? (smio_now_ns() - t0) / loads : -1;
 	}
 	{
 		static struct timing_figure f;    /* large: not on the stack */
@@ -118,7 +110,7 @@ int main(int argc, char **argv)
 		double t0;
 
 		timing_params_default(&p);
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		for (unsigned i = 0; i < reps; i++)
 			for (unsigned k = 0; k < timing_figure_count(); k++) {
 				if (timing_figure(&p, k, &f)) {
@@ -127,7 +119,7 @@ int main(int argc, char **argv)
 				}
 				sink += f.s[0].y[0];
 			}
-		fig_ns = (now_ns() - t0) / reps;
+		fig_ns = (smio_now_ns() - t0) / reps;
 	}
 	if (json)
 		printf("{\"iters\":%u,\"queries\":{", iters);

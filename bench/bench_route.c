@@ -11,20 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "devices/models.h"
 #include "fabric/ntb.h"
 #include "fabric/route.h"
 #include "host/enum.h"
-
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
+#include "util/smio_time.h"
 
 struct path {
 	const char *name;
@@ -41,7 +33,7 @@ static double measure(const struct path *p, bool cached, unsigned iters)
 
 	/* Spread over 64 pages so the cached case exercises lookups, not one line. */
 	fab_route_resolve(p->h, p->rid, p->addr, 64, true, &r);
-	t0 = now_ns();
+	t0 = smio_now_ns();
 	for (unsigned i = 0; i < iters; i++) {
 		uint64_t a = p->addr + ((uint64_t)(i & 63) << 12) + (i & 0x3c0);
 
@@ -57,7 +49,7 @@ static double measure(const struct path *p, bool cached, unsigned iters)
 	}
 	if (sink == 42)
 		fputc(' ', stderr);
-	return (now_ns() - t0) / iters;
+	return (smio_now_ns() - t0) / iters;
 }
 
 int main(int argc, char **argv)

@@ -43,10 +43,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sisci_api.h"
+#include "util/smio_time.h"
 
 #define NODE_HOST0   4
 #define NODE_HOST1   8
@@ -78,14 +78,6 @@ static char cli[PATH_MAX], tmpdir[PATH_MAX];
 static bool cluster_is_up;
 
 /* ---------- plumbing ---------- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void die(const char *what)
 {
@@ -158,14 +150,14 @@ static void get(int fd, void *p, size_t n)
 
 static bool spin_until(volatile uint32_t *p, uint32_t v)
 {
-	uint64_t end = now_ns() + (uint64_t)WAIT_MS * 1000000u;
+	uint64_t end = smio_now_ns() + (uint64_t)WAIT_MS * 1000000u;
 
 	for (unsigned long n = 1;; n++) {
 		if (*p == v)
 			return true;
 		/* Only two CPUs here: let a descheduled peer run. */
 		if (!(n & 1023)) {
-			if (now_ns() > end)
+			if (smio_now_ns() > end)
 				return false;
 			sched_yield();
 		}
@@ -249,12 +241,12 @@ static double chase(volatile uint8_t *base, uint64_t budget_ns)
 	s.n = 0;
 	for (int i = 0; i < 100000; i++)          /* warm up (TLB, caches) */
 		off = *(volatile uint32_t *)(base + off);
-	end = now_ns() + budget_ns;
+	end = smio_now_ns() + budget_ns;
 	do {
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		for (int i = 0; i < 4096; i++)
 			off = *(volatile uint32_t *)(base + off);
-		t1 = now_ns();
+		t1 = smio_now_ns();
 		sample(&s, (double)(t1 - t0) / 4096);
 	} while (t1 < end);
 	__asm__ volatile("" : : "r"(off));
@@ -270,14 +262,14 @@ static double copy_bw(void *dst, const void *src, size_t size, uint64_t budget_n
 
 	s.n = 0;
 	memcpy(dst, src, size);                   /* warm up */
-	end = now_ns() + budget_ns;
+	end = smio_now_ns() + budget_ns;
 	do {
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		for (unsigned int i = 0; i < k; i++) {
 			memcpy(dst, src, size);
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		}
-		t1 = now_ns();
+		t1 = smio_now_ns();
 		sample(&s, (double)size * k / ((double)(t1 - t0) / 1e9) / 1e6);
 	} while (t1 < end);
 	return median(&s);
@@ -297,12 +289,12 @@ static double pinger(volatile uint32_t *ping, volatile uint32_t *pong, sci_seque
 		     uint64_t budget_ns)
 {
 	static struct samples s;
-	uint64_t end = now_ns() + budget_ns, t0, t1;
+	uint64_t end = smio_now_ns() + budget_ns, t0, t1;
 	uint32_t i = 0;
 
 	s.n = 0;
 	do {
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		for (int k = 0; k < 32; k++) {
 			i++;
 			*ping = i;
@@ -310,7 +302,7 @@ static double pinger(volatile uint32_t *ping, volatile uint32_t *pong, sci_seque
 			if (!spin_until(pong, i))
 				die("no pong");
 		}
-		t1 = now_ns();
+		t1 = smio_now_ns();
 		sample(&s, (double)(t1 - t0) / 32 / 2.0);
 	} while (t1 < end);
 	*ping = UINT32_MAX;                       /* stop */
@@ -326,12 +318,12 @@ static void ponger(volatile uint32_t *ping, volatile uint32_t *pong)
 	uint32_t i = 0;
 
 	for (;;) {
-		uint64_t end = now_ns() + (uint64_t)WAIT_MS * 1000000u;
+		uint64_t end = smio_now_ns() + (uint64_t)WAIT_MS * 1000000u;
 		uint32_t v;
 
 		for (unsigned long n = 1; (v = *ping) == i; n++)
 			if (!(n & 1023)) {
-				if (now_ns() > end)
+				if (smio_now_ns() > end)
 					die("no ping");
 				sched_yield();
 			}
@@ -513,14 +505,14 @@ static double dma_bw(sci_dma_queue_t dq, sci_local_segment_t l, sci_remote_segme
 	static struct samples s;
 
 	s.n = 0;
-	end = now_ns() + budget_ns;
+	end = smio_now_ns() + budget_ns;
 	do {
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		SCIStartDmaTransfer(dq, l, r, 0, size, 0, NULL, NULL, flags, &err);
 		ok("SCIStartDmaTransfer", err);
 		if (SCIWaitForDMAQueue(dq, WAIT_MS, 0, &err) != SCI_DMAQUEUE_DONE)
 			ok("SCIWaitForDMAQueue", err ? err : SCI_ERR_TRANSFER_FAILED);
-		t1 = now_ns();
+		t1 = smio_now_ns();
 		sample(&s, (double)size / ((double)(t1 - t0) / 1e9) / 1e6);
 	} while (t1 < end);
 	return median(&s);
@@ -541,13 +533,13 @@ static double round_trips(int to, int from, uint32_t kind, sci_remote_data_inter
 		uint32_t req[2] = { kind, batch };
 
 		if (!warm && !end)
-			end = now_ns() + budget_ns;
+			end = smio_now_ns() + budget_ns;
 		put(to, req, sizeof(req));
 		for (uint32_t i = 0; i < batch; i++) {
 			uint64_t m[2] = { n, 0 }, back[2];
 			unsigned int len = sizeof(back);
 			char c = 'x';
-			uint64_t t0 = now_ns();
+			uint64_t t0 = smio_now_ns();
 
 			switch (kind) {
 			case REQ_DATA:
@@ -569,10 +561,10 @@ static double round_trips(int to, int from, uint32_t kind, sci_remote_data_inter
 				get(from, &c, 1);
 			}
 			if (!warm)
-				sample(&s, (double)(now_ns() - t0) / 1e3);
+				sample(&s, (double)(smio_now_ns() - t0) / 1e3);
 			n++;
 		}
-		t = now_ns();
+		t = smio_now_ns();
 		if (!warm && t >= end)
 			break;
 	}
@@ -606,7 +598,7 @@ int main(int argc, char **argv)
 	int down[2], up[2], ws;
 	uint32_t stop[2] = { REQ_STOP, 0 }, nums[2];
 	unsigned int intno;
-	uint64_t t_start = now_ns();
+	uint64_t t_start = smio_now_ns();
 	sci_error_t err;
 	sci_desc_t sd;
 	char c;
@@ -722,10 +714,10 @@ int main(int argc, char **argv)
 	put(down[1], stop, sizeof(stop));
 	{
 		struct pollfd pf = { .events = POLLIN };
-		uint64_t end = now_ns() + (uint64_t)WAIT_MS * 1000000u;
+		uint64_t end = smio_now_ns() + (uint64_t)WAIT_MS * 1000000u;
 
 		while (waitpid(pid, &ws, WNOHANG) == 0) {
-			if (now_ns() > end) {
+			if (smio_now_ns() > end) {
 				kill(pid, SIGKILL);
 				waitpid(pid, &ws, 0);
 				break;
@@ -769,7 +761,7 @@ int main(int argc, char **argv)
 			       i + 1 < NSIZES ? "," : "");
 		printf("  ],\n  \"round_trip_us\": {\"data_interrupt\": %.2f, "
 		       "\"interrupt\": %.2f, \"pipe\": %.2f},\n", rt_data, rt_plain, rt_pipe);
-		printf("  \"seconds\": %.1f\n}\n", (double)(now_ns() - t_start) / 1e9);
+		printf("  \"seconds\": %.1f\n}\n", (double)(smio_now_ns() - t_start) / 1e9);
 		return 0;
 	}
 
@@ -798,6 +790,6 @@ int main(int argc, char **argv)
 	       "data/pipe\n");
 	printf("host 1 <-> host 0      %14.2f  %10.2f  %6.2f  %13.2fx  %8.2fx\n",
 	       rt_data, rt_plain, rt_pipe, ratio(rt_data, rt_plain), ratio(rt_data, rt_pipe));
-	printf("\ntotal %.1f s (including cluster up/down)\n", (double)(now_ns() - t_start) / 1e9);
+	printf("\ntotal %.1f s (including cluster up/down)\n", (double)(smio_now_ns() - t_start) / 1e9);
 	return 0;
 }

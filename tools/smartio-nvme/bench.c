@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "snvtool.h"
+#include "util/smio_time.h"
 
 #define MAX_SAMPLES  (4u << 20)                /* latency samples kept (32 MiB) */
 #define STALL_NS     (10ull * 1000000000ull)
@@ -162,8 +163,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	memset(snv_buf_vaddr(buf), 0xa5, (size_t)(bs * qd));
 	progress = progress && isatty(2) && secs >= 2 && !json;
-	rng = tool_now_ns() | 1;
-	t0 = tool_now_ns();
+	rng = smio_now_ns() | 1;
+	t0 = smio_now_ns();
 	t_end = t0 + (uint64_t)(secs * 1e9);
 	last_cpl = next_bar = t0;
 	for (;;) {
@@ -184,7 +185,7 @@ int cmd_bench(int argc, char **argv)
 				blk = next_blk;
 				next_blk = (next_blk + bpc) % range;
 			}
-			t_sub[slot] = tool_now_ns();
+			t_sub[slot] = smio_now_ns();
 			rc = snv_submit_rw(q, wr, nsid, blk, bpc, buf, (size_t)slot * bs,
 					   (void *)(uintptr_t)slot);
 			if (rc) {
@@ -194,7 +195,7 @@ int cmd_bench(int argc, char **argv)
 			sub++;
 		}
 		n = snv_poll(q, cpl, 32);
-		now = tool_now_ns();
+		now = smio_now_ns();
 		for (int i = 0; i < n; i++) {
 			unsigned slot = (unsigned)(uintptr_t)cpl[i].cookie;
 			uint64_t l = now - t_sub[slot];
@@ -235,7 +236,7 @@ int cmd_bench(int argc, char **argv)
 	if (progress)
 		fprintf(stderr, "\r%*s\r", 60, "");
 	{
-		double s = (double)(tool_now_ns() - t0) / 1e9, iops = (double)done / s;
+		double s = (double)(smio_now_ns() - t0) / 1e9, iops = (double)done / s;
 		double mibs = iops * (double)bs / 1048576.0;
 		double avg = done ? (double)sum / (double)done / 1000.0 : 0;
 

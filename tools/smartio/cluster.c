@@ -11,21 +11,13 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/smio_time.h"
 
 #define UP_TIMEOUT_MS(n)  (20000 + 200 * (int)(n))
 #define DOWN_TIMEOUT_MS   5000
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* smartiod lives beside us when installed, in ../../src/daemon in a build tree. */
 static int find_daemon(char *buf, size_t len)
@@ -268,7 +260,7 @@ static int cluster_up(int argc, char **argv)
 	int *rfd = NULL, rc, c, status = 1;
 	uint32_t ready = 0;
 	bool tty = isatty(2);
-	double t0 = now_s();
+	double t0 = smio_now_s();
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -346,7 +338,7 @@ static int cluster_up(int argc, char **argv)
 	while (ready < t->nhosts) {
 		struct pollfd pfd[TOPO_MAX_HOSTS];
 		uint32_t map[TOPO_MAX_HOSTS], n = 0;
-		int left = UP_TIMEOUT_MS(t->nhosts) - (int)((now_s() - t0) * 1000);
+		int left = UP_TIMEOUT_MS(t->nhosts) - (int)((smio_now_s() - t0) * 1000);
 
 		for (uint32_t i = 0; i < t->nhosts; i++)
 			if (rfd[i] >= 0) {
@@ -379,7 +371,7 @@ static int cluster_up(int argc, char **argv)
 	if (tty)
 		fputc('\n', stderr);
 	printf("cluster '%s' up in %s: %u hosts in %.2f s\n", t->name, dir, t->nhosts,
-	       now_s() - t0);
+	       smio_now_s() - t0);
 	status = 0;
 	goto out;
 fail:

@@ -18,13 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
 #include <nvme/types.h>
 
 #include "cli.h"
+#include "util/smio_time.h"
 
 #define NVME_CLASS          0x010802u
 #define NVME_IO_TIMEOUT_MS  35000      /* the daemon's own bound is 30 s */
@@ -396,24 +396,16 @@ struct progress {
 	bool on;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void progress_init(struct progress *p, uint64_t total)
 {
 	p->total = total;
-	p->start_ns = p->last_ns = mono_ns();
+	p->start_ns = p->last_ns = smio_now_ns();
 	p->on = total >= PROGRESS_MIN && isatty(STDERR_FILENO);
 }
 
 static void progress_show(struct progress *p, uint64_t done, bool final)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = smio_now_ns();
 	double s;
 
 	if (!p->on || (!final && now - p->last_ns < 250000000ull))

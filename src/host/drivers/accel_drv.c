@@ -21,11 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "accel_drv.h"
 #include "drivers.h"
+#include "util/smio_time.h"
 
 #define WAIT_SLICE_MS      10     /* recheck interval while waiting for an interrupt */
 #define REG_SLICE_MS       1      /* recheck interval for state changes with no interrupt */
@@ -93,14 +93,6 @@ bool accel_drv_bound(const struct pci_dev *pdev)
 
 /* ---------- waiting ---------- */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 typedef bool (*cond_fn)(struct accel_drv *a, const void *arg);
 
 /*
@@ -113,23 +105,22 @@ static int wait_for(struct accel_drv *a, int vec, int slice_ms, int timeout_ms, 
 		    const void *arg)
 {
 	struct fab_host *h = pci_host_fab(a->pdev->host);
-	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t deadline = smio_deadline(timeout_ms > 0 ? timeout_ms : 0);
 	int efd = a->efd[vec], rc = -ETIMEDOUT;
 	unsigned depth = fab_host_unlock_all(h);
 	/* Bounded by the deadline: every pass either returns or polls until then. */
 	for (;;) {
 		struct pollfd p = { .fd = efd, .events = POLLIN };
-		int64_t left;
-		int n;
+		int left, n;
 
 		if (cond(a, arg)) {
 			rc = 0;
 			break;
 		}
-		left = deadline - now_ms();
-		if (left <= 0)
+		left = smio_ms_left(deadline);
+		if (!left)
 			break;
-		n = poll(&p, 1, (int)(left < slice_ms ? left : slice_ms));
+		n = poll(&p, 1, left < slice_ms ? left : slice_ms);
 		if (n < 0 && errno != EINTR) {
 			rc = -errno;
 			break;

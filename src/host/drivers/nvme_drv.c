@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "host/drivers/drivers.h"
@@ -45,7 +44,7 @@ struct nvme_drv_params nvme_drv_params;
  */
 static int wait_csts(struct nvme_dev *dev, uint32_t mask, uint32_t want, uint32_t timeout_ms)
 {
-	uint64_t deadline = now_ms() + timeout_ms;
+	uint64_t deadline = smio_now_ms() + timeout_ms;
 
 	for (;;) {
 		uint32_t csts = rd32(dev, NVME_REG_CSTS);
@@ -54,7 +53,7 @@ static int wait_csts(struct nvme_dev *dev, uint32_t mask, uint32_t want, uint32_
 			return 0;
 		if (csts == 0xffffffffu)
 			return -ENODEV;        /* the function is gone (surprise removal) */
-		if (now_ms() > deadline)
+		if (smio_now_ms() > deadline)
 			return -ETIMEDOUT;
 		sched_yield();
 	}
@@ -251,7 +250,7 @@ static int admin_queue_cmd(struct nvme_dev *dev, uint8_t opcode, uint64_t prp1, 
 	memcpy(&aq->sq[aq->sq_tail], &s, sizeof(s));
 	aq->sq_tail = nvme_q_next(aq->sq_tail, aq->depth);
 	wr32(dev, nvme_sq_tail_db(0, dev->dstrd), aq->sq_tail);
-	deadline = now_ms() + dev->timeout_ms;
+	deadline = smio_now_ms() + dev->timeout_ms;
 	held = lock_drop(dev);
 	rc = nvme_drv_q_wait(dev, aq, cid, deadline, &cpl);
 	lock_retake(dev, held);

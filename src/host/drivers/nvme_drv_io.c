@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "host/drivers/drivers.h"
@@ -145,7 +144,7 @@ int nvme_drv_q_wait(struct nvme_dev *dev, struct nvme_q *q, uint16_t cid, uint64
 			return 0;
 		if (rd32(dev, NVME_REG_CSTS) & CSTS_CFS)
 			return -EIO;   /* fatal: nothing more will complete */
-		now = now_ms();
+		now = smio_now_ms();
 		if (now > deadline)
 			return -ETIMEDOUT;
 		if (efd >= 0) {
@@ -186,7 +185,7 @@ int nvme_drv_q_exec(struct nvme_dev *dev, struct nvme_q *q, struct nvme_sqe *s, 
 	q->sq_tail = nvme_q_next(q->sq_tail, q->depth);
 	/* The entry must be visible before the doorbell (release store). */
 	wr32(dev, nvme_sq_tail_db(q->qid, dev->dstrd), q->sq_tail);
-	deadline = now_ms() + (timeout_ms ? timeout_ms : dev->timeout_ms);
+	deadline = smio_now_ms() + (timeout_ms ? timeout_ms : dev->timeout_ms);
 	held = lock_drop(dev);
 	rc = nvme_drv_q_wait(dev, q, cid, deadline, cpl);
 	lock_retake(dev, held);
