@@ -17,6 +17,7 @@
 #include "host/drivers/drivers.h"
 #include "host/drivers/nvme_drv.h"
 #include "host/drivers/nvme_drv_priv.h"
+#include "util/log.h"
 
 /* ---------- queues ---------- */
 
@@ -202,12 +203,12 @@ int nvme_drv_admin_exec(struct nvme_dev *dev, struct nvme_sqe *s, uint32_t len,
 	int rc = nvme_drv_q_exec(dev, &dev->adminq, s, len, 0, cpl);
 
 	if (!rc && cpl->status) {
-		fprintf(stderr, "%s: nvme: admin opcode 0x%02x failed: status 0x%x\n",
+		smio_error("%s: nvme: admin opcode 0x%02x failed: status 0x%x",
 			dev->pdev->name, opcode, cpl->status);
 		return -EIO;
 	}
 	if (rc)
-		fprintf(stderr, "%s: nvme: admin opcode 0x%02x: %s (CSTS 0x%x)\n",
+		smio_error("%s: nvme: admin opcode 0x%02x: %s (CSTS 0x%x)",
 			dev->pdev->name, opcode, strerror(-rc), rd32(dev, NVME_REG_CSTS));
 	return rc;
 }
