@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for src/util: the log module (levels, SMARTIO_LOG, the prefix,
- * one write per line under threads) and the monotonic-time helpers.
+ * one write per line under threads), the monotonic-time helpers and the JSON
+ * output helpers (escaping, number formats, null).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "util/json_out.h"
 #include "util/log.h"
 #include "util/smio_time.h"
 
@@ -249,6 +252,51 @@ static void test_time(void **state)
 	assert_int_equal(smio_ms_left(smio_deadline(INT64_MAX / 2)), INT_MAX);
 }
 
+/* ---------- JSON output ---------- */
+
+static char *json_text(struct json_object *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(smio_json_print(f, o), 0);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static void test_json(void **state)
+{
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	char *out;
+
+	(void)state;
+	assert_non_null(o);
+	assert_non_null(a);
+	/* Names come from topologies, paths and devices: anything printable, or worse. */
+	assert_int_equal(smio_json_add_str(o, "name", "q\"b\\s\t\n\x01/x"), 0);
+	assert_int_equal(smio_json_add_str(o, "none", NULL), 0);
+	assert_int_equal(smio_json_add_int(o, "neg", -1), 0);
+	assert_int_equal(smio_json_add_uint(o, "big", UINT64_MAX), 0);
+	assert_int_equal(smio_json_add_bool(o, "yes", true), 0);
+	assert_int_equal(smio_json_add_double(o, "f", 1.5, "%.3f"), 0);
+	assert_int_equal(smio_json_add_double(o, "whole", 12345.6, "%.0f"), 0);
+	assert_int_equal(smio_json_add_double(o, "nan", NAN, "%.1f"), 0);
+	assert_int_equal(smio_json_push_double(a, INFINITY, "%.1f"), 0);
+	assert_int_equal(smio_json_push_double(a, 2.5, "%.1f"), 0);
+	assert_int_equal(smio_json_add(o, "a", a), 0);
+	/* A failed constructor is reported, and adds nothing. */
+	assert_int_equal(smio_json_add(o, "lost", NULL), -ENOMEM);
+	assert_int_equal(smio_json_push(a, NULL), -ENOMEM);
+	out = json_text(o);
+	assert_string_equal(out, "{\"name\":\"q\\\"b\\\\s\\t\\n\\u0001/x\",\"none\":null,"
+			    "\"neg\":-1,\"big\":18446744073709551615,\"yes\":true,\"f\":1.500,"
+			    "\"whole\":12346,\"nan\":null,\"a\":[null,2.5]}\n");
+	free(out);
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +306,7 @@ int main(void)
 		cmocka_unit_test_setup(test_long_line_and_errno, reset),
 		cmocka_unit_test_setup(test_threads, reset),
 		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
