@@ -23,6 +23,7 @@
 #include "host/devrun.h"
 #include "host/enum.h"
 #include "host/pci.h"
+#include "util/json_out.h"
 #include "util/smio_time.h"
 
 #define NS_BYTES     (256ull << 20)
@@ -325,6 +326,43 @@ static int run_pread(double secs, uint64_t *lat, struct result *r)
 	return 0;
 }
 
+/* A run's object as key of parent; polls_per_io only for the NVMe runs. */
+static int result_json(struct json_object *parent, const char *key, const struct result *r,
+		       bool polls)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o || smio_json_add_double(o, "iops", r->iops, "%.0f") ||
+	    smio_json_add_double(o, "p50_us", r->p50_us, "%.2f") ||
+	    smio_json_add_double(o, "p99_us", r->p99_us, "%.2f") ||
+	    smio_json_add_double(o, "mean_us", r->mean_us, "%.2f") ||
+	    (polls && smio_json_add_double(o, "polls_per_io", r->polls, "%.1f"))) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return smio_json_add(parent, key, o);
+}
+
+static int print_json(double secs, const struct result *qd1, const struct result *qd32,
+		      const struct result *ref)
+{
+	struct json_object *root = json_object_new_object();
+	int rc = -ENOMEM;
+
+	if (root && !smio_json_add_uint(root, "block", BLK) &&
+	    !smio_json_add_double(root, "seconds", secs, "%.2f") &&
+	    !result_json(root, "nvme_qd1", qd1, true) &&
+	    !result_json(root, "nvme_qd32", qd32, true) &&
+	    !result_json(root, "pread_tmpfs_qd1", ref, false) &&
+	    !smio_json_add_double(root, "ratio_qd1_iops", qd1->iops / ref->iops, "%.3f") &&
+	    !smio_json_add_double(root, "ratio_qd32_iops", qd32->iops / ref->iops, "%.3f"))
+		rc = smio_json_print(stdout, root);
+	if (rc)
+		fprintf(stderr, "bench_nvme: JSON output: %s\n", strerror(-rc));
+	json_object_put(root);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct topo *topo = NULL;
@@ -388,17 +426,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (json) {
-		printf("{\"block\":%u,\"seconds\":%.2f,", BLK, secs);
-		printf("\"nvme_qd1\":{\"iops\":%.0f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"mean_us\":%.2f,"
-		       "\"polls_per_io\":%.1f},", qd1.iops, qd1.p50_us, qd1.p99_us, qd1.mean_us,
-		       qd1.polls);
-		printf("\"nvme_qd32\":{\"iops\":%.0f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"mean_us\":%.2f,"
-		       "\"polls_per_io\":%.1f},", qd32.iops, qd32.p50_us, qd32.p99_us, qd32.mean_us,
-		       qd32.polls);
-		printf("\"pread_tmpfs_qd1\":{\"iops\":%.0f,\"p50_us\":%.2f,\"p99_us\":%.2f,"
-		       "\"mean_us\":%.2f},", ref.iops, ref.p50_us, ref.p99_us, ref.mean_us);
-		printf("\"ratio_qd1_iops\":%.3f,\"ratio_qd32_iops\":%.3f}\n", qd1.iops / ref.iops,
-		       qd32.iops / ref.iops);
+		rc = print_json(secs, &qd1, &qd32, &ref);
 	} else {
 		printf("4 KiB random reads, %.1f s each (nvme: model thread + polled CQ, no daemon)\n",
 		       secs);
@@ -417,5 +445,5 @@ int main(int argc, char **argv)
 	topo_free(topo);
 	free(lat);
 	free(b);
-	return 0;
+	return rc ? 1 : 0;
 }

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "sisci_api.h"
+#include "util/json_out.h"
 #include "util/smio_time.h"
 
 #define NODE_HOST0   4
@@ -576,6 +577,80 @@ static double ratio(double a, double b)
 	return b > 0 ? a / b : 0;
 }
 
+/* Everything --json reports. */
+struct results {
+	const struct remote_res *rem;
+	double l_store, l_load, p_store, p_load;
+	const double *lw, *lr, *pw, *pr, *dw, *dr;
+	double rt_data, rt_plain, rt_pipe, seconds;
+};
+
+/* Like every other failure here, a failed allocation ends the run. */
+static void must(int rc)
+{
+	if (rc)
+		die("JSON output: out of memory");
+}
+
+static struct json_object *new_obj(void)
+{
+	struct json_object *o = json_object_new_object();
+
+	must(!o);
+	return o;
+}
+
+/* {"remote_map", "local_map", "private"} of one measure. */
+static struct json_object *three(double remote, double local, double priv)
+{
+	struct json_object *o = new_obj();
+
+	must(smio_json_add_double(o, "remote_map", remote, "%.1f"));
+	must(smio_json_add_double(o, "local_map", local, "%.1f"));
+	must(smio_json_add_double(o, "private", priv, "%.1f"));
+	return o;
+}
+
+static void print_json(const struct results *r)
+{
+	struct json_object *root = new_obj(), *mc = json_object_new_array(),
+			   *dma = json_object_new_array(), *rt = new_obj();
+
+	must(!mc || !dma);
+	for (int i = 0; i < NSIZES; i++) {
+		struct json_object *m = new_obj(), *d = new_obj();
+
+		must(smio_json_add_uint(m, "bytes", sizes[i]));
+		must(smio_json_add_double(m, "write_remote", r->rem->w[i], "%.0f"));
+		must(smio_json_add_double(m, "write_local", r->lw[i], "%.0f"));
+		must(smio_json_add_double(m, "write_private", r->pw[i], "%.0f"));
+		must(smio_json_add_double(m, "read_remote", r->rem->r[i], "%.0f"));
+		must(smio_json_add_double(m, "read_local", r->lr[i], "%.0f"));
+		must(smio_json_add_double(m, "read_private", r->pr[i], "%.0f"));
+		must(smio_json_push(mc, m));
+		must(smio_json_add_uint(d, "bytes", sizes[i]));
+		must(smio_json_add_double(d, "dma_write", r->dw[i], "%.0f"));
+		must(smio_json_add_double(d, "dma_read", r->dr[i], "%.0f"));
+		must(smio_json_add_double(d, "memcpy_private", r->pw[i], "%.0f"));
+		must(smio_json_push(dma, d));
+	}
+	must(smio_json_add_double(rt, "data_interrupt", r->rt_data, "%.2f"));
+	must(smio_json_add_double(rt, "interrupt", r->rt_plain, "%.2f"));
+	must(smio_json_add_double(rt, "pipe", r->rt_pipe, "%.2f"));
+	must(smio_json_add_str(root, "benchmark", "sisci"));
+	must(smio_json_add_bool(root, "emulated", true));
+	must(smio_json_add(root, "store_latency_ns",
+			   three(r->rem->store_ns, r->l_store, r->p_store)));
+	must(smio_json_add(root, "load_latency_ns", three(r->rem->load_ns, r->l_load, r->p_load)));
+	must(smio_json_add(root, "memcpy_MBps", mc));
+	must(smio_json_add(root, "dma_MBps", dma));
+	must(smio_json_add(root, "round_trip_us", rt));
+	must(smio_json_add_double(root, "seconds", r->seconds, "%.1f"));
+	if (smio_json_print(stdout, root))
+		die("JSON output: cannot write it");
+	json_object_put(root);
+}
+
 int main(int argc, char **argv)
 {
 	const char *b = getenv("SMARTIO_BUILD_DIR");
@@ -743,25 +818,11 @@ int main(int argc, char **argv)
 	cluster_down();
 
 	if (json) {
-		printf("{\n  \"benchmark\": \"sisci\",\n  \"emulated\": true,\n");
-		printf("  \"store_latency_ns\": {\"remote_map\": %.1f, \"local_map\": %.1f, "
-		       "\"private\": %.1f},\n", rem.store_ns, l_store, p_store);
-		printf("  \"load_latency_ns\": {\"remote_map\": %.1f, \"local_map\": %.1f, "
-		       "\"private\": %.1f},\n", rem.load_ns, l_load, p_load);
-		printf("  \"memcpy_MBps\": [\n");
-		for (int i = 0; i < NSIZES; i++)
-			printf("    {\"bytes\": %zu, \"write_remote\": %.0f, \"write_local\": %.0f, "
-			       "\"write_private\": %.0f, \"read_remote\": %.0f, \"read_local\": %.0f, "
-			       "\"read_private\": %.0f}%s\n", sizes[i], rem.w[i], lw[i], pw[i],
-			       rem.r[i], lr[i], pr[i], i + 1 < NSIZES ? "," : "");
-		printf("  ],\n  \"dma_MBps\": [\n");
-		for (int i = 0; i < NSIZES; i++)
-			printf("    {\"bytes\": %zu, \"dma_write\": %.0f, \"dma_read\": %.0f, "
-			       "\"memcpy_private\": %.0f}%s\n", sizes[i], dw[i], dr[i], pw[i],
-			       i + 1 < NSIZES ? "," : "");
-		printf("  ],\n  \"round_trip_us\": {\"data_interrupt\": %.2f, "
-		       "\"interrupt\": %.2f, \"pipe\": %.2f},\n", rt_data, rt_plain, rt_pipe);
-		printf("  \"seconds\": %.1f\n}\n", (double)(smio_now_ns() - t_start) / 1e9);
+		const struct results res = { &rem, l_store, l_load, p_store, p_load, lw, lr, pw, pr,
+			dw, dr, rt_data, rt_plain, rt_pipe,
+			(double)(smio_now_ns() - t_start) / 1e9 };
+
+		print_json(&res);
 		return 0;
 	}
 
