@@ -23,7 +23,10 @@
 
 #include <json-c/json.h>
 
-/* obj[key] = val, taking val (NULL: -ENOMEM, a constructor failed). */
+/*
+ * obj[key] = val. val becomes the callee's in every case, released on failure:
+ * never put it after the call. val NULL (a constructor failed): -ENOMEM.
+ */
 int smio_json_add(struct json_object *obj, const char *key, struct json_object *val);
 int smio_json_add_null(struct json_object *obj, const char *key);
 /* s NULL: null. Not UTF-8 checked: callers pass ASCII names and messages. */
@@ -34,7 +37,7 @@ int smio_json_add_bool(struct json_object *obj, const char *key, bool v);
 /* v printed with fmt (one floating conversion, e.g. "%.3f"); not finite: null. */
 int smio_json_add_double(struct json_object *obj, const char *key, double v, const char *fmt);
 
-/* Append val to the array arr, taking val (NULL: -ENOMEM). */
+/* Append val to the array arr; val is taken as by smio_json_add. */
 int smio_json_push(struct json_object *arr, struct json_object *val);
 int smio_json_push_double(struct json_object *arr, double v, const char *fmt);
 

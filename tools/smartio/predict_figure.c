@@ -198,8 +198,12 @@ static int json_points(struct json_object *o, const double *x, const double *y, 
 		struct json_object *pt = json_object_new_array();
 
 		if (!pt || smio_json_push_double(pt, x[i], "%.0f") ||
-		    smio_json_push_double(pt, y[i], "%.4f") || smio_json_push(pts, pt)) {
+		    smio_json_push_double(pt, y[i], "%.4f")) {
 			json_object_put(pt);
+			json_object_put(pts);
+			return -ENOMEM;
+		}
+		if (smio_json_push(pts, pt)) {          /* it released pt */
 			json_object_put(pts);
 			return -ENOMEM;
 		}
