@@ -58,6 +58,11 @@ int smio_log_parse_level(const char *name, enum smio_log_level *level)
 	return -EINVAL;
 }
 
+static int clamp(enum smio_log_level level)
+{
+	return (unsigned)level > SMIO_LOG_DEBUG ? SMIO_LOG_DEBUG : (int)level;
+}
+
 /* The level from SMARTIO_LOG, else the default; *bad: the variable was unusable. */
 static int env_level(bool *bad)
 {
@@ -105,7 +110,7 @@ void smio_log_init(const char *prog, enum smio_log_level dflt)
 	bool bad;
 
 	snprintf(prog_name, sizeof(prog_name), "%s", prog ? prog : "");
-	atomic_store(&dflt_level, (int)dflt);
+	atomic_store(&dflt_level, clamp(dflt));
 	atomic_store(&cur_level, env_level(&bad));
 	if (bad)
 		complain_once();
@@ -118,7 +123,7 @@ void smio_log_set_host(int host)
 
 void smio_log_set_level(enum smio_log_level level)
 {
-	atomic_store(&cur_level, (int)level);
+	atomic_store(&cur_level, clamp(level));
 }
 
 bool smio_log_on(enum smio_log_level level)
