@@ -7,15 +7,16 @@
 BUILD     ?= build
 BUILD_SAN ?= build-san
 BUILD_TSAN ?= build-tsan
-# Suites whose code runs threads (device models); run under ThreadSanitizer.
+# Suites whose code runs threads (device models, the log module); run under ThreadSanitizer.
 TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment lend \
-               nvme_drv_borrowed accel_drv_borrowed lend_cli nvme_dist
+               nvme_drv_borrowed accel_drv_borrowed lend_cli nvme_dist util
 MESON     ?= meson
 CC        ?= cc
 
 DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev \
                libpci-dev pciutils pci.ids graphviz gnuplot-nox libclang-rt-14-dev bc libnvme-dev nvme-cli \
-               python3 procps fuse3 libfuse3-dev e2fsprogs fio util-linux
+               python3 procps fuse3 libfuse3-dev e2fsprogs fio util-linux \
+               libjson-c-dev
 
 # The fio ioengine (tools/fio) is compiled against the installed fio's own
 # headers, taken from Debian's fio source package at build time; its configure

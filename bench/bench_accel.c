@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "devices/models.h"
 #include "fabric/route.h"
@@ -26,6 +25,8 @@
 #include "host/drivers/accel_drv.h"
 #include "host/enum.h"
 #include "host/pci.h"
+#include "util/json_out.h"
+#include "util/smio_time.h"
 
 static const char yaml[] =
 	"version: 1\n"
@@ -41,14 +42,6 @@ static const char yaml[] =
 
 #define TOTAL      (64ull << 20)     /* bytes moved per measurement, at least */
 #define MAX_SIZE   (16u << 20)
-
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static void die(const char *what, const char *err)
 {
@@ -67,7 +60,7 @@ static double engine(struct pci_dev *p, uint64_t src, uint64_t dst, uint64_t sz)
 	/* One warm-up pass: first touch of RAM pages and a device woken from idle. */
 	for (int warm = 1; warm >= 0; warm--) {
 		done = 0;
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		while (done < (warm ? 1 : reps)) {
 			unsigned n = warm ? 1 : batch;
 
@@ -82,7 +75,7 @@ static double engine(struct pci_dev *p, uint64_t src, uint64_t dst, uint64_t sz)
 			done += n;
 		}
 	}
-	return (double)(sz * done) / (now_ns() - t0);
+	return (double)(sz * done) / (smio_now_ns() - t0);
 }
 
 static double cpu_memcpy(uint8_t *dst, const uint8_t *src, uint64_t sz)
@@ -91,13 +84,27 @@ static double cpu_memcpy(uint8_t *dst, const uint8_t *src, uint64_t sz)
 	double t0;
 
 	memcpy(dst, src, sz);    /* warm-up, as for the engine */
-	t0 = now_ns();
+	t0 = smio_now_ns();
 	for (uint64_t i = 0; i < reps; i++) {
 		memcpy(dst, src, sz);
 		/* Keep the compiler from merging the copies. */
 		__asm__ volatile("" : : "r"(dst) : "memory");
 	}
-	return (double)(sz * reps) / (now_ns() - t0);
+	return (double)(sz * reps) / (smio_now_ns() - t0);
+}
+
+/* One size's row; dies on a failed allocation, as on every other failure here. */
+static void result_json(struct json_object *arr, uint64_t sz, double mc, double r2d, double d2d)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o || smio_json_add_uint(o, "size", sz) ||
+	    smio_json_add_double(o, "memcpy_gbps", mc, "%.3f") ||
+	    smio_json_add_double(o, "ram_to_dev_gbps", r2d, "%.3f") ||
+	    smio_json_add_double(o, "dev_to_dev_gbps", d2d, "%.3f") ||
+	    smio_json_add_double(o, "ratio_ram_to_dev", r2d / mc, "%.3f") ||
+	    smio_json_add_double(o, "ratio_dev_to_dev", d2d / mc, "%.3f") || smio_json_push(arr, o))
+		die("JSON output", "out of memory");
 }
 
 int main(int argc, char **argv)
@@ -109,6 +116,7 @@ int main(int argc, char **argv)
 	struct pci_host *ph;
 	struct pci_dev *a, *b;
 	struct accel_drv_info ia, ib;
+	struct json_object *root = NULL, *arr = NULL;
 	uint8_t *m1, *m2;
 	char err[512];
 	bool json = argc > 1 && !strcmp(argv[1], "--json");
@@ -140,27 +148,33 @@ int main(int argc, char **argv)
 	memset(m2, 0, MAX_SIZE);
 	memset(ia.buf, 0xa5, MAX_SIZE);
 
-	if (json)
-		printf("{\"benchmark\":\"accel\",\"results\":[");
-	else
+	if (json) {
+		root = json_object_new_object();
+		arr = json_object_new_array();
+		if (!root || !arr || smio_json_add_str(root, "benchmark", "accel"))
+			die("JSON output", "out of memory");
+	} else {
 		printf("%-9s %12s %12s %12s %10s %10s\n", "size", "memcpy GB/s", "RAM->dev",
 		       "dev->dev", "ratio r2d", "ratio d2d");
+	}
 	for (uint64_t sz = 4096; sz <= MAX_SIZE; sz *= 4) {
 		double mc = cpu_memcpy(m2, m1, sz);
 		double r2d = engine(a, ia.buf_bus, ia.mem_bus, sz);
 		double d2d = engine(a, ia.mem_bus, ib.mem_bus + (16u << 20), sz);
 
 		if (json)
-			printf("%s{\"size\":%" PRIu64 ",\"memcpy_gbps\":%.3f,\"ram_to_dev_gbps\":%.3f,"
-			       "\"dev_to_dev_gbps\":%.3f,\"ratio_ram_to_dev\":%.3f,"
-			       "\"ratio_dev_to_dev\":%.3f}", sz == 4096 ? "" : ",", sz, mc, r2d, d2d,
-			       r2d / mc, d2d / mc);
+			result_json(arr, sz, mc, r2d, d2d);
 		else
 			printf("%-9" PRIu64 " %12.2f %12.2f %12.2f %10.2f %10.2f\n", sz, mc, r2d,
 			       d2d, r2d / mc, d2d / mc);
 	}
-	if (json)
-		printf("]}\n");
+	if (json) {
+		int rc = smio_json_add(root, "results", arr);
+
+		if (rc || (rc = smio_json_print(stdout, root)))
+			die("JSON output", strerror(-rc));
+		json_object_put(root);
+	}
 	free(m1);
 	free(m2);
 	pci_host_destroy(ph);

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "devices/models.h"
 #include "fabric/route.h"
@@ -30,6 +29,8 @@
 #include "host/enum.h"
 #include "host/lend.h"
 #include "host/pci.h"
+#include "util/json_out.h"
+#include "util/smio_time.h"
 
 static const char yaml[] =
 	"version: 1\n"
@@ -55,14 +56,6 @@ static const char yaml[] =
 #define IO_OPS      4000u
 #define IO_ROUNDS   4u
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -76,7 +69,7 @@ static double map_cost(struct pci_dev *p, uint64_t phys)
 	int e;
 	/* A long-lived mapping next to the measured ones, as a driver has (its
 	 * queues): the page tables under them stay, on both devices alike. */
-	uint64_t keep = dma_map_single(p, phys + (64 << 20), 4096, &e), t0 = now_ns();
+	uint64_t keep = dma_map_single(p, phys + (64 << 20), 4096, &e), t0 = smio_now_ns();
 	double ns;
 
 	for (unsigned i = 0; i < MAP_ITERS; i++) {
@@ -89,7 +82,7 @@ static double map_cost(struct pci_dev *p, uint64_t phys)
 		}
 		dma_unmap_single(p, bus, 4096);
 	}
-	ns = (double)(now_ns() - t0) / MAP_ITERS;
+	ns = (double)(smio_now_ns() - t0) / MAP_ITERS;
 	if (!e)
 		dma_unmap_single(p, keep, 4096);
 	return ns;
@@ -111,9 +104,9 @@ static struct lat io_latency(struct fab_host *h, struct pci_dev *p, uint64_t *sa
 
 		seed = seed * 1103515245u + 12345u;
 		lba = (seed >> 8) % (64u << 20 >> 12);
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		rc = nvme_drv_io_queue(p, 0, 1, NVME_DRV_READ, lba, 1, buf, &cpl);
-		samples[i] = now_ns() - t0;
+		samples[i] = smio_now_ns() - t0;
 		if (rc || cpl.status) {
 			fprintf(stderr, "bench_lend: read failed (%d, status 0x%x)\n", rc, cpl.status);
 			exit(1);
@@ -126,6 +119,50 @@ static struct lat io_latency(struct fab_host *h, struct pci_dev *p, uint64_t *sa
 	r.p50 = samples[IO_OPS / 2];
 	r.p99 = samples[IO_OPS * 99 / 100];
 	return r;
+}
+
+/* {"mean", "p50", "p99"} as key of parent; 0 or -ENOMEM. */
+static int lat_json(struct json_object *parent, const char *key, const struct lat *l)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o || smio_json_add_double(o, "mean", l->mean, "%.0f") ||
+	    smio_json_add_uint(o, "p50", l->p50) || smio_json_add_uint(o, "p99", l->p99)) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return smio_json_add(parent, key, o);
+}
+
+static int print_json(double ml, double mb, const struct lat *il, const struct lat *ib)
+{
+	struct json_object *root = json_object_new_object(), *dma = json_object_new_object(),
+			   *io = json_object_new_object();
+	int rc = -ENOMEM;
+
+	if (!root || !dma || !io || smio_json_add_double(dma, "local", ml, "%.1f") ||
+	    smio_json_add_double(dma, "borrowed", mb, "%.1f") ||
+	    smio_json_add_double(dma, "diff", mb - ml, "%.1f") ||
+	    smio_json_add_uint(dma, "target_diff", 50) || lat_json(io, "local", il) ||
+	    lat_json(io, "borrowed", ib) ||
+	    smio_json_add_double(io, "ratio", ib->mean / il->mean, "%.3f") ||
+	    smio_json_add_double(io, "target_ratio", 1.05, "%.2f"))
+		goto out;
+	rc = smio_json_add(root, "dma_map_unmap_ns", dma);
+	dma = NULL;                             /* root holds it, or it was released */
+	if (!rc) {
+		rc = smio_json_add(root, "nvme_qd1_read_4k_ns", io);
+		io = NULL;
+	}
+	if (!rc)
+		rc = smio_json_print(stdout, root);
+out:
+	if (rc)
+		fprintf(stderr, "bench_lend: JSON output: %s\n", strerror(-rc));
+	json_object_put(io);
+	json_object_put(dma);
+	json_object_put(root);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -142,6 +179,7 @@ int main(int argc, char **argv)
 	struct lat il = { 1e18, 0, 0 }, ib = { 1e18, 0, 0 };
 	uint64_t *samples = malloc(IO_OPS * sizeof(*samples));
 	struct fab_host *h0;
+	int rc = 0;
 
 	if (argc > 2 || (argc == 2 && !json) || !samples) {
 		fprintf(stderr, "usage: bench_lend [--json]\n");
@@ -194,12 +232,8 @@ int main(int argc, char **argv)
 			ib = b;
 	}
 	if (json) {
-		printf("{\"dma_map_unmap_ns\":{\"local\":%.1f,\"borrowed\":%.1f,\"diff\":%.1f,"
-		       "\"target_diff\":50},\n \"nvme_qd1_read_4k_ns\":{\"local\":{\"mean\":%.0f,"
-		       "\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 "},\"borrowed\":{\"mean\":%.0f,"
-		       "\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 "},\"ratio\":%.3f,\"target_ratio\":1.05}}\n",
-		       ml, mb, mb - ml, il.mean, il.p50, il.p99, ib.mean, ib.p50, ib.p99,
-		       ib.mean / il.mean);
+		if (print_json(ml, mb, &il, &ib))
+			rc = 1;
 	} else {
 		printf("DMA map+unmap (4 KiB, IOMMU on), best of %u x %u:\n", MAP_ROUNDS, MAP_ITERS);
 		printf("  local device     %8.1f ns\n  shadow device    %8.1f ns\n"
@@ -221,5 +255,5 @@ int main(int argc, char **argv)
 	fab_cluster_destroy(c);
 	topo_free(t);
 	free(samples);
-	return 0;
+	return rc;
 }

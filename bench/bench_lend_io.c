@@ -13,18 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "smartio/proto.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
+#include "util/json_out.h"
+#include "util/smio_time.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -60,10 +53,10 @@ static int run(int fd, uint16_t bdf, unsigned ops, uint64_t *s, struct res *r)
 
 		seed = seed * 1103515245u + 12345u;
 		q.slba = (seed >> 8) % 4096;
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		rc = smio_call(fd, SMIO_NVME_IO, &q, sizeof(q), rep,
 			       sizeof(struct smio_nvme_cpl) + 4096, &rlen, NULL, 5000);
-		s[i] = now_ns() - t0;
+		s[i] = smio_now_ns() - t0;
 		if (rc || ((struct smio_nvme_cpl *)rep)->status) {
 			fprintf(stderr, "bench_lend_io: read at %02x:%02x.%x failed: %s\n", bdf >> 8,
 				(bdf >> 3) & 31, bdf & 7, rc ? strerror(-rc) : "NVMe status");
@@ -80,6 +73,33 @@ static int run(int fd, uint16_t bdf, unsigned ops, uint64_t *s, struct res *r)
 	return 0;
 }
 
+/* {"mean", "p50", "p99"} as key of parent; 0 or -ENOMEM. */
+static int res_json(struct json_object *parent, const char *key, const struct res *r)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o || smio_json_add_double(o, "mean", r->mean, "%.0f") ||
+	    smio_json_add_uint(o, "p50", r->p50) || smio_json_add_uint(o, "p99", r->p99)) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return smio_json_add(parent, key, o);
+}
+
+static int print_json(const struct res *l, const struct res *b)
+{
+	struct json_object *root = json_object_new_object();
+	int rc = -ENOMEM;
+
+	if (root && !res_json(root, "local", l) && !res_json(root, "borrowed", b) &&
+	    !smio_json_add_double(root, "ratio", b->mean / l->mean, "%.3f"))
+		rc = smio_json_print(stdout, root);
+	if (rc)
+		fprintf(stderr, "bench_lend_io: JSON output: %s\n", strerror(-rc));
+	json_object_put(root);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct smio_hello h = { .role = SMIO_ROLE_CLIENT, .version = SMIO_VERSION };
@@ -88,7 +108,7 @@ int main(int argc, char **argv)
 	uint16_t lb, bb;
 	unsigned ops = 4000;
 	bool json = argc > 1 && !strcmp(argv[argc - 1], "--json");
-	int n = argc - json, fd;
+	int n = argc - json, fd, rc = 0;
 	uint64_t *s;
 	struct res l = { 1e18, 0, 0 }, b = { 1e18, 0, 0 };
 	uint32_t rlen;
@@ -120,10 +140,7 @@ int main(int argc, char **argv)
 			b = y;
 	}
 	if (json)
-		printf("{\"local\":{\"mean\":%.0f,\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 "},"
-		       "\"borrowed\":{\"mean\":%.0f,\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 "},"
-		       "\"ratio\":%.3f}\n", l.mean, l.p50, l.p99, b.mean, b.p50, b.p99,
-		       b.mean / l.mean);
+		rc = print_json(&l, &b);
 	else
 		printf("NVMe 4 KiB random read, QD1, through the daemon (SMIO_NVME_IO), best of 3 x %u:\n"
 		       "  local     mean %8.0f ns  p50 %8" PRIu64 "  p99 %8" PRIu64 "\n"
@@ -132,5 +149,5 @@ int main(int argc, char **argv)
 		       b.p50, b.p99, b.mean / l.mean);
 	close(fd);
 	free(s);
-	return 0;
+	return rc ? 1 : 0;
 }

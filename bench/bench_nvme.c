@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "devices/models.h"
@@ -24,6 +23,8 @@
 #include "host/devrun.h"
 #include "host/enum.h"
 #include "host/pci.h"
+#include "util/json_out.h"
+#include "util/smio_time.h"
 
 #define NS_BYTES     (256ull << 20)
 #define BLK          4096u
@@ -67,14 +68,6 @@ struct result {
 	uint64_t ops;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
@@ -98,10 +91,10 @@ static uint32_t rd32(struct bench *b, uint64_t off)
 
 static int wait_csts(struct bench *b, uint32_t mask, uint32_t want)
 {
-	uint64_t deadline = now_ns() + 10000000000ull;
+	uint64_t deadline = smio_now_ns() + 10000000000ull;
 
 	while ((rd32(b, NVME_REG_CSTS) & mask) != want)
-		if (now_ns() > deadline)
+		if (smio_now_ns() > deadline)
 			return -ETIMEDOUT;
 	return 0;
 }
@@ -138,12 +131,12 @@ static int reap(struct bench *b, struct q *q, struct nvme_cqe *out)
 
 static int sync_cmd(struct bench *b, struct q *q, struct nvme_sqe *s)
 {
-	uint64_t deadline = now_ns() + 5000000000ull;
+	uint64_t deadline = smio_now_ns() + 5000000000ull;
 	struct nvme_cqe e;
 
 	submit(b, q, s);
 	while (!reap(b, q, &e))
-		if (now_ns() > deadline)
+		if (smio_now_ns() > deadline)
 			return -ETIMEDOUT;
 	return nvme_cqe_st(&e) ? -EIO : 0;
 }
@@ -206,7 +199,7 @@ static void rw_sqe(struct bench *b, struct nvme_sqe *s, uint8_t op, uint16_t slo
 /* Write every block once, so that reads hit data (not sparse holes). */
 static int prefill(struct bench *b)
 {
-	uint64_t next = 0, done = 0, deadline = now_ns() + 120000000000ull;
+	uint64_t next = 0, done = 0, deadline = smio_now_ns() + 120000000000ull;
 	unsigned inflight = 0;
 	struct nvme_cqe e;
 
@@ -226,7 +219,7 @@ static int prefill(struct bench *b)
 			inflight--;
 			done++;
 		}
-		if (now_ns() > deadline)
+		if (smio_now_ns() > deadline)
 			return -ETIMEDOUT;
 	}
 	return 0;
@@ -256,7 +249,7 @@ static void summarize(uint64_t *lat, uint64_t n, uint64_t elapsed, struct result
 /* Random 4 KiB reads at queue depth qd for `secs` seconds. */
 static int run_reads(struct bench *b, unsigned qd, double secs, uint64_t *lat, struct result *r)
 {
-	uint64_t t0 = now_ns(), stop = t0 + (uint64_t)(secs * 1e9), n = 0, hard = stop + 10000000000ull;
+	uint64_t t0 = smio_now_ns(), stop = t0 + (uint64_t)(secs * 1e9), n = 0, hard = stop + 10000000000ull;
 	unsigned inflight = 0;
 	struct nvme_cqe e;
 	bool submitting = true;
@@ -270,7 +263,7 @@ static int run_reads(struct bench *b, unsigned qd, double secs, uint64_t *lat, s
 
 			rw_sqe(b, &s, nvme_cmd_read, slot, rnd() % NBLK);
 			s.cid = (uint16_t)b->ioq.tail;
-			b->submit_ns[s.cid] = now_ns();
+			b->submit_ns[s.cid] = smio_now_ns();
 			submit(b, &b->ioq, &s);
 			inflight++;
 		}
@@ -278,7 +271,7 @@ static int run_reads(struct bench *b, unsigned qd, double secs, uint64_t *lat, s
 		 * read per empty check would delay seeing the entry by its cost. */
 		for (unsigned spin = 0, got = 0; spin < 1024 && !got; spin++) {
 			while (reap(b, &b->ioq, &e)) {
-				t = now_ns();
+				t = smio_now_ns();
 				if (nvme_cqe_st(&e))
 					return -EIO;
 				if (n < MAX_SAMPLES)
@@ -287,13 +280,13 @@ static int run_reads(struct bench *b, unsigned qd, double secs, uint64_t *lat, s
 				got++;
 			}
 		}
-		t = now_ns();
+		t = smio_now_ns();
 		if (t >= stop)
 			submitting = false;
 		if (t > hard)
 			return -ETIMEDOUT;
 	}
-	summarize(lat, n, now_ns() - t0, r);
+	summarize(lat, n, smio_now_ns() - t0, r);
 	return 0;
 }
 
@@ -314,10 +307,10 @@ static int run_pread(double secs, uint64_t *lat, struct result *r)
 			close(fd);
 			return -EIO;
 		}
-	t0 = now_ns();
+	t0 = smio_now_ns();
 	stop = t0 + (uint64_t)(secs * 1e9);
 	for (;;) {
-		uint64_t a = now_ns(), z;
+		uint64_t a = smio_now_ns(), z;
 
 		if (a >= stop || n >= MAX_SAMPLES)
 			break;
@@ -325,12 +318,49 @@ static int run_pread(double secs, uint64_t *lat, struct result *r)
 			close(fd);
 			return -EIO;
 		}
-		z = now_ns();
+		z = smio_now_ns();
 		lat[n++] = z - a;
 	}
-	summarize(lat, n, now_ns() - t0, r);
+	summarize(lat, n, smio_now_ns() - t0, r);
 	close(fd);
 	return 0;
+}
+
+/* A run's object as key of parent; polls_per_io only for the NVMe runs. */
+static int result_json(struct json_object *parent, const char *key, const struct result *r,
+		       bool polls)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o || smio_json_add_double(o, "iops", r->iops, "%.0f") ||
+	    smio_json_add_double(o, "p50_us", r->p50_us, "%.2f") ||
+	    smio_json_add_double(o, "p99_us", r->p99_us, "%.2f") ||
+	    smio_json_add_double(o, "mean_us", r->mean_us, "%.2f") ||
+	    (polls && smio_json_add_double(o, "polls_per_io", r->polls, "%.1f"))) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return smio_json_add(parent, key, o);
+}
+
+static int print_json(double secs, const struct result *qd1, const struct result *qd32,
+		      const struct result *ref)
+{
+	struct json_object *root = json_object_new_object();
+	int rc = -ENOMEM;
+
+	if (root && !smio_json_add_uint(root, "block", BLK) &&
+	    !smio_json_add_double(root, "seconds", secs, "%.2f") &&
+	    !result_json(root, "nvme_qd1", qd1, true) &&
+	    !result_json(root, "nvme_qd32", qd32, true) &&
+	    !result_json(root, "pread_tmpfs_qd1", ref, false) &&
+	    !smio_json_add_double(root, "ratio_qd1_iops", qd1->iops / ref->iops, "%.3f") &&
+	    !smio_json_add_double(root, "ratio_qd32_iops", qd32->iops / ref->iops, "%.3f"))
+		rc = smio_json_print(stdout, root);
+	if (rc)
+		fprintf(stderr, "bench_nvme: JSON output: %s\n", strerror(-rc));
+	json_object_put(root);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -396,17 +426,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (json) {
-		printf("{\"block\":%u,\"seconds\":%.2f,", BLK, secs);
-		printf("\"nvme_qd1\":{\"iops\":%.0f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"mean_us\":%.2f,"
-		       "\"polls_per_io\":%.1f},", qd1.iops, qd1.p50_us, qd1.p99_us, qd1.mean_us,
-		       qd1.polls);
-		printf("\"nvme_qd32\":{\"iops\":%.0f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"mean_us\":%.2f,"
-		       "\"polls_per_io\":%.1f},", qd32.iops, qd32.p50_us, qd32.p99_us, qd32.mean_us,
-		       qd32.polls);
-		printf("\"pread_tmpfs_qd1\":{\"iops\":%.0f,\"p50_us\":%.2f,\"p99_us\":%.2f,"
-		       "\"mean_us\":%.2f},", ref.iops, ref.p50_us, ref.p99_us, ref.mean_us);
-		printf("\"ratio_qd1_iops\":%.3f,\"ratio_qd32_iops\":%.3f}\n", qd1.iops / ref.iops,
-		       qd32.iops / ref.iops);
+		rc = print_json(secs, &qd1, &qd32, &ref);
 	} else {
 		printf("4 KiB random reads, %.1f s each (nvme: model thread + polled CQ, no daemon)\n",
 		       secs);
@@ -425,5 +445,5 @@ int main(int argc, char **argv)
 	topo_free(topo);
 	free(lat);
 	free(b);
-	return 0;
+	return rc ? 1 : 0;
 }

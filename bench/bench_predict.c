@@ -8,22 +8,16 @@
  *
  * usage: bench_predict [--json] [--iters N]
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "smartio/timing.h"
+#include "util/json_out.h"
+#include "util/smio_time.h"
 
 #define DEFAULT_ITERS 200000u
-
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static volatile double sink;
 
@@ -54,7 +48,7 @@ static double measure(const struct timing_params *p, const struct kase *k, unsig
 	struct timing_hop h[TIMING_MAX_HOPS];
 	struct timing_result r;
 	unsigned n = k->nhops ? long_path(p, h, k->nhops) : 0;
-	double t0 = now_ns();
+	double t0 = smio_now_ns();
 
 	for (unsigned i = 0; i < iters; i++) {
 		struct timing_query q = { .size = 64u << (i & 15), .write = k->write };
@@ -66,7 +60,42 @@ static double measure(const struct timing_params *p, const struct kase *k, unsig
 		}
 		sink += r.bw_gbs;
 	}
-	return (now_ns() - t0) / iters;
+	return (smio_now_ns() - t0) / iters;
+}
+
+static int print_json(unsigned iters, const struct kase *kases, const double *ns, unsigned nk,
+		      double load_ns, double fig_ns)
+{
+	struct json_object *root = json_object_new_object(), *q = json_object_new_object();
+	int rc = -ENOMEM;
+
+	if (!root || !q || smio_json_add_uint(root, "iters", iters))
+		goto out;
+	for (unsigned k = 0; k < nk; k++) {
+		struct json_object *o = json_object_new_object();
+
+		if (!o || smio_json_add_double(o, "ns_per_query", ns[k], "%.1f") ||
+		    smio_json_add_double(o, "queries_per_s", 1e9 / ns[k], "%.0f")) {
+			json_object_put(o);
+			goto out;
+		}
+		if (smio_json_add(q, kases[k].name, o))     /* it released o */
+			goto out;
+	}
+	rc = smio_json_add(root, "queries", q);
+	q = NULL;                               /* root holds it, or it was released */
+	if (rc || smio_json_add_double(root, "params_load_ns", load_ns, "%.0f") ||
+	    smio_json_add_double(root, "all_figures_ns", fig_ns, "%.0f") ||
+	    smio_json_add_uint(root, "figures", timing_figure_count()))
+		rc = -ENOMEM;
+	else
+		rc = smio_json_print(stdout, root);
+out:
+	if (rc)
+		fprintf(stderr, "bench_predict: JSON output: %s\n", strerror(-rc));
+	json_object_put(q);
+	json_object_put(root);
+	return rc ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -104,13 +133,13 @@ int main(int argc, char **argv)
 		double t0;
 
 		snprintf(path, sizeof(path), "%s/topologies/timing.yaml", src ? src : ".");
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		for (unsigned i = 0; i < loads; i++)
 			if (timing_params_load_file(path, &p, err, sizeof(err))) {
 				loads = 0;
 				break;
 			}
-		load_ns = loads ? (now_ns() - t0) / loads : -1;
+		load_ns = loads ? (smio_now_ns() - t0) / loads : -1;
 	}
 	{
 		static struct timing_figure f;    /* large: not on the stack */
@@ -118,7 +147,7 @@ int main(int argc, char **argv)
 		double t0;
 
 		timing_params_default(&p);
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		for (unsigned i = 0; i < reps; i++)
 			for (unsigned k = 0; k < timing_figure_count(); k++) {
 				if (timing_figure(&p, k, &f)) {
@@ -127,23 +156,13 @@ int main(int argc, char **argv)
 				}
 				sink += f.s[0].y[0];
 			}
-		fig_ns = (now_ns() - t0) / reps;
+		fig_ns = (smio_now_ns() - t0) / reps;
 	}
 	if (json)
-		printf("{\"iters\":%u,\"queries\":{", iters);
-	for (unsigned k = 0; k < nk; k++) {
-		if (json)
-			printf("%s\"%s\":{\"ns_per_query\":%.1f,\"queries_per_s\":%.0f}", k ? "," : "",
-			       kases[k].name, ns[k], 1e9 / ns[k]);
-		else
-			printf("%-14s %8.1f ns/query  %12.0f queries/s\n", kases[k].name, ns[k],
-			       1e9 / ns[k]);
-	}
-	if (json) {
-		printf("},\"params_load_ns\":%.0f,\"all_figures_ns\":%.0f,\"figures\":%u}\n",
-		       load_ns, fig_ns, timing_figure_count());
-		return 0;
-	}
+		return print_json(iters, kases, ns, nk, load_ns, fig_ns);
+	for (unsigned k = 0; k < nk; k++)
+		printf("%-14s %8.1f ns/query  %12.0f queries/s\n", kases[k].name, ns[k],
+		       1e9 / ns[k]);
 	if (load_ns >= 0)
 		printf("%-14s %8.0f ns (loading topologies/timing.yaml)\n", "params-load", load_ns);
 	else

@@ -7,24 +7,18 @@
  *
  * usage: bench_route [--json] [--iters N]
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "devices/models.h"
 #include "fabric/ntb.h"
 #include "fabric/route.h"
 #include "host/enum.h"
-
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
+#include "util/json_out.h"
+#include "util/smio_time.h"
 
 struct path {
 	const char *name;
@@ -41,7 +35,7 @@ static double measure(const struct path *p, bool cached, unsigned iters)
 
 	/* Spread over 64 pages so the cached case exercises lookups, not one line. */
 	fab_route_resolve(p->h, p->rid, p->addr, 64, true, &r);
-	t0 = now_ns();
+	t0 = smio_now_ns();
 	for (unsigned i = 0; i < iters; i++) {
 		uint64_t a = p->addr + ((uint64_t)(i & 63) << 12) + (i & 0x3c0);
 
@@ -57,7 +51,23 @@ static double measure(const struct path *p, bool cached, unsigned iters)
 	}
 	if (sink == 42)
 		fputc(' ', stderr);
-	return (now_ns() - t0) / iters;
+	return (smio_now_ns() - t0) / iters;
+}
+
+static int path_json(struct json_object *arr, const char *name, double u, double k)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	if (smio_json_add_str(o, "path", name) ||
+	    smio_json_add_double(o, "uncached_ns", u, "%.1f") ||
+	    smio_json_add_double(o, "cached_ns", k, "%.1f") ||
+	    smio_json_add_double(o, "speedup", u / k, "%.2f")) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return smio_json_push(arr, o);
 }
 
 int main(int argc, char **argv)
@@ -102,23 +112,40 @@ int main(int argc, char **argv)
 		{ "p2p-under-switch", la, fab_func_bdf(g0), fab_func_bar_addr(g1, 2) },
 		{ "ntb-to-lender-ram", b, FAB_RID_CPU, fab_func_bar_addr(n->fn, NTB_BAR_LUT) },
 	};
-	if (json)
-		printf("{\"benchmark\":\"route\",\"iters\":%u,\"paths\":[", iters);
-	else
+	struct json_object *root = NULL, *arr = NULL;
+	int rc = 0;
+
+	if (json) {
+		root = json_object_new_object();
+		arr = json_object_new_array();
+		if (!root || !arr || smio_json_add_str(root, "benchmark", "route") ||
+		    smio_json_add_uint(root, "iters", iters))
+			rc = -ENOMEM;
+	} else {
 		printf("%-20s %12s %12s %8s\n", "path", "uncached ns", "cached ns", "ratio");
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+	}
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) && !rc; i++) {
 		double u = measure(&paths[i], false, iters / 4);
 		double k = measure(&paths[i], true, iters);
 
 		if (json)
-			printf("%s{\"path\":\"%s\",\"uncached_ns\":%.1f,\"cached_ns\":%.1f,"
-			       "\"speedup\":%.2f}", i ? "," : "", paths[i].name, u, k, u / k);
+			rc = path_json(arr, paths[i].name, u, k);
 		else
 			printf("%-20s %12.1f %12.1f %7.1fx\n", paths[i].name, u, k, u / k);
 	}
-	if (json)
-		printf("]}\n");
+	if (json) {
+		if (!rc) {
+			rc = smio_json_add(root, "paths", arr);
+			arr = NULL;                   /* root holds it, or it was released */
+		}
+		if (!rc)
+			rc = smio_json_print(stdout, root);
+		if (rc)
+			fprintf(stderr, "bench_route: JSON output: %s\n", strerror(-rc));
+		json_object_put(arr);
+		json_object_put(root);
+	}
 	fab_cluster_destroy(c);
 	topo_free(t);
-	return 0;
+	return rc ? 1 : 0;
 }

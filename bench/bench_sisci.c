@@ -43,10 +43,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sisci_api.h"
+#include "util/json_out.h"
+#include "util/smio_time.h"
 
 #define NODE_HOST0   4
 #define NODE_HOST1   8
@@ -78,14 +79,6 @@ static char cli[PATH_MAX], tmpdir[PATH_MAX];
 static bool cluster_is_up;
 
 /* ---------- plumbing ---------- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void die(const char *what)
 {
@@ -158,14 +151,14 @@ static void get(int fd, void *p, size_t n)
 
 static bool spin_until(volatile uint32_t *p, uint32_t v)
 {
-	uint64_t end = now_ns() + (uint64_t)WAIT_MS * 1000000u;
+	uint64_t end = smio_now_ns() + (uint64_t)WAIT_MS * 1000000u;
 
 	for (unsigned long n = 1;; n++) {
 		if (*p == v)
 			return true;
 		/* Only two CPUs here: let a descheduled peer run. */
 		if (!(n & 1023)) {
-			if (now_ns() > end)
+			if (smio_now_ns() > end)
 				return false;
 			sched_yield();
 		}
@@ -249,12 +242,12 @@ static double chase(volatile uint8_t *base, uint64_t budget_ns)
 	s.n = 0;
 	for (int i = 0; i < 100000; i++)          /* warm up (TLB, caches) */
 		off = *(volatile uint32_t *)(base + off);
-	end = now_ns() + budget_ns;
+	end = smio_now_ns() + budget_ns;
 	do {
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		for (int i = 0; i < 4096; i++)
 			off = *(volatile uint32_t *)(base + off);
-		t1 = now_ns();
+		t1 = smio_now_ns();
 		sample(&s, (double)(t1 - t0) / 4096);
 	} while (t1 < end);
 	__asm__ volatile("" : : "r"(off));
@@ -270,14 +263,14 @@ static double copy_bw(void *dst, const void *src, size_t size, uint64_t budget_n
 
 	s.n = 0;
 	memcpy(dst, src, size);                   /* warm up */
-	end = now_ns() + budget_ns;
+	end = smio_now_ns() + budget_ns;
 	do {
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		for (unsigned int i = 0; i < k; i++) {
 			memcpy(dst, src, size);
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		}
-		t1 = now_ns();
+		t1 = smio_now_ns();
 		sample(&s, (double)size * k / ((double)(t1 - t0) / 1e9) / 1e6);
 	} while (t1 < end);
 	return median(&s);
@@ -297,12 +290,12 @@ static double pinger(volatile uint32_t *ping, volatile uint32_t *pong, sci_seque
 		     uint64_t budget_ns)
 {
 	static struct samples s;
-	uint64_t end = now_ns() + budget_ns, t0, t1;
+	uint64_t end = smio_now_ns() + budget_ns, t0, t1;
 	uint32_t i = 0;
 
 	s.n = 0;
 	do {
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		for (int k = 0; k < 32; k++) {
 			i++;
 			*ping = i;
@@ -310,7 +303,7 @@ static double pinger(volatile uint32_t *ping, volatile uint32_t *pong, sci_seque
 			if (!spin_until(pong, i))
 				die("no pong");
 		}
-		t1 = now_ns();
+		t1 = smio_now_ns();
 		sample(&s, (double)(t1 - t0) / 32 / 2.0);
 	} while (t1 < end);
 	*ping = UINT32_MAX;                       /* stop */
@@ -326,12 +319,12 @@ static void ponger(volatile uint32_t *ping, volatile uint32_t *pong)
 	uint32_t i = 0;
 
 	for (;;) {
-		uint64_t end = now_ns() + (uint64_t)WAIT_MS * 1000000u;
+		uint64_t end = smio_now_ns() + (uint64_t)WAIT_MS * 1000000u;
 		uint32_t v;
 
 		for (unsigned long n = 1; (v = *ping) == i; n++)
 			if (!(n & 1023)) {
-				if (now_ns() > end)
+				if (smio_now_ns() > end)
 					die("no ping");
 				sched_yield();
 			}
@@ -513,14 +506,14 @@ static double dma_bw(sci_dma_queue_t dq, sci_local_segment_t l, sci_remote_segme
 	static struct samples s;
 
 	s.n = 0;
-	end = now_ns() + budget_ns;
+	end = smio_now_ns() + budget_ns;
 	do {
-		t0 = now_ns();
+		t0 = smio_now_ns();
 		SCIStartDmaTransfer(dq, l, r, 0, size, 0, NULL, NULL, flags, &err);
 		ok("SCIStartDmaTransfer", err);
 		if (SCIWaitForDMAQueue(dq, WAIT_MS, 0, &err) != SCI_DMAQUEUE_DONE)
 			ok("SCIWaitForDMAQueue", err ? err : SCI_ERR_TRANSFER_FAILED);
-		t1 = now_ns();
+		t1 = smio_now_ns();
 		sample(&s, (double)size / ((double)(t1 - t0) / 1e9) / 1e6);
 	} while (t1 < end);
 	return median(&s);
@@ -541,13 +534,13 @@ static double round_trips(int to, int from, uint32_t kind, sci_remote_data_inter
 		uint32_t req[2] = { kind, batch };
 
 		if (!warm && !end)
-			end = now_ns() + budget_ns;
+			end = smio_now_ns() + budget_ns;
 		put(to, req, sizeof(req));
 		for (uint32_t i = 0; i < batch; i++) {
 			uint64_t m[2] = { n, 0 }, back[2];
 			unsigned int len = sizeof(back);
 			char c = 'x';
-			uint64_t t0 = now_ns();
+			uint64_t t0 = smio_now_ns();
 
 			switch (kind) {
 			case REQ_DATA:
@@ -569,10 +562,10 @@ static double round_trips(int to, int from, uint32_t kind, sci_remote_data_inter
 				get(from, &c, 1);
 			}
 			if (!warm)
-				sample(&s, (double)(now_ns() - t0) / 1e3);
+				sample(&s, (double)(smio_now_ns() - t0) / 1e3);
 			n++;
 		}
-		t = now_ns();
+		t = smio_now_ns();
 		if (!warm && t >= end)
 			break;
 	}
@@ -582,6 +575,80 @@ static double round_trips(int to, int from, uint32_t kind, sci_remote_data_inter
 static double ratio(double a, double b)
 {
 	return b > 0 ? a / b : 0;
+}
+
+/* Everything --json reports. */
+struct results {
+	const struct remote_res *rem;
+	double l_store, l_load, p_store, p_load;
+	const double *lw, *lr, *pw, *pr, *dw, *dr;
+	double rt_data, rt_plain, rt_pipe, seconds;
+};
+
+/* Like every other failure here, a failed allocation ends the run. */
+static void must(int rc)
+{
+	if (rc)
+		die("JSON output: out of memory");
+}
+
+static struct json_object *new_obj(void)
+{
+	struct json_object *o = json_object_new_object();
+
+	must(!o);
+	return o;
+}
+
+/* {"remote_map", "local_map", "private"} of one measure. */
+static struct json_object *three(double remote, double local, double priv)
+{
+	struct json_object *o = new_obj();
+
+	must(smio_json_add_double(o, "remote_map", remote, "%.1f"));
+	must(smio_json_add_double(o, "local_map", local, "%.1f"));
+	must(smio_json_add_double(o, "private", priv, "%.1f"));
+	return o;
+}
+
+static void print_json(const struct results *r)
+{
+	struct json_object *root = new_obj(), *mc = json_object_new_array(),
+			   *dma = json_object_new_array(), *rt = new_obj();
+
+	must(!mc || !dma);
+	for (int i = 0; i < NSIZES; i++) {
+		struct json_object *m = new_obj(), *d = new_obj();
+
+		must(smio_json_add_uint(m, "bytes", sizes[i]));
+		must(smio_json_add_double(m, "write_remote", r->rem->w[i], "%.0f"));
+		must(smio_json_add_double(m, "write_local", r->lw[i], "%.0f"));
+		must(smio_json_add_double(m, "write_private", r->pw[i], "%.0f"));
+		must(smio_json_add_double(m, "read_remote", r->rem->r[i], "%.0f"));
+		must(smio_json_add_double(m, "read_local", r->lr[i], "%.0f"));
+		must(smio_json_add_double(m, "read_private", r->pr[i], "%.0f"));
+		must(smio_json_push(mc, m));
+		must(smio_json_add_uint(d, "bytes", sizes[i]));
+		must(smio_json_add_double(d, "dma_write", r->dw[i], "%.0f"));
+		must(smio_json_add_double(d, "dma_read", r->dr[i], "%.0f"));
+		must(smio_json_add_double(d, "memcpy_private", r->pw[i], "%.0f"));
+		must(smio_json_push(dma, d));
+	}
+	must(smio_json_add_double(rt, "data_interrupt", r->rt_data, "%.2f"));
+	must(smio_json_add_double(rt, "interrupt", r->rt_plain, "%.2f"));
+	must(smio_json_add_double(rt, "pipe", r->rt_pipe, "%.2f"));
+	must(smio_json_add_str(root, "benchmark", "sisci"));
+	must(smio_json_add_bool(root, "emulated", true));
+	must(smio_json_add(root, "store_latency_ns",
+			   three(r->rem->store_ns, r->l_store, r->p_store)));
+	must(smio_json_add(root, "load_latency_ns", three(r->rem->load_ns, r->l_load, r->p_load)));
+	must(smio_json_add(root, "memcpy_MBps", mc));
+	must(smio_json_add(root, "dma_MBps", dma));
+	must(smio_json_add(root, "round_trip_us", rt));
+	must(smio_json_add_double(root, "seconds", r->seconds, "%.1f"));
+	if (smio_json_print(stdout, root))
+		die("JSON output: cannot write it");
+	json_object_put(root);
 }
 
 int main(int argc, char **argv)
@@ -606,7 +673,7 @@ int main(int argc, char **argv)
 	int down[2], up[2], ws;
 	uint32_t stop[2] = { REQ_STOP, 0 }, nums[2];
 	unsigned int intno;
-	uint64_t t_start = now_ns();
+	uint64_t t_start = smio_now_ns();
 	sci_error_t err;
 	sci_desc_t sd;
 	char c;
@@ -722,10 +789,10 @@ int main(int argc, char **argv)
 	put(down[1], stop, sizeof(stop));
 	{
 		struct pollfd pf = { .events = POLLIN };
-		uint64_t end = now_ns() + (uint64_t)WAIT_MS * 1000000u;
+		uint64_t end = smio_now_ns() + (uint64_t)WAIT_MS * 1000000u;
 
 		while (waitpid(pid, &ws, WNOHANG) == 0) {
-			if (now_ns() > end) {
+			if (smio_now_ns() > end) {
 				kill(pid, SIGKILL);
 				waitpid(pid, &ws, 0);
 				break;
@@ -751,25 +818,11 @@ int main(int argc, char **argv)
 	cluster_down();
 
 	if (json) {
-		printf("{\n  \"benchmark\": \"sisci\",\n  \"emulated\": true,\n");
-		printf("  \"store_latency_ns\": {\"remote_map\": %.1f, \"local_map\": %.1f, "
-		       "\"private\": %.1f},\n", rem.store_ns, l_store, p_store);
-		printf("  \"load_latency_ns\": {\"remote_map\": %.1f, \"local_map\": %.1f, "
-		       "\"private\": %.1f},\n", rem.load_ns, l_load, p_load);
-		printf("  \"memcpy_MBps\": [\n");
-		for (int i = 0; i < NSIZES; i++)
-			printf("    {\"bytes\": %zu, \"write_remote\": %.0f, \"write_local\": %.0f, "
-			       "\"write_private\": %.0f, \"read_remote\": %.0f, \"read_local\": %.0f, "
-			       "\"read_private\": %.0f}%s\n", sizes[i], rem.w[i], lw[i], pw[i],
-			       rem.r[i], lr[i], pr[i], i + 1 < NSIZES ? "," : "");
-		printf("  ],\n  \"dma_MBps\": [\n");
-		for (int i = 0; i < NSIZES; i++)
-			printf("    {\"bytes\": %zu, \"dma_write\": %.0f, \"dma_read\": %.0f, "
-			       "\"memcpy_private\": %.0f}%s\n", sizes[i], dw[i], dr[i], pw[i],
-			       i + 1 < NSIZES ? "," : "");
-		printf("  ],\n  \"round_trip_us\": {\"data_interrupt\": %.2f, "
-		       "\"interrupt\": %.2f, \"pipe\": %.2f},\n", rt_data, rt_plain, rt_pipe);
-		printf("  \"seconds\": %.1f\n}\n", (double)(now_ns() - t_start) / 1e9);
+		const struct results res = { &rem, l_store, l_load, p_store, p_load, lw, lr, pw, pr,
+			dw, dr, rt_data, rt_plain, rt_pipe,
+			(double)(smio_now_ns() - t_start) / 1e9 };
+
+		print_json(&res);
 		return 0;
 	}
 
@@ -798,6 +851,6 @@ int main(int argc, char **argv)
 	       "data/pipe\n");
 	printf("host 1 <-> host 0      %14.2f  %10.2f  %6.2f  %13.2fx  %8.2fx\n",
 	       rt_data, rt_plain, rt_pipe, ratio(rt_data, rt_plain), ratio(rt_data, rt_pipe));
-	printf("\ntotal %.1f s (including cluster up/down)\n", (double)(now_ns() - t_start) / 1e9);
+	printf("\ntotal %.1f s (including cluster up/down)\n", (double)(smio_now_ns() - t_start) / 1e9);
 	return 0;
 }

@@ -23,9 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <sisci_api.h>
+#include "util/smio_time.h"
 
 #define SEG_SIZE    4096
 #define PING        0
@@ -36,25 +36,17 @@
 
 static unsigned int seg_id = 0xf0f0, rounds = 10000, adapter;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Spin (yielding now and then) until *p == v: 0, or -1 after WAIT_MS. */
 static int wait_word(volatile uint32_t *p, uint32_t v)
 {
-	uint64_t end = now_ns() + (uint64_t)WAIT_MS * 1000000u;
+	uint64_t end = smio_now_ns() + (uint64_t)WAIT_MS * 1000000u;
 
 	for (unsigned long n = 1;; n++) {
 		if (*p == v)
 			return 0;
 		if (!(n % YIELD_EVERY)) {
 			sched_yield();
-			if (now_ns() > end)
+			if (smio_now_ns() > end)
 				return -1;
 		}
 	}
@@ -101,12 +93,12 @@ static int server(sci_desc_t sd)
 	SCISetSegmentUnavailable(seg, adapter, 0, &err);
 	SCIUnmapSegment(map, 0, &err);
 	/* The client disconnects once it has seen the last pong. */
-	end = now_ns() + (uint64_t)WAIT_MS * 1000000u;
+	end = smio_now_ns() + (uint64_t)WAIT_MS * 1000000u;
 	do {
 		SCIRemoveSegment(seg, 0, &err);
 		if (err == SCI_ERR_BUSY)
 			sched_yield();
-	} while (err == SCI_ERR_BUSY && now_ns() < end);
+	} while (err == SCI_ERR_BUSY && smio_now_ns() < end);
 	return check("SCIRemoveSegment", err) ? 1 : 0;
 }
 
@@ -140,7 +132,7 @@ static int client(sci_desc_t sd, unsigned int node)
 	if (check("SCICreateMapSequence", err))
 		goto out_unmap;
 	for (uint32_t i = 1; i <= rounds; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = smio_now_ns();
 
 		w[PING] = i;
 		SCIStoreBarrier(seq, 0);
@@ -148,7 +140,7 @@ static int client(sci_desc_t sd, unsigned int node)
 			fprintf(stderr, "figures_pingpong: no pong %u from the server\n", i);
 			goto out_seq;
 		}
-		t[i - 1] = now_ns() - t0;
+		t[i - 1] = smio_now_ns() - t0;
 		sum += t[i - 1];
 	}
 	qsort(t, rounds, sizeof(*t), cmp_u64);

@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sisci_api.h"
 #include "smartio/nvme.h"
+#include "util/smio_time.h"
 
 extern char **environ;
 
@@ -262,25 +262,17 @@ static void kids_kill(struct kid *k, unsigned n)
 	}
 }
 
-static uint64_t h_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Serve up to two managers and collect the children until cond() or ms pass. */
 static bool serve_until(struct snv_manager *m1, struct snv_manager *m2, struct kid *k, unsigned n,
 			bool (*cond)(struct kid *, unsigned, void *), void *arg, unsigned ms)
 {
-	uint64_t end = h_now_ms() + ms;
+	uint64_t end = smio_now_ms() + ms;
 
 	for (;;) {
 		kids_collect(k, n);
 		if (cond(k, n, arg))
 			return true;
-		if (h_now_ms() >= end)
+		if (smio_now_ms() >= end)
 			return false;
 		if (m1 && snv_manager_run(m1, m2 ? 2 : 5))
 			return false;
@@ -336,7 +328,7 @@ static void h_fill(void *p, size_t len, uint64_t seed, uint64_t lba)
  * yields: the daemons emulating the fabric share the CPUs with the clients. */
 static int h_reap(struct snv_qpair *q, struct snv_cpl *cpl)
 {
-	uint64_t end = h_now_ms() + 5000;
+	uint64_t end = smio_now_ms() + 5000;
 
 	for (unsigned spins = 0;; spins++) {
 		if (snv_poll(q, cpl, 1) == 1)
@@ -344,7 +336,7 @@ static int h_reap(struct snv_qpair *q, struct snv_cpl *cpl)
 		if (spins < 256)
 			continue;
 		sched_yield();
-		if (spins % 256 == 0 && h_now_ms() > end)
+		if (spins % 256 == 0 && smio_now_ms() > end)
 			return -ETIMEDOUT;
 	}
 }

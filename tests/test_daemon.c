@@ -36,13 +36,13 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "daemon/daemon.h"
 #include "smartio/proto.h"
 #include "smartio/topology.h"
+#include "util/smio_time.h"
 
 #define NHOSTS		3
 #define IO_MS		5000      /* generous bound for one reply or close */
@@ -77,14 +77,6 @@ static union {
 } rbuf;
 
 /* ---------- small helpers ---------- */
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* xorshift64*: deterministic garbage per seed. */
 static uint64_t rnd(uint64_t *s)
@@ -676,10 +668,10 @@ static void test_slowloris(void **state)
 	assert_int_equal(send_all(slow, &h, sizeof(h) / 2), 0);
 	/* Half a header stays open; another application is served at once:
 	 * the daemon assembles messages without waiting for any one sender. */
-	t0 = mono_ms();
+	t0 = smio_now_ms();
 	fd = open_conn(0, SMIO_ROLE_CLIENT, 0);
 	assert_int_equal(status(fd), 0);
-	dt = mono_ms() - t0;
+	dt = smio_now_ms() - t0;
 	print_message("[   INFO   ] STATUS next to a half-sent header took %lld ms\n",
 		      (long long)dt);
 	assert_true(dt < 500);
@@ -905,13 +897,13 @@ static void test_map_zero_copy(void **state)
 static int route(int conn, uint64_t addr, bool nocache, int64_t *ms)
 {
 	struct smio_route_req rt = { .addr = addr, .len = 64, .nocache = nocache };
-	int64_t t0 = mono_ms();
+	int64_t t0 = smio_now_ms();
 	uint32_t rlen;
 
 	assert_int_equal(smio_call(conn, SMIO_ROUTE, &rt, sizeof(rt), rbuf.b, sizeof(rbuf.b),
 				   &rlen, NULL, 4 * SMD_PEER_TIMEOUT), 0);
 	if (ms)
-		*ms = mono_ms() - t0;
+		*ms = smio_now_ms() - t0;
 	assert_true(rlen >= sizeof(struct smio_route_reply));
 	return rbuf.rr.status;
 }

@@ -10,13 +10,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "dev_harness.h"
 #include "devices/nvme/nvme_queue.h"
+#include "util/smio_time.h"
 
 /* host RAM layout (bus addresses) */
 #define RAM_SIZE        0x4000000ull
@@ -1587,14 +1587,6 @@ static void test_cmb_sq(void **state)
 
 /* ---- media timing ---- */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t timed_io(struct t *t, uint8_t opc, uint32_t nblocks)
 {
 	struct nvme_sqe s;
@@ -1605,16 +1597,16 @@ static uint64_t timed_io(struct t *t, uint8_t opc, uint32_t nblocks)
 	nvme_rw_set(&s, 0, nblocks);
 	prps(t, DATA_ADDR, nblocks * 512, &s.prp1, &s.prp2, PAGE);
 	submit(t, 1, &s);
-	t0 = mono_ns();
+	t0 = smio_now_ns();
 	ring(t, 1);
 	poll1(t);
 	assert_false(reap(t, 1, &e));
 	while (!reap(t, 1, &e)) {
-		if (mono_ns() - t0 > 2000000000ull)
+		if (smio_now_ns() - t0 > 2000000000ull)
 			fail_msg("no completion within 2 s");
 		poll1(t);
 	}
-	dt = mono_ns() - t0;
+	dt = smio_now_ns() - t0;
 	assert_ok(e);
 	return dt;
 }

@@ -144,7 +144,7 @@ static int group_teardown(void **state)
 
 static void mgr_log(void *arg, const char *line)
 {
-	fprintf(stderr, "[manager %lu ms] %s\n", (unsigned long)(h_now_ms() % 100000), line);
+	fprintf(stderr, "[manager %lu ms] %s\n", (unsigned long)(smio_now_ms() % 100000), line);
 }
 
 static struct snv_manager *mgr_start(unsigned dev)

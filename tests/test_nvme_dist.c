@@ -42,7 +42,7 @@ static int good_client(struct kidio *io, void *varg)
 	struct snv_qpair_opts qo = { .depth = 16, .cq_place = a->cq_place };
 	struct snv_client *c;
 	struct snv_buf *b;
-	uint64_t end = h_now_ms() + 40000;
+	uint64_t end = smio_now_ms() + 40000;
 	char err[256];
 	int rc;
 
@@ -59,11 +59,11 @@ static int good_client(struct kidio *io, void *varg)
 	}
 	if (a->wait_go)
 		KID_CHECK(io, kid_command(io, 30000) == 'g', 0);
-	for (unsigned r = 0; a->rounds ? r < a->rounds : h_now_ms() < end; r++) {
+	for (unsigned r = 0; a->rounds ? r < a->rounds : smio_now_ms() < end; r++) {
 		rc = verified_round(q[0], b, 1 + (uint64_t)a->idx * 4096, 0x5eed + a->idx, r);
 		if (rc)
 			fprintf(stderr, "client %u: round %u failed (%d) at %lu ms\n", a->idx, r, rc,
-				(unsigned long)(h_now_ms() % 100000));
+				(unsigned long)(smio_now_ms() % 100000));
 		KID_CHECK(io, rc == 0, rc);
 		if (r == 0)
 			kid_report(io, REP_RUNNING, 0, 0, 0);
@@ -108,7 +108,7 @@ static int group_teardown(void **state)
 
 static void mgr_log(void *arg, const char *line)
 {
-	fprintf(stderr, "[manager %lu ms] %s\n", (unsigned long)(h_now_ms() % 100000), line);
+	fprintf(stderr, "[manager %lu ms] %s\n", (unsigned long)(smio_now_ms() % 100000), line);
 }
 
 static struct snv_manager *mgr_start(unsigned dev)

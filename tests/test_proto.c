@@ -22,12 +22,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "smartio/proto.h"
+#include "util/smio_time.h"
 
 #define BUFSZ	(SMIO_MAX_PAYLOAD + 64)
 #define NO_DIR	((size_t)-1)
@@ -46,14 +46,6 @@ static int count_fds(void)
 			n++;
 	closedir(d);
 	return n;
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void pair(int sv[2])
@@ -1596,9 +1588,9 @@ static void test_recv_timeout(void **state)
 	int sv[2];
 
 	pair(sv);
-	t0 = mono_ms();
+	t0 = smio_now_ms();
 	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 60), -ETIMEDOUT);
-	dt = mono_ms() - t0;
+	dt = smio_now_ms() - t0;
 	assert_true(dt >= 55 && dt < 1000);
 	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 0), -ETIMEDOUT);
 	/* Still intact after a clean timeout. */
@@ -1612,9 +1604,9 @@ static void test_recv_timeout(void **state)
 	 */
 	h = mkhdr(SMIO_STATUS, 0, 5, 0);
 	write_all(sv[0], &h, 10);
-	t0 = mono_ms();
+	t0 = smio_now_ms();
 	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 60), -EPROTO);
-	dt = mono_ms() - t0;
+	dt = smio_now_ms() - t0;
 	assert_true(dt >= 55 && dt < 1000);
 	close_pair(sv);
 }
@@ -1960,9 +1952,9 @@ static void test_connect(void **state)
 	assert_non_null(mkdtemp(dir));
 	/* No daemon: a single attempt, then a bounded retry. */
 	assert_int_equal(smio_connect(dir, 7, 0), -ENOENT);
-	t0 = mono_ms();
+	t0 = smio_now_ms();
 	assert_int_equal(smio_connect(dir, 7, 80), -ENOENT);
-	assert_true(mono_ms() - t0 >= 75);
+	assert_true(smio_now_ms() - t0 >= 75);
 
 	/* A daemon that starts while we retry. */
 	assert_int_equal(smio_sock_path(dir, 7, l.path, sizeof(l.path)), 0);

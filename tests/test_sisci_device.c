@@ -19,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "sisci_api.h"
 #include "devices/accel/accel_regs.h"
+#include "util/smio_time.h"
 
 extern char **environ;
 
@@ -252,22 +252,14 @@ static void test_nvme_bar(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Wait (bounded) for a descriptor's DONE bit. */
 static uint32_t wait_done(volatile struct accel_desc *d)
 {
-	uint64_t end = now_ms() + 10000;
+	uint64_t end = smio_now_ms() + 10000;
 	uint32_t st;
 
 	while (!((st = __atomic_load_n(&d->status, __ATOMIC_ACQUIRE)) & ACCEL_ST_DONE) &&
-	       now_ms() < end)
+	       smio_now_ms() < end)
 		poll(NULL, 0, 1);
 	return st;
 }

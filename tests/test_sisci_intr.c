@@ -26,11 +26,11 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "sisci_api.h"
+#include "util/smio_time.h"
 
 #define NODE_HOST0  4           /* the borrower */
 #define NODE_HOST1  8           /* lender A: this process */
@@ -57,14 +57,6 @@ static int run_cli(const char *a1, const char *a2)
 	if (waitpid(pid, &st, 0) != pid)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int put(int fd, uint32_t v)
@@ -279,9 +271,9 @@ static void test_timeout(void **state)
 
 	SCICreateInterrupt(sd, &li, 0, &intno, NULL, NULL, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	t0 = now_ms();
+	t0 = smio_now_ms();
 	SCIWaitForInterrupt(li, 150, 0, &err);
-	dt = now_ms() - t0;
+	dt = smio_now_ms() - t0;
 	assert_int_equal(err, SCI_ERR_TIMEOUT);
 	assert_true(dt >= 150 && dt < 3000);
 	SCIWaitForInterrupt(li, 0, 0, &err);
@@ -350,10 +342,10 @@ static void test_bad_intno_and_args(void **state)
 	SCIConnectInterrupt(sd, &ri, NODE_HOST1, 0, 0x7777, 0, 0, &err);
 	assert_int_equal(err, SCI_ERR_NO_SUCH_INTNO);
 	/* The timeout is how long it may take to appear. */
-	t0 = now_ms();
+	t0 = smio_now_ms();
 	SCIConnectInterrupt(sd, &ri, NODE_HOST0, 0, 0x7777, 100, 0, &err);
 	assert_int_equal(err, SCI_ERR_NO_SUCH_INTNO);
-	assert_true(now_ms() - t0 >= 100);
+	assert_true(smio_now_ms() - t0 >= 100);
 
 	/* Plain and data interrupts are numbered apart. */
 	SCICreateInterrupt(sd, &li, 0, &intno, NULL, NULL, 0, &err);
@@ -467,12 +459,12 @@ static void test_owner_dies(void **state)
 	kill(c.pid, SIGKILL);
 	assert_int_equal(end_child(&c), 1000 + SIGKILL);
 	/* Host 0's daemon sees the connection close in its own time: bounded. */
-	t0 = now_ms();
+	t0 = smio_now_ms();
 	do {
 		SCITriggerInterrupt(ri, 0, &err);
 		if (err == SCI_ERR_OK)
 			poll(NULL, 0, 10);
-	} while (err == SCI_ERR_OK && now_ms() - t0 < WAIT_MS);
+	} while (err == SCI_ERR_OK && smio_now_ms() - t0 < WAIT_MS);
 	assert_int_equal(err, SCI_ERR_NO_SUCH_INTNO);
 	SCIDisconnectInterrupt(ri, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
@@ -723,10 +715,10 @@ static void test_callbacks(void **state)
 	/* The second callback cancelled: triggers are waited for again. */
 	SCITriggerInterrupt(ri, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	t0 = now_ms();
+	t0 = smio_now_ms();
 	do                                              /* the thread is finishing */
 		SCIWaitForInterrupt(li, WAIT_MS, 0, &err);
-	while (err == SCI_ERR_ILLEGAL_OPERATION && now_ms() - t0 < WAIT_MS);
+	while (err == SCI_ERR_ILLEGAL_OPERATION && smio_now_ms() - t0 < WAIT_MS);
 	assert_int_equal(err, SCI_ERR_OK);
 	assert_int_equal(s.calls, 2);
 	SCIDisconnectInterrupt(ri, 0, &err);
@@ -809,8 +801,8 @@ static void test_remove_cancels_waiter(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 	assert_int_equal(pthread_create(&t, NULL, wait_thread, &w), 0);
 	assert_int_equal(get(w.pipe[0], &tid), 0);
-	t0 = now_ms();
-	while (!sleeping(tid) && now_ms() - t0 < WAIT_MS)
+	t0 = smio_now_ms();
+	while (!sleeping(tid) && smio_now_ms() - t0 < WAIT_MS)
 		poll(NULL, 0, 1);
 	SCIRemoveInterrupt(w.li, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);

@@ -27,11 +27,11 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "sisci_api.h"
+#include "util/smio_time.h"
 
 #define PAGE		4096u
 #define OWNER_NODE	8         /* host 1 */
@@ -90,23 +90,15 @@ static int group_teardown(void **state)
 	return rc == 0 ? 0 : -1;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Spin until *p == v, for at most ms milliseconds. */
 static bool wait_word(volatile uint32_t *p, uint32_t v, unsigned int ms)
 {
-	uint64_t end = now_ms() + ms;
+	uint64_t end = smio_now_ms() + ms;
 
 	for (unsigned long n = 0;; n++) {
 		if (*p == v)
 			return true;
-		if (!(n & 1023) && now_ms() > end)
+		if (!(n & 1023) && smio_now_ms() > end)
 			return false;
 	}
 }
@@ -657,10 +649,10 @@ static int connect_user(struct kid *k, void *arg)
 	/* Exists, not available: refused at once, or after the timeout. */
 	SCIConnectSegment(sd, &rs, OWNER_NODE, SEG_ID, 0, NULL, NULL, 0, 0, &err);
 	CHK_ERR(err, SCI_ERR_CONNECTION_REFUSED);
-	t0 = now_ms();
+	t0 = smio_now_ms();
 	SCIConnectSegment(sd, &rs, OWNER_NODE, SEG_ID, 0, NULL, NULL, 100, 0, &err);
 	CHK_ERR(err, SCI_ERR_TIMEOUT);
-	CHK(now_ms() - t0 >= 100);
+	CHK(smio_now_ms() - t0 >= 100);
 	SCIConnectSegment(sd, &rs, OWNER_NODE, SEG_ID + 1, 0, NULL, NULL, 50, 0, &err);
 	CHK_ERR(err, SCI_ERR_TIMEOUT);
 
@@ -915,10 +907,10 @@ static sci_callback_action_t gone_cb(void *arg, sci_remote_segment_t seg,
 /* Has the callback run, within ms? */
 static bool gone_wait(unsigned int ms)
 {
-	uint64_t end = now_ms() + ms;
+	uint64_t end = smio_now_ms() + ms;
 
 	while (!__atomic_load_n(&gone_events, __ATOMIC_ACQUIRE))
-		if (now_ms() > end || poll(NULL, 0, 5) < 0)
+		if (smio_now_ms() > end || poll(NULL, 0, 5) < 0)
 			return false;
 	return true;
 }
@@ -1014,7 +1006,7 @@ static void test_owner_killed(void **state)
 	assert_int_equal(SCIGetRemoteSegmentSize(rs), SEG_SIZE);
 	assert_false(gone_wait(0));
 
-	t0 = now_ms();
+	t0 = smio_now_ms();
 	assert_int_equal(kill(owner.pid, SIGKILL), 0);
 	assert_int_equal(waitpid(owner.pid, &ws, 0), owner.pid);
 	assert_true(WIFSIGNALED(ws));
@@ -1022,7 +1014,7 @@ static void test_owner_killed(void **state)
 	close(owner.from);
 	send_step(user.to, 2);
 	assert_true(gone_wait(GONE_MS));
-	assert_true(now_ms() - t0 <= GONE_MS);
+	assert_true(smio_now_ms() - t0 <= GONE_MS);
 	assert_int_equal(__atomic_load_n(&gone_reason, __ATOMIC_RELAXED), SCI_CB_DISCONNECT);
 	assert_int_equal(got_arg, 1);
 	SCIDisconnectSegment(rs, 0, &err);

@@ -11,6 +11,7 @@
 #include "devices/dev.h"
 #include "devrun.h"
 #include "fabric/route.h"
+#include "util/smio_time.h"
 
 /*
  * The device's own translation cache (an ATC, as PCIe ATS devices have): a
@@ -48,14 +49,6 @@ struct devrun_set {
 	unsigned n;
 	struct runner *r;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 static uint64_t world_epoch(const struct fab_host *h)
 {
@@ -212,7 +205,7 @@ static void pause_ns(uint64_t ns)
 static void *run(void *arg)
 {
 	struct runner *r = arg;
-	uint64_t last_work = mono_ns(), idle = DEVRUN_IDLE_MIN_NS;
+	uint64_t last_work = smio_now_ns(), idle = DEVRUN_IDLE_MIN_NS;
 	unsigned quiet = 0;
 	bool sleeping = false;
 
@@ -238,10 +231,10 @@ static void *run(void *arg)
 			if (!(quiet % DEVRUN_SPIN_YIELD))
 				sched_yield();
 			if (quiet == DEVRUN_SPIN_CHECK) {
-				last_work = mono_ns();
+				last_work = smio_now_ns();
 				continue;
 			}
-			if (mono_ns() - last_work < DEVRUN_SPIN_NS)
+			if (smio_now_ns() - last_work < DEVRUN_SPIN_NS)
 				continue;
 			sleeping = true;
 			idle = DEVRUN_IDLE_MIN_NS;

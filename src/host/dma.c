@@ -24,6 +24,7 @@
 
 #include "fabric/iommu.h"
 #include "pci_priv.h"
+#include "util/log.h"
 
 #define IOVA_BASE   (1ull << 20)   /* bus address 0 stays invalid */
 #define IOVA_END    (1ull << IOMMU_IOVA_BITS)
@@ -296,8 +297,8 @@ void dma_free_coherent(struct pci_dev *pdev, size_t size, void *cpu, uint64_t bu
 	i = rec_find(p, bus, true);
 	if (i < 0 || p->recs[i].size != page_up(size) ||
 	    physmem_virt(host_of(pdev), p->recs[i].phys, p->recs[i].size) != cpu)
-		fprintf(stderr, "%s: dma_free_coherent of a buffer it does not own "
-			"(bus 0x%llx, %zu bytes): ignored\n", pdev->name,
+		smio_warn("%s: dma_free_coherent of a buffer it does not own "
+			"(bus 0x%llx, %zu bytes): ignored", pdev->name,
 			(unsigned long long)bus, size);
 	else
 		rec_undo(pdev, (unsigned)i);
@@ -349,8 +350,8 @@ void dma_unmap_single(struct pci_dev *pdev, uint64_t bus, size_t size)
 	fab_host_lock(host_of(pdev));
 	i = rec_find(p, page, false);
 	if (i < 0 || p->recs[i].size != page_up(bus + size) - page)
-		fprintf(stderr, "%s: dma_unmap_single of an unknown mapping (bus 0x%llx, "
-			"%zu bytes): ignored\n", pdev->name, (unsigned long long)bus, size);
+		smio_warn("%s: dma_unmap_single of an unknown mapping (bus 0x%llx, "
+			"%zu bytes): ignored", pdev->name, (unsigned long long)bus, size);
 	else
 		rec_undo(pdev, (unsigned)i);
 	fab_host_unlock(host_of(pdev));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "snv_priv.h"
+#include "util/smio_time.h"
 
 static int send_msg(struct snv_client *c, unsigned len, uint64_t deadline)
 {
@@ -18,7 +19,7 @@ static int send_msg(struct snv_client *c, unsigned len, uint64_t deadline)
 
 	for (;;) {
 		SCITriggerDataInterrupt(c->chan, c->msg, len, 0, &se);
-		if (se != SCI_ERR_BUSY || snv_now_ms() >= deadline)
+		if (se != SCI_ERR_BUSY || smio_now_ms() >= deadline)
 			return snv_errno(se);
 		snv_pause_ms(1);                      /* the manager's queue is full */
 	}
@@ -27,7 +28,7 @@ static int send_msg(struct snv_client *c, unsigned len, uint64_t deadline)
 int snv_rpc(struct snv_client *c, unsigned type, const void *body, unsigned blen,
 	    void *reply_body, unsigned rb_len, void *data, size_t data_cap, uint32_t *dw0)
 {
-	uint64_t deadline = snv_now_ms() + c->timeout_ms, seq = ++c->seq;
+	uint64_t deadline = smio_now_ms() + c->timeout_ms, seq = ++c->seq;
 	unsigned len = (unsigned)sizeof(struct snv_hdr) + blen;
 	size_t got = 0;
 	struct snv_hdr h;
@@ -46,7 +47,7 @@ int snv_rpc(struct snv_client *c, unsigned type, const void *body, unsigned blen
 	if (rc)
 		return rc;
 	for (;;) {
-		uint64_t now = snv_now_ms();
+		uint64_t now = smio_now_ms();
 		unsigned int rlen = sizeof(c->msg);
 		const uint8_t *rb = c->msg + sizeof(h);
 		sci_error_t se;
@@ -292,10 +293,10 @@ int snv_client_open(const struct snv_client_opts *o, struct snv_client **out, ch
 		goto fail;
 	}
 	/* The manager holds the device exclusively while it resets it: retry. */
-	deadline = snv_now_ms() + c->timeout_ms;
+	deadline = smio_now_ms() + c->timeout_ms;
 	for (;;) {
 		SCIBorrowDevice(c->sd, &c->dev, c->fdid, 0, &se);
-		if (se != SCI_ERR_BUSY || snv_now_ms() >= deadline)
+		if (se != SCI_ERR_BUSY || smio_now_ms() >= deadline)
 			break;
 		snv_pause_ms(5);
 	}

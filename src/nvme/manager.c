@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "snv_mgr.h"
+#include "util/smio_time.h"
 
 void snv_mlog(struct snv_manager *m, const char *fmt, ...)
 {
@@ -27,7 +28,7 @@ void snv_mlog(struct snv_manager *m, const char *fmt, ...)
 
 static int wait_csts(struct snv_manager *m, uint32_t mask, uint32_t want)
 {
-	uint64_t deadline = snv_now_ms() + m->to_ms;
+	uint64_t deadline = smio_now_ms() + m->to_ms;
 
 	for (;;) {
 		uint32_t csts = snv_rd32(m->bar, SNV_REG_CSTS);
@@ -36,7 +37,7 @@ static int wait_csts(struct snv_manager *m, uint32_t mask, uint32_t want)
 			return 0;
 		if (want && (csts & 2u))
 			return -EIO;                  /* CFS: controller fatal status */
-		if (snv_now_ms() >= deadline)
+		if (smio_now_ms() >= deadline)
 			return -ETIMEDOUT;
 		snv_pause_ms(1);
 	}
@@ -53,7 +54,7 @@ int snv_mgr_admin(struct snv_manager *m, struct nvme_sqe *cmd, uint32_t *dw0)
 	memcpy(&m->asq[m->asq_tail], cmd, sizeof(*cmd));
 	m->asq_tail = nvme_q_next(m->asq_tail, depth);
 	snv_wr32(m->bar, nvme_sq_tail_db(0, m->dstrd), m->asq_tail);
-	deadline = snv_now_ms() + 5000;
+	deadline = smio_now_ms() + 5000;
 	for (;;) {
 		struct nvme_cqe *e = &m->acq[m->acq_head];
 
@@ -72,7 +73,7 @@ int snv_mgr_admin(struct snv_manager *m, struct nvme_sqe *cmd, uint32_t *dw0)
 			sched_yield();
 			continue;
 		}
-		if (snv_now_ms() >= deadline)
+		if (smio_now_ms() >= deadline)
 			return -ETIMEDOUT;
 		if (snv_rd32(m->bar, SNV_REG_CSTS) & 2u)
 			return -EIO;
@@ -283,7 +284,7 @@ int snv_manager_start(const struct snv_manager_opts *o, struct snv_manager **out
 		goto fail;
 	}
 	m->have_chan = true;
-	m->next_hb = snv_now_ms() + m->o.heartbeat_ms;
+	m->next_hb = smio_now_ms() + m->o.heartbeat_ms;
 	snv_mlog(m, "manager of %#x: %u I/O queue pairs, MQES %u, channel %#x", o->fdid,
 		 m->nqueues, m->mqes, intno);
 	*out = m;
@@ -305,16 +306,16 @@ void snv_manager_get_stats(const struct snv_manager *m, struct snv_manager_stats
 
 int snv_manager_run(struct snv_manager *m, int timeout_ms)
 {
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : snv_now_ms() + (uint64_t)timeout_ms;
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : smio_now_ms() + (uint64_t)timeout_ms;
 
 	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t now = snv_now_ms(), wait;
+		uint64_t now = smio_now_ms(), wait;
 		unsigned int len = sizeof(m->in);
 		sci_error_t se;
 
 		if (now >= m->next_hb) {
 			snv_mgr_heartbeat(m);
-			now = snv_now_ms();
+			now = smio_now_ms();
 			m->next_hb = now + m->o.heartbeat_ms;
 		}
 		if (now >= deadline)

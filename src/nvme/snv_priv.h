@@ -40,7 +40,6 @@
 int snv_errno(sci_error_t e);
 void snv_seterr(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-uint64_t snv_now_ms(void);
 void snv_pause_ms(unsigned ms);
 uint64_t snv_random64(void);
 static inline uint32_t snv_rd32(volatile uint8_t *bar, unsigned off)

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include "snv_priv.h"
+#include "util/smio_time.h"
 
 int snv_errno(sci_error_t e)
 {
@@ -63,14 +63,6 @@ void snv_seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-uint64_t snv_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 void snv_pause_ms(unsigned ms)
 {
 	poll(NULL, 0, (int)ms);
@@ -81,11 +73,8 @@ uint64_t snv_random64(void)
 	uint64_t v = 0;
 
 	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
-		struct timespec ts;
-
 		/* Not expected on Linux >= 3.17; still never return a constant. */
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		v ^= (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_sec;
+		v ^= smio_now_ns() * 0x9e3779b97f4a7c15ull;
 	}
 	return v ? v : 1;
 }

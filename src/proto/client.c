@@ -12,7 +12,6 @@
  * short reads and short writes cannot stretch a timeout.
  */
 #include <errno.h>
-#include <limits.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,10 +20,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "smartio/proto.h"
+#include "util/smio_time.h"
 
 /*
  * smio_send has no timeout parameter. A peer whose socket buffer stays full
@@ -38,35 +37,6 @@
 #define CONNECT_WAIT_MIN_MS	1
 #define CONNECT_WAIT_MAX_MS	50
 
-/* ---- deadlines ---- */
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* timeout_ms < 0: no deadline (-1). */
-static int64_t deadline_from(int timeout_ms)
-{
-	return timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-}
-
-/* Milliseconds left for poll(): -1 forever, 0 when expired. */
-static int remaining_ms(int64_t deadline)
-{
-	int64_t left;
-
-	if (deadline < 0)
-		return -1;
-	left = deadline - now_ms();
-	if (left <= 0)
-		return 0;
-	return left > INT_MAX ? INT_MAX : (int)left;
-}
-
 /* Wait for events on sock; 0 when ready, -ETIMEDOUT, or -errno. */
 static int wait_fd(int sock, short events, int64_t deadline)
 {
@@ -74,7 +44,7 @@ static int wait_fd(int sock, short events, int64_t deadline)
 	int ret;
 
 	for (;;) {
-		ret = poll(&pfd, 1, remaining_ms(deadline));
+		ret = poll(&pfd, 1, smio_ms_left(deadline));
 		if (ret > 0)
 			return 0;	/* readable, or HUP/ERR: the I/O call reports it */
 		if (ret == 0)
@@ -82,7 +52,7 @@ static int wait_fd(int sock, short events, int64_t deadline)
 		if (errno != EINTR)
 			return -errno;
 		/* EINTR: the deadline is absolute, so retrying cannot stretch it. */
-		if (deadline >= 0 && remaining_ms(deadline) == 0)
+		if (smio_expired(deadline))
 			return -ETIMEDOUT;
 	}
 }
@@ -135,7 +105,7 @@ int smio_send(int sock, uint16_t type, uint32_t seq, int32_t status, uint32_t fl
 	struct iovec *iov = vec;
 	size_t cnt = len ? 2 : 1;
 	size_t left = sizeof(h) + len;
-	int64_t deadline = deadline_from(SEND_TIMEOUT_MS);
+	int64_t deadline = smio_deadline(SEND_TIMEOUT_MS);
 	bool fd_pending;
 	ssize_t n;
 	int ret;
@@ -298,7 +268,7 @@ static int rx_validate(const struct smio_hdr *h, const struct rx *rx, const void
 
 int smio_recv(int sock, struct smio_hdr *h, void *buf, uint32_t cap, int *fd, int timeout_ms)
 {
-	struct rx rx = { .sock = sock, .deadline = deadline_from(timeout_ms), .fd = -1 };
+	struct rx rx = { .sock = sock, .deadline = smio_deadline(timeout_ms), .fd = -1 };
 	int ret;
 
 	if (fd)
@@ -373,12 +343,12 @@ int smio_connect(const char *cluster_dir, uint32_t host, int timeout_ms)
 		return ret;
 
 	/* timeout_ms <= 0: a single attempt. */
-	deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	deadline = smio_deadline(timeout_ms > 0 ? timeout_ms : 0);
 	for (;;) {
 		ret = try_connect(&sa);
 		if (ret >= 0 || !connect_retryable(ret))
 			return ret;
-		left = remaining_ms(deadline);
+		left = smio_ms_left(deadline);
 		if (left == 0)
 			return ret;
 		/* poll() with no fds is an interruptible, bounded wait. */
@@ -403,7 +373,7 @@ static int call_wait(int sock, uint16_t type, uint32_t seq, void *rbuf, uint32_t
 	int stale, ret, rfd;
 
 	for (stale = 0; stale <= MAX_STALE_REPLIES; stale++) {
-		int left = remaining_ms(deadline);
+		int left = smio_ms_left(deadline);
 
 		ret = smio_recv(sock, &h, rbuf, rcap, &rfd, left);
 		/*
@@ -459,7 +429,7 @@ int smio_call(int sock, uint16_t type, const void *req, uint32_t reqlen,
 	ret = smio_send(sock, type, seq, 0, 0, req, reqlen, -1);
 	if (ret)
 		return ret;
-	return call_wait(sock, type, seq, rbuf, rcap, rlen, fd, deadline_from(timeout_ms));
+	return call_wait(sock, type, seq, rbuf, rcap, rlen, fd, smio_deadline(timeout_ms));
 }
 
 /* ---- cluster directory conventions ---- */

@@ -11,23 +11,15 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sisci_seg.h"
+#include "util/smio_time.h"
 
 #define CONNECT_WAIT_MIN 1                /* ms between connect attempts... */
 #define CONNECT_WAIT_MAX 32               /* ...doubling up to this */
 
 /* ---------- connections ---------- */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /*
  * The watcher of a connection with a callback. The callback may disconnect
@@ -165,7 +157,7 @@ void SCIConnectSegment(sci_desc_t sd, sci_remote_segment_t *segment, unsigned in
 	}
 	req.node_id = nodeId;
 	if (timeout != SCI_INFINITE_TIMEOUT)
-		deadline = now_ms() + timeout;
+		deadline = smio_now_ms() + timeout;
 
 	/*
 	 * The segment may not exist or be available yet: try again until the
@@ -183,7 +175,7 @@ void SCIConnectSegment(sci_desc_t sd, sci_remote_segment_t *segment, unsigned in
 			break;
 		if (!timeout)
 			break;              /* one attempt: say why it failed */
-		now = now_ms();
+		now = smio_now_ms();
 		if (timeout != SCI_INFINITE_TIMEOUT && now >= deadline) {
 			*error = SCI_ERR_TIMEOUT;
 			return;

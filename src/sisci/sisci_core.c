@@ -11,8 +11,19 @@
 #include <unistd.h>
 
 #include "sisci_priv.h"
+#include "util/log.h"
 
 struct sisci_lib sisci = { .host_index = -1 };
+
+/*
+ * The library runs inside other people's programs: its own diagnostics (this
+ * copy of the log module is private to it) say only errors, unless
+ * SMARTIO_LOG asks for more. Lines carry the program's name.
+ */
+__attribute__((constructor)) static void sisci_log_setup(void)
+{
+	smio_log_init(NULL, SMIO_LOG_ERROR);
+}
 
 static const struct {
 	sci_error_t code;
@@ -155,19 +166,20 @@ void SCIInitialize(unsigned int flags, sci_error_t *error)
 	}
 	/* This process belongs to host $SMARTIO_HOST of $SMARTIO_CLUSTER. */
 	if (smio_env_host(&sisci.host) || smio_cluster_dir(sisci.dir, sizeof(sisci.dir))) {
-		fprintf(stderr, "SISCI: set SMARTIO_HOST (or run under 'smartio exec --host N')\n");
+		smio_error("SISCI: set SMARTIO_HOST (or run under 'smartio exec --host N')");
 		*error = SCI_ERR_NOT_INITIALIZED;
 		return;
 	}
+	smio_log_set_host((int)sisci.host);
 	snprintf(path, sizeof(path), "%s/topology.yaml", sisci.dir);
 	if (topo_load_file(path, &sisci.topo, err, sizeof(err))) {
-		fprintf(stderr, "SISCI: no cluster in %s (%s)\n", sisci.dir, err);
+		smio_error("SISCI: no cluster in %s (%s)", sisci.dir, err);
 		*error = SCI_ERR_NOT_INITIALIZED;
 		return;
 	}
 	sisci.host_index = topo_host_index(sisci.topo, sisci.host);
 	if (sisci.host_index < 0) {
-		fprintf(stderr, "SISCI: the cluster in %s has no host %u\n", sisci.dir, sisci.host);
+		smio_error("SISCI: the cluster in %s has no host %u", sisci.dir, sisci.host);
 		topo_free(sisci.topo);
 		sisci.topo = NULL;
 		*error = SCI_ERR_NOT_INITIALIZED;

@@ -17,15 +17,14 @@
  * thread frees it when the callback returns).
  */
 #include <errno.h>
-#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sisci_seg.h"
+#include "util/smio_time.h"
 
 #define SLICE_MS 1000               /* a long wait checks the daemon this often */
 
@@ -64,14 +63,6 @@ static sci_error_t dma_errno(int rc)
 	case -EHOSTDOWN: return SCI_ERR_NODE_NOT_RESPONDING;
 	default: return sisci_errno(rc);
 	}
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void qfree(struct sci_dma_queue *q)
@@ -116,7 +107,7 @@ static sci_error_t collect(struct sci_dma_queue *q, int64_t deadline)
 	for (;;) {
 		struct pollfd p[2] = { { .fd = q->efd, .events = POLLIN },
 				       { .fd = q->cancel_fd, .events = POLLIN } };
-		int64_t left = deadline < 0 ? SLICE_MS : deadline - now_ms();
+		int left = deadline < 0 ? SLICE_MS : smio_ms_left(deadline);
 		int rc;
 
 		pthread_mutex_lock(&q->lock);
@@ -125,9 +116,7 @@ static sci_error_t collect(struct sci_dma_queue *q, int64_t deadline)
 			return SCI_ERR_OK;
 		}
 		pthread_mutex_unlock(&q->lock);
-		if (left < 0)
-			left = 0;
-		rc = poll(p, 2, (int)(left < SLICE_MS ? left : SLICE_MS));
+		rc = poll(p, 2, left < SLICE_MS ? left : SLICE_MS);
 		if (rc < 0 && errno != EINTR)
 			return SCI_ERR_SYSTEM;
 		if (rc > 0 && (p[0].revents & POLLIN)) {
@@ -155,7 +144,7 @@ static sci_error_t collect(struct sci_dma_queue *q, int64_t deadline)
 		}
 		if (rc > 0 && p[1].revents)
 			return SCI_ERR_CANCELLED;
-		if (deadline >= 0 && now_ms() >= deadline)
+		if (smio_expired(deadline))
 			return SCI_ERR_TIMEOUT;
 		if (rc == 0) {
 			struct smio_dma_state st;
@@ -439,7 +428,7 @@ sci_dma_queue_state_t SCIWaitForDMAQueue(sci_dma_queue_t dq, unsigned int timeou
 		*error = e;
 		return e == SCI_ERR_CANCELLED ? SCI_DMAQUEUE_ABORTED : SCI_DMAQUEUE_POSTED;
 	}
-	e = collect(dq, timeout == SCI_INFINITE_TIMEOUT ? -1 : now_ms() + timeout);
+	e = collect(dq, smio_deadline(timeout == SCI_INFINITE_TIMEOUT ? -1 : (int64_t)timeout));
 	pthread_mutex_lock(&dq->lock);
 	s = e ? (dq->posted ? SCI_DMAQUEUE_POSTED : dq->state) : dq->state;
 	if (!e)

@@ -26,10 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sisci_priv.h"
+#include "util/smio_time.h"
 
 /* A local interrupt of either kind. */
 struct lintr {
@@ -98,31 +98,10 @@ static sci_error_t intr_errno(int rc)
 	}
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Absolute deadline for a SISCI timeout; -1: none. */
 static int64_t deadline_of(unsigned int timeout)
 {
-	return timeout == SCI_INFINITE_TIMEOUT ? -1 : now_ms() + timeout;
-}
-
-/* poll()'s timeout until deadline (-1 forever; long waits are cut in turns). */
-static int poll_ms(int64_t deadline)
-{
-	int64_t left;
-
-	if (deadline < 0)
-		return -1;
-	left = deadline - now_ms();
-	if (left < 0)
-		return 0;
-	return left > INT_MAX ? INT_MAX : (int)left;
+	return smio_deadline(timeout == SCI_INFINITE_TIMEOUT ? -1 : (int64_t)timeout);
 }
 
 /*
@@ -136,7 +115,7 @@ static sci_error_t wait_efd(struct lintr *l, int64_t deadline, uint64_t *count)
 	for (;;) {
 		struct pollfd p[2] = { { .fd = l->efd, .events = POLLIN },
 				       { .fd = l->cancel_fd, .events = POLLIN } };
-		int rc = poll(p, 2, poll_ms(deadline));
+		int rc = poll(p, 2, smio_ms_left(deadline));
 		ssize_t n;
 
 		if (rc < 0 && errno != EINTR)
@@ -153,7 +132,7 @@ static sci_error_t wait_efd(struct lintr *l, int64_t deadline, uint64_t *count)
 			if (n >= 0 || (errno != EAGAIN && errno != EINTR))
 				return SCI_ERR_SYSTEM;
 		}
-		if (deadline >= 0 && now_ms() >= deadline)
+		if (smio_expired(deadline))
 			return SCI_ERR_TIMEOUT;
 	}
 }
@@ -419,10 +398,10 @@ static sci_error_t rintr_connect(struct rintr *r, sci_desc_t sd, bool data, unsi
 	deadline = deadline_of(timeout);
 	for (;;) {
 		rc = sisci_call(sd, SMIO_INTR_CONNECT, &m, sizeof(m), &o, sizeof(o), &rlen, NULL);
-		if (rc != -ENOENT || !poll_ms(deadline))
+		if (rc != -ENOENT || !smio_ms_left(deadline))
 			break;
 		/* Short, growing pauses: 1 ms .. 50 ms, never past the deadline. */
-		poll(NULL, 0, deadline < 0 || poll_ms(deadline) > delay ? delay : poll_ms(deadline));
+		poll(NULL, 0, deadline < 0 || smio_ms_left(deadline) > delay ? delay : smio_ms_left(deadline));
 		delay = delay < 50 ? 2 * delay : 50;
 	}
 	if (!rc && rlen != sizeof(o))

@@ -26,6 +26,8 @@
 #include <sisci_api.h>
 #include <smartio/nvme.h>
 
+#include "util/smio_time.h"
+
 #define SFIO_MAX_XFER   (128u * 1024)   /* the controller's MDTS */
 #define SFIO_STALL_MS   30000u          /* getevents without a deadline gives up after this */
 
@@ -372,14 +374,6 @@ static enum fio_q_status sfio_queue(struct thread_data *td, struct io_u *io_u)
 	return FIO_Q_QUEUED;
 }
 
-static uint64_t mono_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-
 /* Poll the CQ until at least min completions (max at most), or the timeout. */
 static int sfio_getevents(struct thread_data *td, unsigned int min, unsigned int max,
 			  const struct timespec *t)
@@ -415,8 +409,8 @@ static int sfio_getevents(struct thread_data *td, unsigned int min, unsigned int
 			continue;
 		sched_yield();
 		if (!start)
-			start = mono_ms();
-		else if (mono_ms() - start >= limit) {
+			start = smio_now_ms();
+		else if (smio_now_ms() - start >= limit) {
 			if (t)
 				return (int)got;
 			log_err("smartio-fio: no completion for %u ms (%u in flight); "

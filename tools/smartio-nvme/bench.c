@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "snvtool.h"
+#include "util/json_out.h"
+#include "util/smio_time.h"
 
 #define MAX_SAMPLES  (4u << 20)                /* latency samples kept (32 MiB) */
 #define STALL_NS     (10ull * 1000000000ull)
@@ -50,6 +52,46 @@ static double pct(const uint64_t *s, size_t n, double p)
 	return (double)s[i < n ? i : n - 1] / 1000.0;
 }
 
+/* What --json prints (docs/cli.md): the run, then latencies in microseconds. */
+struct bench_out {
+	const char *rw;
+	uint64_t bs, qd, ios, errors;
+	unsigned nsid, qpair;
+	double seconds, iops, mib_s;
+	double lat[6];                         /* avg, min, p50, p99, p99.9, max */
+};
+
+static int print_json(const struct bench_out *b)
+{
+	static const char *const lat_keys[6] = { "avg", "min", "p50", "p99", "p99_9", "max" };
+	struct json_object *o = json_object_new_object(), *lat = json_object_new_object();
+	int rc = -ENOMEM;
+
+	if (!o || !lat)
+		goto out;
+	for (unsigned i = 0; i < 6; i++)
+		if (smio_json_add_double(lat, lat_keys[i], b->lat[i], "%.3f"))
+			goto out;
+	if (smio_json_add_str(o, "rw", b->rw) || smio_json_add_uint(o, "bs", b->bs) ||
+	    smio_json_add_uint(o, "qd", b->qd) || smio_json_add_uint(o, "nsid", b->nsid) ||
+	    smio_json_add_uint(o, "qpair", b->qpair) || smio_json_add_uint(o, "ios", b->ios) ||
+	    smio_json_add_uint(o, "errors", b->errors) ||
+	    smio_json_add_double(o, "seconds", b->seconds, "%.3f") ||
+	    smio_json_add_double(o, "iops", b->iops, "%.1f") ||
+	    smio_json_add_double(o, "mib_s", b->mib_s, "%.2f"))
+		goto out;
+	rc = smio_json_add(o, "lat_us", lat);
+	lat = NULL;                            /* o holds it, or it was released */
+	if (!rc)
+		rc = smio_json_print(stdout, o);
+out:
+	if (rc)
+		fprintf(stderr, "smartio-nvme bench: printing the result: %s\n", strerror(-rc));
+	json_object_put(lat);
+	json_object_put(o);
+	return rc;
+}
+
 static int place_arg(const char *s, enum snv_place *p)
 {
 	static const char *names[] = { "default", "device", "host", "cmb" };
@@ -80,7 +122,7 @@ int cmd_bench(int argc, char **argv)
 	uint64_t nsamp = 0, done = 0, sub = 0, errors = 0, next_blk = 0, rng;
 	uint64_t t0, t_end, last_cpl, next_bar, sum = 0, minl = UINT64_MAX, maxl = 0;
 	double secs = 2.0;
-	bool json = false, progress = true, wr, rnd;
+	bool json = false, progress = true, printed = true, wr, rnd;
 	struct snv_client *c = NULL;
 	struct snv_qpair *q = NULL;
 	struct snv_buf *buf = NULL;
@@ -162,8 +204,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	memset(snv_buf_vaddr(buf), 0xa5, (size_t)(bs * qd));
 	progress = progress && isatty(2) && secs >= 2 && !json;
-	rng = tool_now_ns() | 1;
-	t0 = tool_now_ns();
+	rng = smio_now_ns() | 1;
+	t0 = smio_now_ns();
 	t_end = t0 + (uint64_t)(secs * 1e9);
 	last_cpl = next_bar = t0;
 	for (;;) {
@@ -184,7 +226,7 @@ int cmd_bench(int argc, char **argv)
 				blk = next_blk;
 				next_blk = (next_blk + bpc) % range;
 			}
-			t_sub[slot] = tool_now_ns();
+			t_sub[slot] = smio_now_ns();
 			rc = snv_submit_rw(q, wr, nsid, blk, bpc, buf, (size_t)slot * bs,
 					   (void *)(uintptr_t)slot);
 			if (rc) {
@@ -194,7 +236,7 @@ int cmd_bench(int argc, char **argv)
 			sub++;
 		}
 		n = snv_poll(q, cpl, 32);
-		now = tool_now_ns();
+		now = smio_now_ns();
 		for (int i = 0; i < n; i++) {
 			unsigned slot = (unsigned)(uintptr_t)cpl[i].cookie;
 			uint64_t l = now - t_sub[slot];
@@ -235,21 +277,21 @@ int cmd_bench(int argc, char **argv)
 	if (progress)
 		fprintf(stderr, "\r%*s\r", 60, "");
 	{
-		double s = (double)(tool_now_ns() - t0) / 1e9, iops = (double)done / s;
+		double s = (double)(smio_now_ns() - t0) / 1e9, iops = (double)done / s;
 		double mibs = iops * (double)bs / 1048576.0;
 		double avg = done ? (double)sum / (double)done / 1000.0 : 0;
 
 		qsort(lat, nsamp, sizeof(*lat), cmp_u64);
-		if (json)
-			printf("{\"rw\":\"%s\",\"bs\":%llu,\"qd\":%llu,\"nsid\":%u,\"qpair\":%u,"
-			       "\"ios\":%llu,\"errors\":%llu,\"seconds\":%.3f,\"iops\":%.1f,"
-			       "\"mib_s\":%.2f,\"lat_us\":{\"avg\":%.3f,\"min\":%.3f,\"p50\":%.3f,"
-			       "\"p99\":%.3f,\"p99_9\":%.3f,\"max\":%.3f}}\n", rw,
-			       (unsigned long long)bs, (unsigned long long)qd, nsid, snv_qpair_id(q),
-			       (unsigned long long)done, (unsigned long long)errors, s, iops, mibs,
-			       avg, done ? (double)minl / 1000.0 : 0, pct(lat, nsamp, 50),
-			       pct(lat, nsamp, 99), pct(lat, nsamp, 99.9), (double)maxl / 1000.0);
-		else
+		if (json) {
+			struct bench_out b = { .rw = rw, .bs = bs, .qd = qd, .ios = done,
+				.errors = errors, .nsid = nsid, .qpair = snv_qpair_id(q),
+				.seconds = s, .iops = iops, .mib_s = mibs,
+				.lat = { avg, done ? (double)minl / 1000.0 : 0, pct(lat, nsamp, 50),
+					 pct(lat, nsamp, 99), pct(lat, nsamp, 99.9),
+					 (double)maxl / 1000.0 } };
+
+			printed = !print_json(&b);
+		} else {
 			printf("%s bs=%llu qd=%llu nsid=%u qpair=%u: %llu I/Os in %.2f s\n"
 			       "  IOPS %.0f, %.1f MiB/s, errors %llu\n"
 			       "  latency us: avg %.2f min %.2f p50 %.2f p99 %.2f p99.9 %.2f max %.2f\n",
@@ -258,6 +300,7 @@ int cmd_bench(int argc, char **argv)
 			       (unsigned long long)errors, avg, done ? (double)minl / 1000.0 : 0,
 			       pct(lat, nsamp, 50), pct(lat, nsamp, 99), pct(lat, nsamp, 99.9),
 			       (double)maxl / 1000.0);
+		}
 	}
 	if (errors)
 		fprintf(stderr, "smartio-nvme bench: %llu commands failed, the first with NVMe status "
@@ -265,7 +308,7 @@ int cmd_bench(int argc, char **argv)
 	free(lat);
 	free(t_sub);
 	snv_client_close(c);
-	return errors ? 1 : 0;
+	return errors || !printed ? 1 : 0;
 fail:
 	free(lat);
 	free(t_sub);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "snvtool.h"
+#include "util/smio_time.h"
 
 #define STALL_NS   (10ull * 1000000000ull)    /* no completion for this long: give up */
 
@@ -50,8 +51,8 @@ static int reap(struct snv_qpair *q, struct snv_cpl *cpl)
 			continue;
 		}
 		if (!start)
-			start = tool_now_ns();
-		else if (tool_now_ns() - start > STALL_NS)
+			start = smio_now_ns();
+		else if (smio_now_ns() - start > STALL_NS)
 			return -ETIMEDOUT;
 		nanosleep(&nap, NULL);
 	}
@@ -301,7 +302,7 @@ int cmd_dd(int argc, char **argv)
 		fprintf(stderr, "smartio-nvme dd: buffer: %s\n", strerror(-rc));
 		goto out;
 	}
-	t0 = tool_now_ns();
+	t0 = smio_now_ns();
 	if (!strcmp(mode, "write") || !strcmp(mode, "verify"))
 		rc = dd_pass(&j, true);
 	if (!rc && (!strcmp(mode, "read") || !strcmp(mode, "verify"))) {
@@ -310,7 +311,7 @@ int cmd_dd(int argc, char **argv)
 		rc = dd_pass(&j, false);
 	}
 	if (!rc) {
-		double s = (double)(tool_now_ns() - t0) / 1e9;
+		double s = (double)(smio_now_ns() - t0) / 1e9;
 
 		printf("%s %llu blocks of %u bytes at LBA %llu in %.3f s (qpair %u)%s\n", mode,
 		       (unsigned long long)j.count, j.lba_size, (unsigned long long)j.slba, s,

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <nvme/types.h>
@@ -30,14 +29,6 @@ static void usage(FILE *f)
 		"  dd         read, write or verify blocks\n"
 		"  bench      measure IOPS, bandwidth and latency percentiles\n\n"
 		"`smartio-nvme COMMAND --help` shows a command's options.\n");
-}
-
-uint64_t tool_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 const char *tool_qp_hint(int rc, enum snv_place cq)

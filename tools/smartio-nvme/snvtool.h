@@ -21,7 +21,6 @@ int tool_common_opt(struct tool_common *tc, int opt, const char *arg);
 int tool_resolve(struct tool_common *tc);
 int tool_open(struct tool_common *tc, struct snv_client **c);
 int tool_parse_size(const char *s, uint64_t *out);
-uint64_t tool_now_ns(void);
 /* Why snv_qpair_create failed, in words ("" if nothing to add). */
 const char *tool_qp_hint(int rc, enum snv_place cq);
 

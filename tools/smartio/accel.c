@@ -192,22 +192,46 @@ static int do_list(struct conn *c)
 
 /* ---------- bench ---------- */
 
+static int bench_json(struct json_object *arr, uint64_t sz, int dir, uint64_t rep, double gbs,
+		      double us)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	if (smio_json_add_uint(o, "size", sz) ||
+	    smio_json_add_str(o, "direction", dir ? "dev_to_ram" : "ram_to_dev") ||
+	    smio_json_add_uint(o, "repeat", rep) || smio_json_add_double(o, "gbps", gbs, "%.3f") ||
+	    smio_json_add_double(o, "us_per_op", us, "%.2f")) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return smio_json_push(arr, o);
+}
+
+/* JSON: nothing is printed unless every size was measured. */
 static int do_bench(struct conn *c, uint16_t bdf, bool json)
 {
 	static const uint64_t sizes[] = { 4096, 16384, 65536, 262144, 1 << 20, 4 << 20,
 					  16 << 20 };
 	struct smio_accel_op q = { .bdf = bdf, .kind = SMIO_ACCEL_INFO };
 	struct smio_accel_result info, r;
-	bool first = true;
+	struct json_object *root = NULL, *res = NULL;
+	char b[16];
 	int rc = accel_call(c, &q, CLI_TIMEOUT_MS, &info);
 
 	if (rc)
 		return rc;
-	if (json)
-		printf("{\"host\":%u,\"dev\":\"%02x:%02x.%x\",\"results\":[", c->host, bdf >> 8,
-		       (bdf >> 3) & 0x1f, bdf & 7);
-	else
+	bdf_str(b, sizeof(b), bdf);
+	if (json) {
+		root = json_object_new_object();
+		res = json_object_new_array();
+		if (!root || !res || smio_json_add_uint(root, "host", c->host) ||
+		    smio_json_add_str(root, "dev", b))
+			goto oom;
+	} else {
 		printf("%-9s %-12s %10s %10s\n", "size", "direction", "GB/s", "us/op");
+	}
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		uint64_t sz = sizes[i];
 		/* Enough repeats to amortise the request round trip and device wake-up. */
@@ -235,24 +259,74 @@ static int do_bench(struct conn *c, uint16_t bdf, bool json)
 			}
 			gbs = (double)sz * (double)r.iters_done / (double)r.elapsed_ns;
 			us = (double)r.elapsed_ns / (double)r.iters_done / 1000.0;
-			if (json)
-				printf("%s{\"size\":%" PRIu64 ",\"direction\":\"%s\",\"repeat\":%"
-				       PRIu64 ",\"gbps\":%.3f,\"us_per_op\":%.2f}", first ? "" : ",",
-				       sz, dir ? "dev_to_ram" : "ram_to_dev", r.iters_done, gbs, us);
-			else
+			if (json) {
+				if (bench_json(res, sz, dir, r.iters_done, gbs, us))
+					goto oom;
+			} else {
 				printf("%-9" PRIu64 " %-12s %10.3f %10.2f\n", sz,
 				       dir ? "dev->RAM" : "RAM->dev", gbs, us);
-			first = false;
+			}
 		}
 	}
 	rc = 0;
+	if (json) {
+		rc = smio_json_add(root, "results", res);
+		res = NULL;                     /* root holds it, or it was released */
+		if (rc)
+			goto oom;
+		rc = cli_json_print(root) ? 1 : 0;
+	}
+	goto out;
+oom:
+	cli_err("bench: out of memory");
+	rc = 1;
 out:
-	if (json)
-		printf("]}\n");
+	json_object_put(res);
+	json_object_put(root);
 	return rc;
 }
 
 /* ---------- the one-shot ops ---------- */
+
+/* The one object of info, pingpong, copy, fill and checksum; 0 or -errno (said). */
+static int op_json(const struct conn *c, const char *b, enum sub s, const struct opts *o,
+		   const struct smio_accel_result *r)
+{
+	struct json_object *j = json_object_new_object();
+	char bar[24];
+	int rc = -ENOMEM;
+
+	snprintf(bar, sizeof(bar), "0x%" PRIx64, r->bus);
+	if (!j || smio_json_add_uint(j, "host", c->host) || smio_json_add_str(j, "dev", b))
+		goto out;
+	if (s == S_INFO) {
+		if (smio_json_add_uint(j, "memory", r->result) || smio_json_add_str(j, "bar2", bar))
+			goto out;
+	} else if (s == S_PINGPONG) {
+		if (smio_json_add_str(j, "peer", o->peer) ||
+		    smio_json_add_str(j, "status", code_str(r->status)) ||
+		    smio_json_add_uint(j, "iters", r->iters_done) ||
+		    smio_json_add_uint(j, "elapsed_ns", r->elapsed_ns) ||
+		    smio_json_add_uint(j, "avg_rtt_ns", r->avg_ns) ||
+		    smio_json_add_uint(j, "one_way_ns", r->avg_ns / 2))
+			goto out;
+	} else if (smio_json_add_str(j, "op", sub_names[s]) ||
+		   smio_json_add_str(j, "status", code_str(r->status)) ||
+		   smio_json_add_uint(j, "status_word", r->status) ||
+		   smio_json_add_uint(j, "result", r->result) ||
+		   smio_json_add_uint(j, "repeat", r->iters_done) ||
+		   smio_json_add_uint(j, "elapsed_ns", r->elapsed_ns)) {
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc)
+		cli_err("%s: out of memory", sub_names[s]);
+	else
+		rc = cli_json_print(j);
+	json_object_put(j);
+	return rc;
+}
 
 static int do_op(struct conn *c, enum sub s, uint16_t bdf, const struct opts *o)
 {
@@ -293,31 +367,20 @@ static int do_op(struct conn *c, enum sub s, uint16_t bdf, const struct opts *o)
 		return rc;
 	if (s == S_INFO) {
 		if (o->json)
-			printf("{\"host\":%u,\"dev\":\"%s\",\"memory\":%" PRIu64 ",\"bar2\":\"0x%"
-			       PRIx64 "\"}\n", c->host, b, r.result, r.bus);
-		else
-			printf("host %u accel %s: memory %" PRIu64 " bytes (%" PRIu64
-			       " MiB), BAR2 at bus address 0x%" PRIx64 "\n", c->host, b, r.result,
-			       r.result >> 20, r.bus);
+			return op_json(c, b, s, o, &r) ? 1 : 0;
+		printf("host %u accel %s: memory %" PRIu64 " bytes (%" PRIu64
+		       " MiB), BAR2 at bus address 0x%" PRIx64 "\n", c->host, b, r.result,
+		       r.result >> 20, r.bus);
 		return 0;
 	}
-	if (s == S_PINGPONG) {
-		if (o->json)
-			printf("{\"host\":%u,\"dev\":\"%s\",\"peer\":\"%s\",\"status\":\"%s\","
-			       "\"iters\":%" PRIu64 ",\"elapsed_ns\":%" PRIu64 ",\"avg_rtt_ns\":%"
-			       PRIu64 ",\"one_way_ns\":%" PRIu64 "}\n", c->host, b, o->peer,
-			       code_str(r.status), r.iters_done, r.elapsed_ns, r.avg_ns,
-			       r.avg_ns / 2);
-		else
-			printf("ping-pong %s <-> %s: %" PRIu64 " iterations in %" PRIu64
-			       " ns: round trip %" PRIu64 " ns average, one-way ~%" PRIu64
-			       " ns (%s)\n", b, o->peer, r.iters_done, r.elapsed_ns, r.avg_ns,
-			       r.avg_ns / 2, code_str(r.status));
-	} else if (o->json) {
-		printf("{\"host\":%u,\"dev\":\"%s\",\"op\":\"%s\",\"status\":\"%s\","
-		       "\"status_word\":%u,\"result\":%" PRIu64 ",\"repeat\":%" PRIu64
-		       ",\"elapsed_ns\":%" PRIu64 "}\n", c->host, b, sub_names[s],
-		       code_str(r.status), r.status, r.result, r.iters_done, r.elapsed_ns);
+	if (o->json) {
+		if (op_json(c, b, s, o, &r))
+			return 1;
+	} else if (s == S_PINGPONG) {
+		printf("ping-pong %s <-> %s: %" PRIu64 " iterations in %" PRIu64
+		       " ns: round trip %" PRIu64 " ns average, one-way ~%" PRIu64
+		       " ns (%s)\n", b, o->peer, r.iters_done, r.elapsed_ns, r.avg_ns,
+		       r.avg_ns / 2, code_str(r.status));
 	} else if (s == S_CHECKSUM && !(r.status & 0xff)) {
 		printf("crc32c 0x%08" PRIx64 "\n", r.result);
 	} else {

@@ -10,6 +10,7 @@
 
 #include "smartio/proto.h"
 #include "smartio/topology.h"
+#include "util/json_out.h"
 
 #define CLI_TIMEOUT_MS 5000
 
@@ -36,8 +37,8 @@ int cli_open_host(const char *host_opt, const char *dir_opt, uint32_t role, uint
 int cli_host_arg(const char *opt, uint32_t *host);
 int cli_parse_u64(const char *s, uint64_t *v);       /* decimal, 0x hex, or K/M/G sizes */
 int cli_parse_bdf(const char *s, uint16_t *bdf);     /* "BB:DD.F" or "DDDD:BB:DD.F" */
-/* A JSON string literal of s on stdout, escaped. */
-void cli_json_str(const char *s);
+/* o and a newline on stdout (compact, util/json_out.h); 0, or -errno said with cli_err. */
+int cli_json_print(struct json_object *o);
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Error text of a daemon reply or transport status, with a hint. */
 const char *cli_strerror(int rc);

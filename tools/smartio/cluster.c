@@ -11,21 +11,13 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/smio_time.h"
 
 #define UP_TIMEOUT_MS(n)  (20000 + 200 * (int)(n))
 #define DOWN_TIMEOUT_MS   5000
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* smartiod lives beside us when installed, in ../../src/daemon in a build tree. */
 static int find_daemon(char *buf, size_t len)
@@ -268,7 +260,7 @@ static int cluster_up(int argc, char **argv)
 	int *rfd = NULL, rc, c, status = 1;
 	uint32_t ready = 0;
 	bool tty = isatty(2);
-	double t0 = now_s();
+	double t0 = smio_now_s();
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -346,7 +338,7 @@ static int cluster_up(int argc, char **argv)
 	while (ready < t->nhosts) {
 		struct pollfd pfd[TOPO_MAX_HOSTS];
 		uint32_t map[TOPO_MAX_HOSTS], n = 0;
-		int left = UP_TIMEOUT_MS(t->nhosts) - (int)((now_s() - t0) * 1000);
+		int left = UP_TIMEOUT_MS(t->nhosts) - (int)((smio_now_s() - t0) * 1000);
 
 		for (uint32_t i = 0; i < t->nhosts; i++)
 			if (rfd[i] >= 0) {
@@ -379,7 +371,7 @@ static int cluster_up(int argc, char **argv)
 	if (tty)
 		fputc('\n', stderr);
 	printf("cluster '%s' up in %s: %u hosts in %.2f s\n", t->name, dir, t->nhosts,
-	       now_s() - t0);
+	       smio_now_s() - t0);
 	status = 0;
 	goto out;
 fail:
@@ -444,63 +436,111 @@ static int cluster_down(const char *dir)
 	return status;
 }
 
+/* What cluster status shows of one host. */
+struct host_probe {
+	pid_t pid;
+	const char *state;           /* up, dead (a pid file but no answer), down */
+	struct smio_status st;       /* zero unless up */
+};
+
+static void probe_host(const char *dir, const struct topo_host *h, struct host_probe *p)
+{
+	uint32_t rlen = 0;
+	int fd = -1;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = read_pid(dir, h->id);
+	p->state = "down";
+	if (p->pid && kill(p->pid, 0) == 0 && is_smartiod(p->pid))
+		fd = cli_connect(dir, h->id, SMIO_ROLE_ADMIN);
+	if (fd >= 0 && smio_call(fd, SMIO_STATUS, NULL, 0, &p->st, sizeof(p->st), &rlen, NULL,
+				 CLI_TIMEOUT_MS) == 0 && rlen == sizeof(p->st))
+		p->state = "up";
+	else if (p->pid)
+		p->state = "dead";
+	if (fd >= 0)
+		close(fd);
+	if (strcmp(p->state, "up"))
+		memset(&p->st, 0, sizeof(p->st));
+}
+
+static int host_json(struct json_object *hosts, const struct topo_host *h,
+		     const struct host_probe *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	if (smio_json_add_uint(o, "host", h->id) || smio_json_add_str(o, "name", h->name) ||
+	    smio_json_add_uint(o, "node_id", h->node_id) ||
+	    smio_json_add_int(o, "pid", (int)p->pid) ||
+	    smio_json_add_str(o, "state", p->state) ||
+	    smio_json_add_double(o, "uptime_s", (double)p->st.uptime_ns / 1e9, "%.3f") ||
+	    smio_json_add_uint(o, "functions", p->st.nfuncs) ||
+	    smio_json_add_uint(o, "ntbs", p->st.nntbs) || smio_json_add_bool(o, "iommu", h->iommu) ||
+	    smio_json_add_uint(o, "route_hits", p->st.route_hits) ||
+	    smio_json_add_uint(o, "route_misses", p->st.route_misses)) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return smio_json_push(hosts, o);
+}
+
 static int cluster_status(const char *dir, bool json)
 {
+	struct json_object *root = NULL, *hosts = NULL;
 	struct topo *t;
 	uint32_t up = 0;
-	bool all;
+	int rc = 0;
 
 	if (cli_cluster_topo(dir, &t))
 		return 1;
 	if (json) {
-		fputs("{\"cluster\":", stdout);
-		cli_json_str(t->name);
-		fputs(",\"dir\":", stdout);
-		cli_json_str(dir);
-		fputs(",\"hosts\":[", stdout);
+		root = json_object_new_object();
+		hosts = json_object_new_array();
+		if (!root || !hosts || smio_json_add_str(root, "cluster", t->name) ||
+		    smio_json_add_str(root, "dir", dir))
+			rc = -ENOMEM;
 	} else {
 		printf("%-5s %-16s %-5s %-8s %-6s %10s %6s %5s %6s\n", "HOST", "NAME", "NODE",
 		       "PID", "STATE", "UPTIME", "FUNCS", "NTBS", "IOMMU");
 	}
-	for (uint32_t i = 0; i < t->nhosts; i++) {
+	for (uint32_t i = 0; i < t->nhosts && !rc; i++) {
 		const struct topo_host *h = &t->hosts[i];
-		pid_t pid = read_pid(dir, h->id);
-		struct smio_status st = { 0 };
-		const char *state = "down";
-		uint32_t rlen = 0;
-		int fd = -1;
+		struct host_probe p;
 
-		if (pid && kill(pid, 0) == 0 && is_smartiod(pid))
-			fd = cli_connect(dir, h->id, SMIO_ROLE_ADMIN);
-		if (fd >= 0 && smio_call(fd, SMIO_STATUS, NULL, 0, &st, sizeof(st), &rlen, NULL,
-					 CLI_TIMEOUT_MS) == 0 && rlen == sizeof(st)) {
-			state = "up";
-			up++;
-		} else if (pid) {
-			state = "dead";
-		}
-		if (fd >= 0)
-			close(fd);
+		probe_host(dir, h, &p);
+		up += !strcmp(p.state, "up");
 		if (json)
-			printf("%s{\"host\":%u,\"name\":\"%s\",\"node_id\":%u,\"pid\":%d,"
-			       "\"state\":\"%s\",\"uptime_s\":%.3f,\"functions\":%u,\"ntbs\":%u,"
-			       "\"iommu\":%s,\"route_hits\":%llu,\"route_misses\":%llu}",
-			       i ? "," : "", h->id, h->name, h->node_id, (int)pid, state,
-			       (double)st.uptime_ns / 1e9, st.nfuncs, st.nntbs,
-			       h->iommu ? "true" : "false", (unsigned long long)st.route_hits,
-			       (unsigned long long)st.route_misses);
+			rc = host_json(hosts, h, &p);
 		else
 			printf("%-5u %-16s %-5u %-8d %-6s %9.1fs %6u %5u %6s\n", h->id, h->name,
-			       h->node_id, (int)pid, state, (double)st.uptime_ns / 1e9, st.nfuncs,
-			       st.nntbs, h->iommu ? "on" : "off");
+			       h->node_id, (int)p.pid, p.state, (double)p.st.uptime_ns / 1e9,
+			       p.st.nfuncs, p.st.nntbs, h->iommu ? "on" : "off");
 	}
-	if (json)
-		printf("],\"up\":%u,\"total\":%u}\n", up, t->nhosts);
-	else
+	if (json) {
+		if (!rc) {
+			rc = smio_json_add(root, "hosts", hosts);
+			hosts = NULL;           /* root holds it, or it was released */
+		}
+		if (!rc && (smio_json_add_uint(root, "up", up) ||
+			    smio_json_add_uint(root, "total", t->nhosts)))
+			rc = -ENOMEM;
+		if (!rc)
+			rc = cli_json_print(root);
+		else
+			cli_err("cluster status: %s", strerror(-rc));
+		json_object_put(hosts);
+		json_object_put(root);
+	} else {
 		printf("%u of %u hosts up\n", up, t->nhosts);
-	all = up == t->nhosts;
+	}
+	if (!rc)
+		rc = up == t->nhosts ? 0 : 3;
+	else
+		rc = 1;
 	topo_free(t);
-	return all ? 0 : 3;
+	return rc;
 }
 
 static void cluster_usage(FILE *f)

@@ -66,6 +66,43 @@ static void bdf_str(char *buf, size_t len, uint16_t bdf)
 	snprintf(buf, len, "%02x:%02x.%x", bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
 }
 
+static int device_json(struct json_object *arr, const struct smio_lend_entry *e)
+{
+	struct json_object *o = json_object_new_object();
+	char b[16], cls[8];
+
+	if (!o)
+		return -ENOMEM;
+	bdf_str(b, sizeof(b), e->bdf);
+	snprintf(cls, sizeof(cls), "%06x", e->class & 0xffffffu);
+	if (smio_json_add_uint(o, "fdid", e->fdid) || smio_json_add_uint(o, "lender", e->lender) ||
+	    smio_json_add_str(o, "bdf", b) || smio_json_add_str(o, "name", e->name) ||
+	    smio_json_add_str(o, "class", cls) ||
+	    smio_json_add_str(o, "state", state_names[e->state]) ||
+	    smio_json_add_int(o, "borrower", e->state == SMIO_LEND_LENT ? (int64_t)e->borrower
+									: -1)) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return smio_json_push(arr, o);
+}
+
+/* The pool as a JSON array; 0 or -errno (said). */
+static int devices_json(const struct smio_lend_pool *p)
+{
+	struct json_object *arr = json_object_new_array();
+	int rc = arr ? 0 : -ENOMEM;
+
+	for (uint32_t i = 0; i < p->n && !rc; i++)
+		rc = device_json(arr, &p->e[i]);
+	if (rc)
+		cli_err("devices: out of memory");
+	else
+		rc = cli_json_print(arr);
+	json_object_put(arr);
+	return rc;
+}
+
 static int do_devices(const char *host_opt, const char *dir_opt, bool json)
 {
 	struct smio_lend_pool *p = malloc(SMIO_MAX_PAYLOAD);
@@ -89,11 +126,13 @@ static int do_devices(const char *host_opt, const char *dir_opt, bool json)
 		free(p);
 		return rc;
 	}
-	if (!json)
-		printf("%-10s %-6s %-8s %-10s %-8s %-10s %s\n", "FDID", "LENDER", "BDF", "NAME",
-		       "CLASS", "STATE", "BORROWER");
-	else
-		printf("[");
+	if (json) {
+		rc = devices_json(p);
+		free(p);
+		return rc;
+	}
+	printf("%-10s %-6s %-8s %-10s %-8s %-10s %s\n", "FDID", "LENDER", "BDF", "NAME",
+	       "CLASS", "STATE", "BORROWER");
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct smio_lend_entry *e = &p->e[i];
 		char b[16], who[16] = "-";
@@ -103,21 +142,10 @@ static int do_devices(const char *host_opt, const char *dir_opt, bool json)
 			snprintf(who, sizeof(who), "host %u", e->borrower);
 		else if (e->state == SMIO_LEND_SISCI)
 			snprintf(who, sizeof(who), "%u sisci", e->sisci_borrows);
-		if (json) {
-			printf("%s{\"fdid\":%u,\"lender\":%u,\"bdf\":\"%s\",\"name\":", i ? "," : "",
-			       e->fdid, e->lender, b);
-			cli_json_str(e->name);
-			printf(",\"class\":\"%06x\",\"state\":\"%s\",\"borrower\":%d}", e->class,
-			       state_names[e->state],
-			       e->state == SMIO_LEND_LENT ? (int)e->borrower : -1);
-		} else {
-			printf("0x%08x %-6u %-8s %-10s %06x   %-10s %s\n", e->fdid, e->lender, b,
-			       e->name, e->class, state_names[e->state], who);
-		}
+		printf("0x%08x %-6u %-8s %-10s %06x   %-10s %s\n", e->fdid, e->lender, b,
+		       e->name, e->class, state_names[e->state], who);
 	}
-	if (json)
-		printf("]\n");
-	else if (!p->n)
+	if (!p->n)
 		printf("(no devices registered for lending)\n");
 	free(p);
 	return 0;

@@ -18,13 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
 #include <nvme/types.h>
 
 #include "cli.h"
+#include "util/smio_time.h"
 
 #define NVME_CLASS          0x010802u
 #define NVME_IO_TIMEOUT_MS  35000      /* the daemon's own bound is 30 s */
@@ -239,11 +239,46 @@ static int get_ns(struct nconn *c, uint32_t nsid, struct nvme_id_ns *ns)
 	return rc;
 }
 
+static int ns_json(struct json_object *arr, uint32_t nsid, const struct nvme_id_ns *ns,
+		   unsigned shift)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	if (smio_json_add_uint(o, "nsid", nsid) || smio_json_add_uint(o, "nsze", ns->nsze) ||
+	    smio_json_add_uint(o, "ncap", ns->ncap) ||
+	    smio_json_add_uint(o, "lba_size", 1u << shift) ||
+	    smio_json_add_uint(o, "bytes", (uint64_t)ns->nsze << shift)) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return smio_json_push(arr, o);
+}
+
+static struct json_object *ctrl_json(const struct nconn *c, const struct nvme_id_ctrl *id,
+				     const char *b, const char *mn, const char *sn, const char *fr)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o && (smio_json_add_uint(o, "host", c->host) || smio_json_add_str(o, "bdf", b) ||
+		  smio_json_add_uint(o, "vid", id->vid) || smio_json_add_str(o, "model", mn) ||
+		  smio_json_add_str(o, "serial", sn) || smio_json_add_str(o, "firmware", fr) ||
+		  smio_json_add_uint(o, "mdts", id->mdts) ||
+		  smio_json_add_uint(o, "max_transfer", id->mdts ? 4096u << id->mdts : 0) ||
+		  smio_json_add_uint(o, "nn", id->nn))) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
 static int do_identify(struct nconn *c, uint32_t only_ns, bool json)
 {
 	struct nvme_id_ctrl *id = calloc(1, sizeof(*id));
 	struct nvme_id_ns *ns = calloc(1, sizeof(*ns));
 	uint32_t *list = calloc(1, 4096);
+	struct json_object *jo = NULL, *jns = NULL;
 	char mn[41], sn[21], fr[9], b[16], sz[32];
 	unsigned n = 0;
 	uint16_t st = 0;
@@ -267,14 +302,11 @@ static int do_identify(struct nconn *c, uint32_t only_ns, bool json)
 	trim(fr, id->fr, sizeof(id->fr));
 	bdf_str(b, sizeof(b), c->bdf);
 	if (json) {
-		printf("{\"host\":%u,\"bdf\":\"%s\",\"vid\":%u,\"model\":", c->host, b, id->vid);
-		cli_json_str(mn);
-		printf(",\"serial\":");
-		cli_json_str(sn);
-		printf(",\"firmware\":");
-		cli_json_str(fr);
-		printf(",\"mdts\":%u,\"max_transfer\":%u,\"nn\":%u,\"namespaces\":[", id->mdts,
-		       id->mdts ? 4096u << id->mdts : 0, id->nn);
+		rc = -ENOMEM;
+		jo = ctrl_json(c, id, b, mn, sn, fr);
+		jns = json_object_new_array();
+		if (!jo || !jns)
+			goto oom;
 	} else {
 		printf("%s on host %u\n", b, c->host);
 		printf("  model            %s\n", mn);
@@ -298,25 +330,35 @@ static int do_identify(struct nconn *c, uint32_t only_ns, bool json)
 			goto out;
 		shift = ns_lba_shift(ns);
 		size_str(sz, sizeof(sz), ns->nsze << shift);
-		if (json)
-			printf("%s{\"nsid\":%u,\"nsze\":%" PRIu64 ",\"ncap\":%" PRIu64
-			       ",\"lba_size\":%u,\"bytes\":%" PRIu64 "}", n ? "," : "", list[i],
-			       (uint64_t)ns->nsze, (uint64_t)ns->ncap, 1u << shift,
-			       (uint64_t)ns->nsze << shift);
-		else
+		if (json) {
+			rc = ns_json(jns, list[i], ns, shift);
+			if (rc)
+				goto oom;
+		} else {
 			printf("  ns %-4u          %s, %" PRIu64 " blocks of %u bytes (LBA format %u)\n",
 			       list[i], sz, (uint64_t)ns->nsze, 1u << shift, ns->flbas & 0xf);
+		}
 		n++;
 	}
-	if (json)
-		printf("]}\n");
 	if (only_ns && !n) {
 		cli_err("namespace %u is not active on %s", only_ns, b);
 		rc = -ENXIO;
 		goto out;
 	}
 	rc = 0;
+	if (json) {
+		rc = smio_json_add(jo, "namespaces", jns);
+		jns = NULL;                      /* jo holds it, or it was released */
+		if (rc)
+			goto oom;
+		rc = cli_json_print(jo);
+	}
+	goto out;
+oom:
+	cli_err("identify: out of memory");
 out:
+	json_object_put(jns);
+	json_object_put(jo);
 	free(id);
 	free(ns);
 	free(list);
@@ -325,9 +367,27 @@ out:
 
 /* ---------- list ---------- */
 
+static int func_json(struct json_object *arr, const char *b, const char *name, bool driver,
+		     bool lendable, const char *sn, const char *mn)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	if (smio_json_add_str(o, "bdf", b) || smio_json_add_str(o, "name", name) ||
+	    smio_json_add_str(o, "driver", driver ? "nvme" : NULL) ||
+	    smio_json_add_bool(o, "lendable", lendable) || smio_json_add_str(o, "serial", sn) ||
+	    smio_json_add_str(o, "model", mn)) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return smio_json_push(arr, o);
+}
+
 static int do_list(struct nconn *c, bool json)
 {
 	struct nvme_id_ctrl *id = calloc(1, sizeof(*id));
+	struct json_object *arr = NULL;
 	struct smio_func_list *l = NULL;
 	unsigned shown = 0;
 	int rc;
@@ -340,10 +400,13 @@ static int do_list(struct nconn *c, bool json)
 		free(id);
 		return rc;
 	}
-	if (json)
-		printf("[");
-	else
+	if (json) {
+		arr = json_object_new_array();
+		if (!arr)
+			goto oom;
+	} else {
 		printf("%-8s %-10s %-22s %-20s %s\n", "BDF", "NAME", "DRIVER", "SERIAL", "MODEL");
+	}
 	for (uint32_t i = 0; i < l->n; i++) {
 		char b[16], mn[41] = "", sn[21] = "";
 		const char *state;
@@ -366,27 +429,28 @@ static int do_list(struct nconn *c, bool json)
 		}
 		bdf_str(b, sizeof(b), l->f[i].bdf);
 		if (json) {
-			printf("%s{\"bdf\":\"%s\",\"name\":", shown ? "," : "", b);
-			cli_json_str(l->f[i].name);
-			printf(",\"driver\":%s,\"lendable\":%s,\"serial\":", rc ? "null" : "\"nvme\"",
-			       l->f[i].lendable ? "true" : "false");
-			cli_json_str(sn);
-			printf(",\"model\":");
-			cli_json_str(mn);
-			printf("}");
+			if (func_json(arr, b, l->f[i].name, !rc, l->f[i].lendable, sn, mn))
+				goto oom;
 		} else {
 			printf("%-8s %-10s %-22s %-20s %s\n", b, l->f[i].name, state, sn[0] ? sn : "-",
 			       mn[0] ? mn : "-");
 		}
 		shown++;
 	}
+	rc = 0;
 	if (json)
-		printf("]\n");
+		rc = cli_json_print(arr);
 	else if (!shown)
 		printf("(no NVMe functions on host %u)\n", c->host);
+	goto out;
+oom:
+	cli_err("list: out of memory");
+	rc = -ENOMEM;
+out:
+	json_object_put(arr);
 	free(l);
 	free(id);
-	return 0;
+	return rc;
 }
 
 /* ---------- read / write ---------- */
@@ -396,24 +460,16 @@ struct progress {
 	bool on;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void progress_init(struct progress *p, uint64_t total)
 {
 	p->total = total;
-	p->start_ns = p->last_ns = mono_ns();
+	p->start_ns = p->last_ns = smio_now_ns();
 	p->on = total >= PROGRESS_MIN && isatty(STDERR_FILENO);
 }
 
 static void progress_show(struct progress *p, uint64_t done, bool final)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = smio_now_ns();
 	double s;
 
 	if (!p->on || (!final && now - p->last_ns < 250000000ull))

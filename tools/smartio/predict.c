@@ -92,25 +92,52 @@ static int load_params(const struct popts *o, struct timing_params *p)
 	return 0;
 }
 
-static void result_json_fields(const struct timing_result *r, const struct timing_hop *h,
-			       unsigned n)
+/* A result's fields into o; 0 or -ENOMEM. */
+static int result_json_fields(struct json_object *o, const struct timing_result *r,
+			      const struct timing_hop *h, unsigned n)
 {
-	printf("\"latency_ns\":%.1f,\"first_ns\":%.1f,\"bw_gbs\":%.4f,\"link_bw_gbs\":%.4f,"
-	       "\"outstanding_bw_gbs\":%.4f,\"xfer_ns\":%.1f,\"xfer_bw_gbs\":%.4f,\"tlps\":%u,"
-	       "\"requests\":%u,\"wire_bytes\":%" PRIu64 ",\"limit\":\"%s\",\"bottleneck\":",
-	       r->latency_ns, r->first_ns, r->bw_gbs, r->link_bw_gbs, r->outstanding_bw_gbs,
-	       r->xfer_ns, r->xfer_bw_gbs, r->tlps, r->requests, r->wire_bytes,
-	       timing_limit_str(r->limit));
+	struct json_object *bn = NULL;
+
 	if (r->bottleneck >= 0 && (unsigned)r->bottleneck < n) {
-		printf("{\"hop\":%d,\"kind\":\"%s\",\"name\":", r->bottleneck,
-		       timing_hop_kind_str(h[r->bottleneck].kind));
-		cli_json_str(h[r->bottleneck].name);
-		putchar('}');
-	} else {
-		printf("null");
+		bn = json_object_new_object();
+		if (!bn || smio_json_add_int(bn, "hop", r->bottleneck) ||
+		    smio_json_add_str(bn, "kind", timing_hop_kind_str(h[r->bottleneck].kind)) ||
+		    smio_json_add_str(bn, "name", h[r->bottleneck].name)) {
+			json_object_put(bn);
+			return -ENOMEM;
+		}
 	}
-	printf(",\"explain\":");
-	cli_json_str(r->explain);
+	if (smio_json_add_double(o, "latency_ns", r->latency_ns, "%.1f") ||
+	    smio_json_add_double(o, "first_ns", r->first_ns, "%.1f") ||
+	    smio_json_add_double(o, "bw_gbs", r->bw_gbs, "%.4f") ||
+	    smio_json_add_double(o, "link_bw_gbs", r->link_bw_gbs, "%.4f") ||
+	    smio_json_add_double(o, "outstanding_bw_gbs", r->outstanding_bw_gbs, "%.4f") ||
+	    smio_json_add_double(o, "xfer_ns", r->xfer_ns, "%.1f") ||
+	    smio_json_add_double(o, "xfer_bw_gbs", r->xfer_bw_gbs, "%.4f") ||
+	    smio_json_add_uint(o, "tlps", r->tlps) || smio_json_add_uint(o, "requests", r->requests) ||
+	    smio_json_add_uint(o, "wire_bytes", r->wire_bytes) ||
+	    smio_json_add_str(o, "limit", timing_limit_str(r->limit))) {
+		json_object_put(bn);
+		return -ENOMEM;
+	}
+	if (bn ? smio_json_add(o, "bottleneck", bn) : smio_json_add_null(o, "bottleneck"))
+		return -ENOMEM;
+	return smio_json_add_str(o, "explain", r->explain);
+}
+
+/* Print o (or say it could not be built: ok false); puts o. 0 or 1. */
+static int json_done(struct json_object *o, bool ok)
+{
+	int rc = 0;
+
+	if (!ok) {
+		cli_err("predict: out of memory");
+		rc = 1;
+	} else if (cli_json_print(o)) {
+		rc = 1;
+	}
+	json_object_put(o);
+	return rc;
 }
 
 static void result_text(const struct timing_result *r, const struct timing_hop *h, unsigned n,
@@ -159,14 +186,19 @@ static int do_link(const struct popts *o, const struct timing_params *p)
 	h[0] = timing_hop_link(TIMING_HOP_LINK, o->gen, o->width, 0);
 	r.bottleneck = r.bottleneck >= 0 ? 0 : -1;
 	if (o->json) {
-		printf("{\"gen\":%u,\"width\":%u,\"mps\":%u,\"mrrs\":%u,\"size\":%" PRIu64
-		       ",\"write\":%s,\"raw_gbs\":%.4f,\"tlp_gbs\":%.4f,\"ack_limit\":%u,"
-		       "\"fc_interval\":%u,", o->gen, o->width, o->mps ? o->mps : p->mps,
-		       o->mrrs ? o->mrrs : p->mrrs, o->size, o->write ? "true" : "false",
-		       li.raw_gbs, li.tlp_gbs, li.ack_limit, li.fc_interval);
-		result_json_fields(&r, h, 1);
-		printf("}\n");
-		return 0;
+		struct json_object *j = json_object_new_object();
+
+		return json_done(j, j && !smio_json_add_uint(j, "gen", o->gen) &&
+				 !smio_json_add_uint(j, "width", o->width) &&
+				 !smio_json_add_uint(j, "mps", o->mps ? o->mps : p->mps) &&
+				 !smio_json_add_uint(j, "mrrs", o->mrrs ? o->mrrs : p->mrrs) &&
+				 !smio_json_add_uint(j, "size", o->size) &&
+				 !smio_json_add_bool(j, "write", o->write) &&
+				 !smio_json_add_double(j, "raw_gbs", li.raw_gbs, "%.4f") &&
+				 !smio_json_add_double(j, "tlp_gbs", li.tlp_gbs, "%.4f") &&
+				 !smio_json_add_uint(j, "ack_limit", li.ack_limit) &&
+				 !smio_json_add_uint(j, "fc_interval", li.fc_interval) &&
+				 !result_json_fields(j, &r, h, 1));
 	}
 	printf("Gen%u x%u, MPS %u, MRRS %u: raw %.3f GB/s, TLP-level %.3f GB/s "
 	       "(ACK every %u B, UpdateFC every %u B, SKIP 4/1538)\n", o->gen, o->width,
@@ -281,15 +313,15 @@ static int do_path(const struct popts *o, const struct timing_params *p)
 	if (timing_path(p, h, n, &q, &r))
 		return cli_err("the model cannot evaluate this route (no link on it?)"), 1;
 	if (o->json) {
-		printf("{\"host\":%u,\"from\":", c.host);
-		cli_json_str(o->from ? o->from : "cpu");
-		printf(",\"addr\":");
-		cli_json_str(o->addr);
-		printf(",\"size\":%" PRIu64 ",\"write\":%s,\"nhops\":%u,", o->size,
-		       o->write ? "true" : "false", n);
-		result_json_fields(&r, h, n);
-		printf("}\n");
-		return 0;
+		struct json_object *j = json_object_new_object();
+
+		return json_done(j, j && !smio_json_add_uint(j, "host", c.host) &&
+				 !smio_json_add_str(j, "from", o->from ? o->from : "cpu") &&
+				 !smio_json_add_str(j, "addr", o->addr) &&
+				 !smio_json_add_uint(j, "size", o->size) &&
+				 !smio_json_add_bool(j, "write", o->write) &&
+				 !smio_json_add_uint(j, "nhops", n) &&
+				 !result_json_fields(j, &r, h, n));
 	}
 	printf("%s of %" PRIu64 " B from %s to %s on host %u, %u hops:\n",
 	       o->write ? "write" : "read", o->size, o->from ? o->from : "cpu", o->addr, c.host, n);
@@ -328,10 +360,14 @@ static int do_pingpong(const struct popts *o, const struct timing_params *p)
 	if (rc)
 		return rc;
 	if (o->json) {
-		printf("{\"host\":%u,\"there_ns\":%.1f,\"back_ns\":%.1f,\"pingpong_ns\":%.1f,"
-		       "\"symmetric\":%s}\n", c.host, there.latency_ns, back.latency_ns,
-		       there.latency_ns + back.latency_ns, o->from2 ? "false" : "true");
-		return 0;
+		struct json_object *j = json_object_new_object();
+
+		return json_done(j, j && !smio_json_add_uint(j, "host", c.host) &&
+				 !smio_json_add_double(j, "there_ns", there.latency_ns, "%.1f") &&
+				 !smio_json_add_double(j, "back_ns", back.latency_ns, "%.1f") &&
+				 !smio_json_add_double(j, "pingpong_ns",
+						       there.latency_ns + back.latency_ns, "%.1f") &&
+				 !smio_json_add_bool(j, "symmetric", !o->from2));
 	}
 	printf("ping-pong of %d-byte writes %s <-> %s: %.0f ns (there %.0f ns, back %.0f ns%s)\n",
 	       PINGPONG_BYTES, o->from, o->addr, there.latency_ns + back.latency_ns,
@@ -390,11 +426,17 @@ static int do_nvme(const struct popts *o, const struct timing_params *p)
 		(double)p->nvme_cqe_bytes / cqe.link_bw_gbs +
 		(cqe.first_ns - data.first_ns > 0 ? cqe.first_ns - data.first_ns : 0);
 	if (o->json) {
-		printf("{\"host\":%u,\"doorbell_ns\":%.1f,\"fetch_ns\":%.1f,\"media_ns\":%u,"
-		       "\"data_ns\":%.1f,\"cqe_ns\":%.1f,\"total_ns\":%.1f,\"pcie_ns\":%.1f}\n",
-		       c.host, db.latency_ns, fetch.latency_ns, p->nvme_media_read_ns,
-		       data.latency_ns, cqe.latency_ns, total, total - p->nvme_media_read_ns);
-		return 0;
+		struct json_object *j = json_object_new_object();
+
+		return json_done(j, j && !smio_json_add_uint(j, "host", c.host) &&
+				 !smio_json_add_double(j, "doorbell_ns", db.latency_ns, "%.1f") &&
+				 !smio_json_add_double(j, "fetch_ns", fetch.latency_ns, "%.1f") &&
+				 !smio_json_add_uint(j, "media_ns", p->nvme_media_read_ns) &&
+				 !smio_json_add_double(j, "data_ns", data.latency_ns, "%.1f") &&
+				 !smio_json_add_double(j, "cqe_ns", cqe.latency_ns, "%.1f") &&
+				 !smio_json_add_double(j, "total_ns", total, "%.1f") &&
+				 !smio_json_add_double(j, "pcie_ns", total - p->nvme_media_read_ns,
+						       "%.1f"));
 	}
 	printf("QD1 NVMe read of %" PRIu64 " B by %s on host %u:\n", o->size, o->from, c.host);
 	printf("  %-32s %8.0f ns\n", "doorbell write (CPU -> BAR0)", db.latency_ns);
@@ -408,30 +450,45 @@ static int do_nvme(const struct popts *o, const struct timing_params *p)
 	return 0;
 }
 
+static int check_json(struct json_object *arr, const struct timing_check *c, bool ok)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	if (smio_json_add_str(o, "id", c->id) || smio_json_add_str(o, "unit", c->unit) ||
+	    smio_json_add_double(o, "stated", c->stated, "%.3f") ||
+	    smio_json_add_double(o, "predicted", c->predicted, "%.3f") ||
+	    smio_json_add_bool(o, "ok", ok) || smio_json_add_str(o, "source", c->source) ||
+	    smio_json_add_str(o, "what", c->what) || smio_json_add_str(o, "detail", c->detail)) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return smio_json_push(arr, o);
+}
+
 static int do_paper(const struct popts *o, const struct timing_params *p)
 {
 	unsigned n = timing_paper_count(), bad = 0;
+	struct json_object *root = NULL, *checks = NULL;
+	bool built = true;
 
-	if (o->json)
-		printf("{\"tolerance\":%.2f,\"checks\":[", TIMING_TOLERANCE);
-	else
+	if (o->json) {
+		root = json_object_new_object();
+		checks = json_object_new_array();
+		built = root && checks &&
+			!smio_json_add_double(root, "tolerance", TIMING_TOLERANCE, "%.2f");
+	} else {
 		printf("%-22s %10s %10s %7s  %s\n", "check", "paper", "model", "diff", "source");
-	for (unsigned i = 0; i < n; i++) {
+	}
+	for (unsigned i = 0; i < n && built; i++) {
 		struct timing_check c;
 		int rc = timing_paper_check(p, i, &c);
 		bool ok = !rc && timing_check_ok(&c);
 
 		bad += !ok;
 		if (o->json) {
-			printf("%s{\"id\":\"%s\",\"unit\":\"%s\",\"stated\":%.3f,\"predicted\":%.3f,"
-			       "\"ok\":%s,\"source\":", i ? "," : "", c.id, c.unit, c.stated,
-			       c.predicted, ok ? "true" : "false");
-			cli_json_str(c.source);
-			printf(",\"what\":");
-			cli_json_str(c.what);
-			printf(",\"detail\":");
-			cli_json_str(c.detail);
-			putchar('}');
+			built = !check_json(checks, &c, ok);
 		} else {
 			printf("%-22s %6.4g %-4s %6.4g %-4s %+6.1f%%  %s%s\n", c.id, c.stated, c.unit,
 			       c.predicted, c.unit, 100.0 * (c.predicted - c.stated) / c.stated,
@@ -439,8 +496,16 @@ static int do_paper(const struct popts *o, const struct timing_params *p)
 			printf("%-22s   %s: %s\n", "", c.what, c.detail);
 		}
 	}
-	if (o->json)
-		printf("],\"outside\":%u}\n", bad);
+	if (o->json) {
+		if (built) {
+			built = !smio_json_add(root, "checks", checks);
+			checks = NULL;          /* root holds it, or it was released */
+		}
+		built = built && !smio_json_add_uint(root, "outside", bad);
+		json_object_put(checks);
+		if (json_done(root, built))
+			return 1;
+	}
 	return bad ? 1 : 0;
 }
 

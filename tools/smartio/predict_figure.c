@@ -187,55 +187,124 @@ static void text_bars(const struct timing_figure *f, const struct emu *e)
 		       e->s[s].y[0], f->unit);
 }
 
-static void json_points(const double *x, const double *y, unsigned n)
+/* "points": [[x, y], ...]: sizes whole, values to 4 decimals. */
+static int json_points(struct json_object *o, const double *x, const double *y, unsigned n)
 {
-	printf("\"points\":[");
-	for (unsigned i = 0; i < n; i++)
-		printf("%s[%.0f,%.4f]", i ? "," : "", x[i], y[i]);
-	putchar(']');
+	struct json_object *pts = json_object_new_array();
+
+	if (!pts)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		struct json_object *pt = json_object_new_array();
+
+		if (!pt || smio_json_push_double(pt, x[i], "%.0f") ||
+		    smio_json_push_double(pt, y[i], "%.4f")) {
+			json_object_put(pt);
+			json_object_put(pts);
+			return -ENOMEM;
+		}
+		if (smio_json_push(pts, pt)) {          /* it released pt */
+			json_object_put(pts);
+			return -ENOMEM;
+		}
+	}
+	return smio_json_add(o, "points", pts);
 }
 
-static void json_figure(const struct timing_figure *f, const struct emu *e,
-			const struct timing_check *c, const bool *ok, unsigned nc, unsigned bad)
+/* {"label": ..., ["path": ...,] "points": ...} appended to arr. */
+static int json_series(struct json_object *arr, const char *label, const char *path,
+		       const double *x, const double *y, unsigned n)
 {
-	printf("{\"id\":\"%s\",\"source\":", f->id);
-	cli_json_str(f->source);
-	printf(",\"title\":");
-	cli_json_str(f->title);
-	printf(",\"unit\":\"%s\",\"kind\":\"%s\",\"topology\":\"topologies/papers/%s\",\"note\":",
-	       f->unit, f->bars ? "bars" : "curve", f->topology);
-	cli_json_str(f->note);
-	printf(",\"model\":[");
-	for (unsigned s = 0; s < f->nseries; s++) {
-		printf("%s{\"label\":", s ? "," : "");
-		cli_json_str(f->s[s].label);
-		printf(",\"path\":");
-		cli_json_str(f->s[s].path);
-		putchar(',');
-		json_points(f->s[s].x, f->s[s].y, f->s[s].n);
-		putchar('}');
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	if (smio_json_add_str(o, "label", label) ||
+	    (path && smio_json_add_str(o, "path", path)) || json_points(o, x, y, n)) {
+		json_object_put(o);
+		return -ENOMEM;
 	}
-	printf("],\"paper\":[");
-	for (unsigned i = 0; i < nc; i++) {
-		printf("%s{\"id\":\"%s\",\"unit\":\"%s\",\"stated\":%.3f,\"stated_lo\":%.3f,"
-		       "\"stated_hi\":%.3f,\"predicted\":%.3f,\"drift_pct\":%.2f,\"ok\":%s,\"what\":",
-		       i ? "," : "", c[i].id, c[i].unit, c[i].stated, c[i].stated_lo, c[i].stated_hi,
-		       c[i].predicted, 100.0 * (c[i].predicted - c[i].stated) / c[i].stated,
-		       ok[i] ? "true" : "false");
-		cli_json_str(c[i].what);
-		printf(",\"detail\":");
-		cli_json_str(c[i].detail);
-		putchar('}');
+	return smio_json_push(arr, o);
+}
+
+static int json_check(struct json_object *arr, const struct timing_check *c, bool ok)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	if (smio_json_add_str(o, "id", c->id) || smio_json_add_str(o, "unit", c->unit) ||
+	    smio_json_add_double(o, "stated", c->stated, "%.3f") ||
+	    smio_json_add_double(o, "stated_lo", c->stated_lo, "%.3f") ||
+	    smio_json_add_double(o, "stated_hi", c->stated_hi, "%.3f") ||
+	    smio_json_add_double(o, "predicted", c->predicted, "%.3f") ||
+	    smio_json_add_double(o, "drift_pct", 100.0 * (c->predicted - c->stated) / c->stated,
+				 "%.2f") ||
+	    smio_json_add_bool(o, "ok", ok) || smio_json_add_str(o, "what", c->what) ||
+	    smio_json_add_str(o, "detail", c->detail)) {
+		json_object_put(o);
+		return -ENOMEM;
 	}
-	printf("],\"emulated\":{\"note\":\"" EMU_NOTE "\",\"series\":[");
-	for (unsigned s = 0; s < e->n; s++) {
-		printf("%s{\"label\":", s ? "," : "");
-		cli_json_str(e->s[s].label);
-		putchar(',');
-		json_points(e->s[s].x, e->s[s].y, e->s[s].n);
-		putchar('}');
+	return smio_json_push(arr, o);
+}
+
+/* The figure's object, appended to figs; 0 or -ENOMEM. */
+static int json_figure(struct json_object *figs, const struct timing_figure *f,
+		       const struct emu *e, const struct timing_check *c, const bool *ok,
+		       unsigned nc, unsigned bad)
+{
+	struct json_object *o = json_object_new_object(), *model = json_object_new_array(),
+			   *paper = json_object_new_array(), *emu = json_object_new_object(),
+			   *series = json_object_new_array();
+	char topo[PATH_MAX];
+	int rc = -ENOMEM;
+
+	snprintf(topo, sizeof(topo), "topologies/papers/%s", f->topology);
+	if (!o || !model || !paper || !emu || !series)
+		goto out;
+	for (unsigned i = 0; i < f->nseries; i++)
+		if (json_series(model, f->s[i].label, f->s[i].path, f->s[i].x, f->s[i].y,
+				f->s[i].n))
+			goto out;
+	for (unsigned i = 0; i < nc; i++)
+		if (json_check(paper, &c[i], ok[i]))
+			goto out;
+	for (unsigned i = 0; i < e->n; i++)
+		if (json_series(series, e->s[i].label, NULL, e->s[i].x, e->s[i].y, e->s[i].n))
+			goto out;
+	if (smio_json_add_str(emu, "note", EMU_NOTE))
+		goto out;
+	rc = smio_json_add(emu, "series", series);
+	series = NULL;                       /* held by its parent, or released */
+	if (rc || smio_json_add_str(o, "id", f->id) || smio_json_add_str(o, "source", f->source) ||
+	    smio_json_add_str(o, "title", f->title) || smio_json_add_str(o, "unit", f->unit) ||
+	    smio_json_add_str(o, "kind", f->bars ? "bars" : "curve") ||
+	    smio_json_add_str(o, "topology", topo) || smio_json_add_str(o, "note", f->note))
+		goto fail;
+	rc = smio_json_add(o, "model", model);
+	model = NULL;
+	if (!rc) {
+		rc = smio_json_add(o, "paper", paper);
+		paper = NULL;
 	}
-	printf("]},\"outside\":%u}", bad);
+	if (!rc) {
+		rc = smio_json_add(o, "emulated", emu);
+		emu = NULL;
+	}
+	if (rc || smio_json_add_uint(o, "outside", bad))
+		goto fail;
+	rc = smio_json_push(figs, o);
+	o = NULL;
+	goto out;
+fail:
+	rc = -ENOMEM;
+out:
+	json_object_put(series);
+	json_object_put(emu);
+	json_object_put(paper);
+	json_object_put(model);
+	json_object_put(o);
+	return rc;
 }
 
 /* DIR/ID.dat (one block per series) and DIR/ID.gp; 0 or -errno. */
@@ -321,9 +390,9 @@ static int gnuplot_files(const char *dir, const struct timing_figure *f, const s
 	return fclose(g) ? -errno : 0;
 }
 
-/* One figure: 0, 1 (a stated number drifts), or -errno. */
+/* One figure, as text or into figs (--json): 0, 1 (a stated number drifts), or -errno. */
 static int one_figure(const struct fopts *o, const struct timing_params *p, unsigned idx,
-		      bool first)
+		      struct json_object *figs)
 {
 	struct timing_check c[8];
 	bool ok[8];
@@ -356,9 +425,11 @@ static int one_figure(const struct fopts *o, const struct timing_params *p, unsi
 		}
 	}
 	if (o->json) {
-		if (!first)
-			putchar(',');
-		json_figure(&f, &e, c, ok, nc, bad);
+		rc = json_figure(figs, &f, &e, c, ok, nc, bad);
+		if (rc) {
+			cli_err("figure %s: %s", f.id, strerror(-rc));
+			return rc;
+		}
 		return bad ? 1 : 0;
 	}
 	printf("== %s: %s\n   %s; setup topologies/papers/%s\n   %s\n", f.id, f.title, f.source,
@@ -387,6 +458,7 @@ int cmd_predict_figure(int argc, char **argv)
 		{ "gnuplot", required_argument, NULL, 'g' },
 		{ "params", required_argument, NULL, 'P' }, { "help", no_argument, NULL, 'h' },
 		{ 0 } };
+	struct json_object *root = NULL, *figs = NULL;
 	struct fopts o = { 0 };
 	struct timing_params p;
 	const char *id = "all";
@@ -430,19 +502,39 @@ int cmd_predict_figure(int argc, char **argv)
 		if (rc)
 			return cli_err("%s", err), 2;
 	}
-	if (o.json)
-		printf("{\"tolerance\":%.2f,\"figures\":[", TIMING_TOLERANCE);
+	if (o.json) {
+		root = json_object_new_object();
+		figs = json_object_new_array();
+		if (!root || !figs ||
+		    smio_json_add_double(root, "tolerance", TIMING_TOLERANCE, "%.2f")) {
+			json_object_put(figs);
+			json_object_put(root);
+			return cli_err("predict figure: out of memory"), 1;
+		}
+	}
 	for (unsigned i = 0; i < timing_figure_count(); i++) {
 		if (idx >= 0 && (unsigned)idx != i)
 			continue;
-		rc = one_figure(&o, &p, i, idx >= 0 || i == 0);
-		if (rc < 0)
+		rc = one_figure(&o, &p, i, figs);
+		if (rc < 0) {
+			json_object_put(figs);
+			json_object_put(root);
 			return 1;
+		}
 		outside += (unsigned)rc;
 	}
-	if (o.json)
-		printf("],\"outside\":%u}\n", outside);
-	else if (outside)
+	if (o.json) {
+		rc = smio_json_add(root, "figures", figs);
+		if (!rc)
+			rc = smio_json_add_uint(root, "outside", outside);
+		if (rc)
+			cli_err("predict figure: out of memory");
+		else
+			rc = cli_json_print(root);
+		json_object_put(root);
+		if (rc)
+			return 1;
+	} else if (outside)
 		printf("%u figure(s) carry a stated number more than 10%% off the model\n", outside);
 	return outside ? 1 : 0;
 }

@@ -96,53 +96,88 @@ static void route_usage(FILE *f)
 		"2 on a usage error (bad option, unknown name, unassigned BAR).\n");
 }
 
-/* ,"key":value, or null for a "-" placeholder */
-static void json_opt(const char *key, const char *v, bool quote)
+/* "0x..." for an address field (JSON numbers lose 64-bit precision in many readers). */
+static int add_hex(struct json_object *o, const char *key, uint64_t v)
 {
-	if (!strcmp(v, "-"))
-		printf(",\"%s\":null", key);
-	else
-		printf(quote ? ",\"%s\":\"%s\"" : ",\"%s\":%s", key, v);
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	return smio_json_add_str(o, key, buf);
 }
 
-static void route_json(const struct smio_route_req *q, uint32_t host,
-		       const struct smio_route_reply *r)
+static int target_json(struct json_object *root, const struct smio_target *t)
 {
-	const struct smio_target *t = &r->tgt;
+	struct json_object *o = json_object_new_object();
+	char b[16];
+
+	if (!o)
+		return -ENOMEM;
+	bdf_str(b, sizeof(b), t->bdf);
+	if (smio_json_add_str(o, "kind", t->kind == TGT_BAR ? "bar" : "ram") ||
+	    smio_json_add_uint(o, "host", t->host) ||
+	    (t->kind == TGT_BAR && (smio_json_add_uint(o, "bar", t->bar) ||
+				    smio_json_add_str(o, "bdf", b))) ||
+	    add_hex(o, "addr", t->addr) || smio_json_add_uint(o, "mem", t->mem) ||
+	    add_hex(o, "offset", t->offset) || smio_json_add_uint(o, "len", t->len)) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return smio_json_add(root, "target", o);
+}
+
+/* One hop; a cluster switch has no host, cables and DRAM no function: null. */
+static int hop_json(struct json_object *hops, const struct smio_hop *h)
+{
+	struct json_object *o = json_object_new_object();
 	char b[16], hs[16];
 
-	bdf_str(b, sizeof(b), q->rid);
-	printf("{\"host\":%u,\"from\":\"%s\",\"addr\":\"0x%" PRIx64 "\",\"len\":%" PRIu64
-	       ",\"write\":%s,\"status\":", host, q->rid ? b : "cpu", q->addr, q->len,
-	       q->write ? "true" : "false");
-	cli_json_str(str_of(status_str, ARRAY_LEN(status_str), r->status));
-	printf(",\"status_code\":%d,\"ok\":%s,\"reason\":", r->status, r->status ? "false" : "true");
-	cli_json_str(r->reason);
-	printf(",\"cached\":%s,\"ntb_hops\":%u", r->cached ? "true" : "false", r->ntb_hops);
-	if (!r->status) {
-		bdf_str(b, sizeof(b), t->bdf);
-		printf(",\"target\":{\"kind\":\"%s\",\"host\":%u", t->kind == TGT_BAR ? "bar" : "ram",
-		       t->host);
-		if (t->kind == TGT_BAR)
-			printf(",\"bar\":%u,\"bdf\":\"%s\"", t->bar, b);
-		printf(",\"addr\":\"0x%" PRIx64 "\",\"mem\":%u,\"offset\":\"0x%" PRIx64
-		       "\",\"len\":%" PRIu64 "}", t->addr, t->mem, t->offset, t->len);
+	if (!o)
+		return -ENOMEM;
+	hop_where(h, hs, sizeof(hs), b, sizeof(b));
+	if (smio_json_add_str(o, "kind", str_of(hop_str, ARRAY_LEN(hop_str), h->kind)) ||
+	    (h->host == NO_HOST ? smio_json_add_null(o, "host")
+				: smio_json_add_uint(o, "host", h->host)) ||
+	    smio_json_add_str(o, "bdf", strcmp(b, "-") ? b : NULL) ||
+	    smio_json_add_str(o, "name", h->name) || smio_json_add_uint(o, "gen", h->gen) ||
+	    smio_json_add_uint(o, "width", h->width) ||
+	    smio_json_add_uint(o, "latency_ns", h->latency_ns)) {
+		json_object_put(o);
+		return -ENOMEM;
 	}
-	printf(",\"hops\":[");
-	for (uint32_t i = 0; i < r->nhops; i++) {
-		const struct smio_hop *h = &r->hops[i];
+	return smio_json_push(hops, o);
+}
 
-		hop_where(h, hs, sizeof(hs), b, sizeof(b));
-		printf("%s{\"kind\":\"%s\"", i ? "," : "",
-		       str_of(hop_str, ARRAY_LEN(hop_str), h->kind));
-		json_opt("host", hs, false);
-		json_opt("bdf", b, true);
-		printf(",\"name\":");
-		cli_json_str(h->name);
-		printf(",\"gen\":%u,\"width\":%u,\"latency_ns\":%u}", h->gen, h->width,
-		       h->latency_ns);
-	}
-	printf("]}\n");
+static int route_json(const struct smio_route_req *q, uint32_t host,
+		      const struct smio_route_reply *r)
+{
+	struct json_object *o = json_object_new_object(), *hops = json_object_new_array();
+	char b[16];
+	int rc = -ENOMEM;
+
+	bdf_str(b, sizeof(b), q->rid);
+	if (!o || !hops || smio_json_add_uint(o, "host", host) ||
+	    smio_json_add_str(o, "from", q->rid ? b : "cpu") || add_hex(o, "addr", q->addr) ||
+	    smio_json_add_uint(o, "len", q->len) || smio_json_add_bool(o, "write", q->write) ||
+	    smio_json_add_str(o, "status", str_of(status_str, ARRAY_LEN(status_str), r->status)) ||
+	    smio_json_add_int(o, "status_code", r->status) ||
+	    smio_json_add_bool(o, "ok", !r->status) || smio_json_add_str(o, "reason", r->reason) ||
+	    smio_json_add_bool(o, "cached", r->cached) ||
+	    smio_json_add_uint(o, "ntb_hops", r->ntb_hops) ||
+	    (!r->status && target_json(o, &r->tgt)))
+		goto out;
+	for (uint32_t i = 0; i < r->nhops; i++)
+		if (hop_json(hops, &r->hops[i]))
+			goto out;
+	rc = smio_json_add(o, "hops", hops);
+	hops = NULL;                                 /* o holds it, or it was released */
+out:
+	if (rc)
+		cli_err("route: out of memory");
+	else
+		rc = cli_json_print(o);
+	json_object_put(hops);
+	json_object_put(o);
+	return rc;
 }
 
 static void route_text(const struct smio_route_req *q, uint32_t host,
@@ -238,10 +273,14 @@ int cmd_route(int argc, char **argv)
 		free(r);
 		return 1;
 	}
-	if (json)
-		route_json(&q, c.host, r);
-	else
+	if (json) {
+		if (route_json(&q, c.host, r)) {
+			free(r);
+			return 1;
+		}
+	} else {
 		route_text(&q, c.host, r);
+	}
 	rc = r->status ? 1 : 0;
 	free(r);
 	return rc;

@@ -169,16 +169,13 @@ int cli_open_host(const char *host_opt, const char *dir_opt, uint32_t role, uint
 	return fd;
 }
 
-void cli_json_str(const char *s)
+int cli_json_print(struct json_object *o)
 {
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < ' ')
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
+	int rc = smio_json_print(stdout, o);
+
+	if (rc == -ENOMEM)
+		cli_err("out of memory");
+	else if (rc)
+		cli_err("writing the output: %s", strerror(errno));
+	return rc;
 }

@@ -14,21 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "devices/accel/accel_priv.h"
 
 static inline uint32_t *reg32p(struct accel *a, uint32_t off)
 {
 	return (uint32_t *)(a->d->fn.bar[ACCEL_BAR_REGS] + off);
-}
-
-uint64_t accel_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Take a command register's bits: software's stores race with ours, so swap. */

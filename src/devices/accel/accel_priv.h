@@ -78,7 +78,6 @@ void accel_fill(uint8_t *p, size_t n, uint64_t pattern, uint64_t off);
 void accel_raise(struct accel *a, uint32_t cause);
 void accel_error(struct accel *a, uint32_t bit, uint32_t status, uint64_t addr);
 void accel_publish(struct accel *a);
-uint64_t accel_now_ns(void);
 
 /* accel_prog.c */
 int accel_prog_poll(struct accel *a);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "devices/accel/accel_priv.h"
+#include "util/smio_time.h"
 
 void accel_prog_reset(struct accel *a)
 {
@@ -26,7 +27,7 @@ static void prog_finish(struct accel *a, uint32_t sc)
 	uint64_t fail = a->fail_addr;
 
 	p->running = false;
-	p->elapsed = accel_now_ns() - p->t0;
+	p->elapsed = smio_now_ns() - p->t0;
 	p->avg = p->done_iters ? p->elapsed / p->done_iters : 0;
 	p->result = p->op == ACCEL_PROG_CHECKSUM && !sc ? p->crc : p->off;
 	p->status = ACCEL_ST_DONE | sc;
@@ -62,7 +63,7 @@ static void prog_start(struct accel *a)
 	p->pp_send = p->role == ACCEL_ROLE_INITIATOR;
 	p->status = 0;
 	p->result = p->elapsed = p->avg = 0;
-	p->t0 = accel_now_ns();
+	p->t0 = smio_now_ns();
 	p->running = true;
 	a->fail_addr = 0;
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ctrl.h"
+#include "util/smio_time.h"
 
 #define MODEL_NAME      "smartio NVMe (Optane P4800X-like)"
 #define FW_REV          "0.1"
@@ -365,7 +366,7 @@ static uint16_t get_features(struct nvme_ctrl *c, struct nvme_cmd *cmd)
 
 static size_t smart_log(struct nvme_ctrl *c, struct nvme_smart_log *l)
 {
-	uint64_t now = nvme_now_ns();
+	uint64_t now = smio_now_ns();
 	uint16_t temp = NVME_TEMP_KELVIN;
 
 	memset(l, 0, sizeof(*l));

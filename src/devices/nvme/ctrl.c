@@ -12,22 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <linux/pci_regs.h>
 
 #include "ctrl.h"
+#include "util/smio_time.h"
 
 #define NVME_VS_1_4             0x00010400u
 #define NVME_CAP_TO_500MS       15      /* 7.5 s ready timeout */
 #define BAR0                    0
-
-uint64_t nvme_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void set_csts(struct nvme_ctrl *c, uint32_t csts)
 {
@@ -402,7 +394,7 @@ static void send_interrupts(struct nvme_ctrl *c)
 /* Post what is due; returns entries posted, *waiting = entries due later. */
 static int post_completions(struct nvme_ctrl *c, unsigned *waiting)
 {
-	uint64_t now = c->timed && c->npend ? nvme_now_ns() : 0;
+	uint64_t now = c->timed && c->npend ? smio_now_ns() : 0;
 	unsigned j = 0;
 	int posted = 0;
 
@@ -444,7 +436,7 @@ static void queue_completion(struct nvme_ctrl *c, const struct nvme_cmd *cmd, ui
 		nvme_log_error(c, cmd->sqid, cmd->sqe.cid, st, cmd->sqe.nsid, cmd->err_lba);
 	/* media timing applies to I/O: transfers serialise on bandwidth, latency overlaps */
 	if (c->timed && cmd->sqid != 0) {
-		uint64_t now = nvme_now_ns(), start = now > c->media_free_ns ? now : c->media_free_ns;
+		uint64_t now = smio_now_ns(), start = now > c->media_free_ns ? now : c->media_free_ns;
 
 		if (c->bw_mbps) {
 			c->media_free_ns = start + cmd->xfer * 1000 / c->bw_mbps;
@@ -723,7 +715,7 @@ static int nvme_create(struct dev_instance *d, char *err, size_t errlen)
 		c->cmbsz = NVME_SET(1u, CMBSZ_SQS) | NVME_SET(szu, CMBSZ_SZU) |
 			   NVME_SET((uint32_t)(c->cmb_size >> (12 + 4 * szu)), CMBSZ_SZ);
 	}
-	c->created_ns = nvme_now_ns();
+	c->created_ns = smio_now_ns();
 	ctrl_reset(c);
 	regs_reset(c);
 	return 0;

@@ -186,7 +186,6 @@ typedef uint16_t (*nvme_cmd_fn)(struct nvme_ctrl *c, struct nvme_cmd *cmd);
 int nvme_parse_params(struct nvme_ctrl *c, char *err, size_t errlen);
 
 /* ctrl.c */
-uint64_t nvme_now_ns(void);
 void nvme_fatal(struct nvme_ctrl *c, const char *why);
 void nvme_aen(struct nvme_ctrl *c, unsigned type, unsigned info, unsigned lid);
 void nvme_log_error(struct nvme_ctrl *c, uint16_t sqid, uint16_t cid, uint16_t st, uint32_t nsid,

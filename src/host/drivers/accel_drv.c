@@ -21,11 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "accel_drv.h"
 #include "drivers.h"
+#include "util/smio_time.h"
+#include "util/log.h"
 
 #define WAIT_SLICE_MS      10     /* recheck interval while waiting for an interrupt */
 #define REG_SLICE_MS       1      /* recheck interval for state changes with no interrupt */
@@ -93,14 +94,6 @@ bool accel_drv_bound(const struct pci_dev *pdev)
 
 /* ---------- waiting ---------- */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 typedef bool (*cond_fn)(struct accel_drv *a, const void *arg);
 
 /*
@@ -113,23 +106,22 @@ static int wait_for(struct accel_drv *a, int vec, int slice_ms, int timeout_ms, 
 		    const void *arg)
 {
 	struct fab_host *h = pci_host_fab(a->pdev->host);
-	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t deadline = smio_deadline(timeout_ms > 0 ? timeout_ms : 0);
 	int efd = a->efd[vec], rc = -ETIMEDOUT;
 	unsigned depth = fab_host_unlock_all(h);
 	/* Bounded by the deadline: every pass either returns or polls until then. */
 	for (;;) {
 		struct pollfd p = { .fd = efd, .events = POLLIN };
-		int64_t left;
-		int n;
+		int left, n;
 
 		if (cond(a, arg)) {
 			rc = 0;
 			break;
 		}
-		left = deadline - now_ms();
-		if (left <= 0)
+		left = smio_ms_left(deadline);
+		if (!left)
 			break;
-		n = poll(&p, 1, (int)(left < slice_ms ? left : slice_ms));
+		n = poll(&p, 1, left < slice_ms ? left : slice_ms);
 		if (n < 0 && errno != EINTR) {
 			rc = -errno;
 			break;
@@ -189,7 +181,7 @@ static int ring_start(struct accel_drv *a)
 		return rc;
 	sts = rd32(a, ACCEL_REG_STATUS);
 	if (sts & ACCEL_STS_HALTED) {
-		fprintf(stderr, "accel %s: ring rejected (error 0x%x, code 0x%x)\n", a->pdev->name,
+		smio_error("accel %s: ring rejected (error 0x%x, code 0x%x)", a->pdev->name,
 			rd32(a, ACCEL_REG_ERROR), rd32(a, ACCEL_REG_ERR_CODE));
 		return -EIO;
 	}
@@ -275,14 +267,14 @@ int accel_drv_submit_batch(struct pci_dev *pdev, struct accel_desc *descs, unsig
 		descs[i].result = s->result;
 	}
 	if (rc) {
-		fprintf(stderr, "accel %s: %s (status 0x%x, error 0x%x, code 0x%x); "
-			"restarting the ring\n", pdev->name,
+		smio_warn("accel %s: %s (status 0x%x, error 0x%x, code 0x%x); "
+			"restarting the ring", pdev->name,
 			rc == -ETIMEDOUT ? "submission timed out" : "engine halted",
 			rd32(a, ACCEL_REG_STATUS), rd32(a, ACCEL_REG_ERROR),
 			rd32(a, ACCEL_REG_ERR_CODE));
 		/* Nothing of this batch may still be running when the caller reuses it. */
 		if (ring_restart(a))
-			fprintf(stderr, "accel %s: ring restart failed\n", pdev->name);
+			smio_error("accel %s: ring restart failed", pdev->name);
 	}
 	/* Sticky state we have now seen; descriptor errors are in their status words. */
 	err = rd32(a, ACCEL_REG_ERROR) & ACCEL_ERR_DESC;
@@ -370,7 +362,7 @@ int accel_drv_prog_wait(struct pci_dev *pdev, int timeout_ms, struct accel_prog_
 		/* Stop it, and make sure it has stopped before anyone reuses the device. */
 		cmd32(a, ACCEL_REG_PROG_CTRL, ACCEL_PCTL_ABORT);
 		if (wait_for(a, ACCEL_VEC_PROG, REG_SLICE_MS, CTRL_TIMEOUT_MS, prog_done, NULL))
-			fprintf(stderr, "accel %s: program does not stop\n", pdev->name);
+			smio_warn("accel %s: program does not stop", pdev->name);
 		/* A START never taken must not fire later. */
 		__atomic_fetch_and((uint32_t *)(a->regs + ACCEL_REG_PROG_CTRL), ~ACCEL_PCTL_START,
 				   __ATOMIC_ACQ_REL);
@@ -504,7 +496,7 @@ static void teardown(struct accel_drv *a)
 	/* Reset stops the engine and any program without further DMA; only then
 	 * may the memory the device was told about go back. */
 	if (a->ours && dev_reset(a))
-		fprintf(stderr, "accel %s: reset not taken; bus mastering off\n", pdev->name);
+		smio_warn("accel %s: reset not taken; bus mastering off", pdev->name);
 	pci_clear_master(pdev);
 	if (a->buf)
 		dma_free_coherent(pdev, ACCEL_DRV_BUF_SIZE, a->buf, a->buf_bus);
@@ -540,14 +532,14 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	a->regs = pci_iomap(pdev, ACCEL_BAR_REGS);
 	a->mem = pci_iomap(pdev, ACCEL_BAR_MEM);
 	if (!a->regs || !a->mem || pdev->bar_size[ACCEL_BAR_REGS] < ACCEL_REGS_SIZE) {
-		fprintf(stderr, "accel %s: BAR0/BAR2 not mapped\n", pdev->name);
+		smio_error("accel %s: BAR0/BAR2 not mapped", pdev->name);
 		rc = -ENODEV;
 		goto fail;
 	}
 	magic = rd32(a, ACCEL_REG_MAGIC);
 	ver = rd32(a, ACCEL_REG_VERSION);
 	if (magic != ACCEL_MAGIC || ACCEL_VERSION_MAJOR(ver) != ACCEL_VERSION_MAJOR(ACCEL_VERSION)) {
-		fprintf(stderr, "accel %s: not our device (magic 0x%x, version 0x%x)\n",
+		smio_error("accel %s: not our device (magic 0x%x, version 0x%x)",
 			pdev->name, magic, ver);
 		rc = -ENODEV;
 		goto fail;
@@ -562,7 +554,7 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	pci_p2pdma_add_resource(pdev, ACCEL_BAR_MEM);
 	/* The mailbox and every offset check rely on the memory fitting its BAR. */
 	if (a->mem_size < ACCEL_DRV_PP_MAILBOX || a->mem_size > pdev->bar_size[ACCEL_BAR_MEM]) {
-		fprintf(stderr, "accel %s: memory size 0x%llx does not fit BAR2 (0x%llx)\n",
+		smio_error("accel %s: memory size 0x%llx does not fit BAR2 (0x%llx)",
 			pdev->name, (unsigned long long)a->mem_size,
 			(unsigned long long)pdev->bar_size[ACCEL_BAR_MEM]);
 		rc = -EIO;
@@ -572,7 +564,7 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	need = ACCEL_CAPS_OP(ACCEL_OP_COPY) | ACCEL_CAPS_OP(ACCEL_OP_FILL) |
 	       ACCEL_CAPS_OP(ACCEL_OP_CHECKSUM);
 	if ((a->caps & need) != need) {
-		fprintf(stderr, "accel %s: lacks copy/fill/checksum (caps 0x%x)\n", pdev->name,
+		smio_error("accel %s: lacks copy/fill/checksum (caps 0x%x)", pdev->name,
 			a->caps);
 		rc = -ENODEV;
 		goto fail;
@@ -586,7 +578,7 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mask = a->dma_bits == 64 ? UINT64_MAX : (1ull << a->dma_bits) - 1;
 	rc = dma_set_mask(pdev, mask);
 	if (rc) {
-		fprintf(stderr, "accel %s: no usable DMA mask for %u bits\n", pdev->name,
+		smio_error("accel %s: no usable DMA mask for %u bits", pdev->name,
 			a->dma_bits);
 		goto fail;
 	}
@@ -598,7 +590,7 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	/* Whatever an earlier owner left running stops here. */
 	rc = dev_reset(a);
 	if (rc) {
-		fprintf(stderr, "accel %s: device does not answer reset\n", pdev->name);
+		smio_error("accel %s: device does not answer reset", pdev->name);
 		goto fail;
 	}
 	wr32(a, ACCEL_REG_INT_MASK, 0);

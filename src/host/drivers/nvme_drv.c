@@ -29,12 +29,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "host/drivers/drivers.h"
 #include "host/drivers/nvme_drv.h"
 #include "host/drivers/nvme_drv_priv.h"
+#include "util/log.h"
 
 struct nvme_drv_params nvme_drv_params;
 
@@ -45,7 +45,7 @@ struct nvme_drv_params nvme_drv_params;
  */
 static int wait_csts(struct nvme_dev *dev, uint32_t mask, uint32_t want, uint32_t timeout_ms)
 {
-	uint64_t deadline = now_ms() + timeout_ms;
+	uint64_t deadline = smio_now_ms() + timeout_ms;
 
 	for (;;) {
 		uint32_t csts = rd32(dev, NVME_REG_CSTS);
@@ -54,7 +54,7 @@ static int wait_csts(struct nvme_dev *dev, uint32_t mask, uint32_t want, uint32_
 			return 0;
 		if (csts == 0xffffffffu)
 			return -ENODEV;        /* the function is gone (surprise removal) */
-		if (now_ms() > deadline)
+		if (smio_now_ms() > deadline)
 			return -ETIMEDOUT;
 		sched_yield();
 	}
@@ -104,7 +104,7 @@ static void ctrl_shutdown(struct nvme_dev *dev)
 	wr32(dev, NVME_REG_CC, cc | NVME_CC_SHN_NORMAL << NVME_CC_SHN_SHIFT);
 	if (wait_csts_unlocked(dev, NVME_CSTS_SHST_MASK << NVME_CSTS_SHST_SHIFT,
 			       NVME_CSTS_SHST_CMPLT << NVME_CSTS_SHST_SHIFT, dev->ready_ms))
-		fprintf(stderr, "%s: nvme: shutdown did not complete in %u ms\n",
+		smio_warn("%s: nvme: shutdown did not complete in %u ms",
 			dev->pdev->name, dev->ready_ms);
 }
 
@@ -117,7 +117,7 @@ static int ctrl_start(struct nvme_dev *dev)
 
 	rc = ctrl_disable(dev);
 	if (rc) {
-		fprintf(stderr, "%s: nvme: controller did not reset (CSTS 0x%x): %s\n",
+		smio_error("%s: nvme: controller did not reset (CSTS 0x%x): %s",
 			dev->pdev->name, rd32(dev, NVME_REG_CSTS), strerror(-rc));
 		return rc;
 	}
@@ -133,7 +133,7 @@ static int ctrl_start(struct nvme_dev *dev)
 	rc = wait_csts_unlocked(dev, CSTS_RDY | CSTS_CFS, CSTS_RDY,
 				dev->ready_ms);
 	if (rc) {
-		fprintf(stderr, "%s: nvme: controller not ready (CSTS 0x%x): %s\n",
+		smio_error("%s: nvme: controller not ready (CSTS 0x%x): %s",
 			dev->pdev->name, rd32(dev, NVME_REG_CSTS), strerror(-rc));
 		return rc == -ETIMEDOUT && (rd32(dev, NVME_REG_CSTS) & CSTS_CFS) ? -EIO
 											   : rc;
@@ -196,7 +196,7 @@ static int identify_all(struct nvme_dev *dev)
 		fmt = idns->flbas & 0xf;
 		ds = fmt <= idns->nlbaf ? idns->lbaf[fmt].ds : 0;
 		if (ds < 9 || ds > NVME_DRV_PAGE_SHIFT + 4) {
-			fprintf(stderr, "%s: nvme: namespace %u: unsupported LBA size 2^%u, skipped\n",
+			smio_warn("%s: nvme: namespace %u: unsupported LBA size 2^%u, skipped",
 				dev->pdev->name, list[i], ds);
 			continue;
 		}
@@ -251,14 +251,14 @@ static int admin_queue_cmd(struct nvme_dev *dev, uint8_t opcode, uint64_t prp1, 
 	memcpy(&aq->sq[aq->sq_tail], &s, sizeof(s));
 	aq->sq_tail = nvme_q_next(aq->sq_tail, aq->depth);
 	wr32(dev, nvme_sq_tail_db(0, dev->dstrd), aq->sq_tail);
-	deadline = now_ms() + dev->timeout_ms;
+	deadline = smio_now_ms() + dev->timeout_ms;
 	held = lock_drop(dev);
 	rc = nvme_drv_q_wait(dev, aq, cid, deadline, &cpl);
 	lock_retake(dev, held);
 	if (rc == -ETIMEDOUT || rc == -EIO)
 		dev->needs_reset = true;
 	if (!rc && cpl.status) {
-		fprintf(stderr, "%s: nvme: admin opcode 0x%02x failed: status 0x%x\n",
+		smio_error("%s: nvme: admin opcode 0x%02x failed: status 0x%x",
 			dev->pdev->name, opcode, cpl.status);
 		rc = -EIO;
 	}
@@ -318,7 +318,7 @@ int nvme_drv_ctrl_reinit(struct nvme_dev *dev)
 	dev->resets++;
 	dev->needs_reset = rc != 0;
 	if (rc)
-		fprintf(stderr, "%s: nvme: reset failed: %s\n", dev->pdev->name, strerror(-rc));
+		smio_error("%s: nvme: reset failed: %s", dev->pdev->name, strerror(-rc));
 	return rc;
 }
 
@@ -362,7 +362,7 @@ static int nvme_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	pci_set_master(pdev);
 	dev->bar = pci_iomap(pdev, 0);
 	if (!dev->bar || pdev->bar_size[0] < NVME_DB_BASE + 8) {
-		fprintf(stderr, "%s: nvme: BAR0 cannot be mapped\n", pdev->name);
+		smio_error("%s: nvme: BAR0 cannot be mapped", pdev->name);
 		rc = -ENXIO;
 		goto fail_free;
 	}
@@ -371,7 +371,7 @@ static int nvme_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	/* CAP.TO is in 500 ms units; 0 would be a broken controller: allow 500 ms. */
 	dev->ready_ms = (NVME_CAP_TO(dev->cap) ? NVME_CAP_TO(dev->cap) : 1) * 500u;
 	if (!(NVME_CAP_CSS(dev->cap) & NVME_CAP_CSS_NVM) || NVME_CAP_MPSMIN(dev->cap) != 0) {
-		fprintf(stderr, "%s: nvme: CAP 0x%llx: no NVM command set or 4 KiB pages\n",
+		smio_error("%s: nvme: CAP 0x%llx: no NVM command set or 4 KiB pages",
 			pdev->name, (unsigned long long)dev->cap);
 		rc = -ENODEV;
 		goto fail_free;
@@ -388,7 +388,7 @@ static int nvme_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		rc = pci_alloc_irq_vectors(pdev, (int)want + 1);
 		dev->nvec = rc > 0 ? rc : 0;
 		if (rc < 0)
-			fprintf(stderr, "%s: nvme: no MSI-X vectors (%s): polling\n", pdev->name,
+			smio_warn("%s: nvme: no MSI-X vectors (%s): polling", pdev->name,
 				strerror(-rc));
 	}
 	depth = NVME_CAP_MQES(dev->cap) + 1u;

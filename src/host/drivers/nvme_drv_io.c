@@ -12,12 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "host/drivers/drivers.h"
 #include "host/drivers/nvme_drv.h"
 #include "host/drivers/nvme_drv_priv.h"
+#include "util/log.h"
 
 /* ---------- queues ---------- */
 
@@ -145,7 +145,7 @@ int nvme_drv_q_wait(struct nvme_dev *dev, struct nvme_q *q, uint16_t cid, uint64
 			return 0;
 		if (rd32(dev, NVME_REG_CSTS) & CSTS_CFS)
 			return -EIO;   /* fatal: nothing more will complete */
-		now = now_ms();
+		now = smio_now_ms();
 		if (now > deadline)
 			return -ETIMEDOUT;
 		if (efd >= 0) {
@@ -186,7 +186,7 @@ int nvme_drv_q_exec(struct nvme_dev *dev, struct nvme_q *q, struct nvme_sqe *s, 
 	q->sq_tail = nvme_q_next(q->sq_tail, q->depth);
 	/* The entry must be visible before the doorbell (release store). */
 	wr32(dev, nvme_sq_tail_db(q->qid, dev->dstrd), q->sq_tail);
-	deadline = now_ms() + (timeout_ms ? timeout_ms : dev->timeout_ms);
+	deadline = smio_now_ms() + (timeout_ms ? timeout_ms : dev->timeout_ms);
 	held = lock_drop(dev);
 	rc = nvme_drv_q_wait(dev, q, cid, deadline, cpl);
 	lock_retake(dev, held);
@@ -203,12 +203,12 @@ int nvme_drv_admin_exec(struct nvme_dev *dev, struct nvme_sqe *s, uint32_t len,
 	int rc = nvme_drv_q_exec(dev, &dev->adminq, s, len, 0, cpl);
 
 	if (!rc && cpl->status) {
-		fprintf(stderr, "%s: nvme: admin opcode 0x%02x failed: status 0x%x\n",
+		smio_error("%s: nvme: admin opcode 0x%02x failed: status 0x%x",
 			dev->pdev->name, opcode, cpl->status);
 		return -EIO;
 	}
 	if (rc)
-		fprintf(stderr, "%s: nvme: admin opcode 0x%02x: %s (CSTS 0x%x)\n",
+		smio_error("%s: nvme: admin opcode 0x%02x: %s (CSTS 0x%x)",
 			dev->pdev->name, opcode, strerror(-rc), rd32(dev, NVME_REG_CSTS));
 	return rc;
 }

@@ -8,10 +8,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "host/drivers/drivers.h"
 #include "host/drivers/nvme_drv.h"
+#include "util/smio_time.h"
 
 #define NVME_DRV_PAGE           4096u
 #define NVME_DRV_PAGE_SHIFT     12
@@ -68,14 +68,6 @@ struct nvme_dev {
 };
 
 /* ---------- small helpers ---------- */
-
-static inline uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static inline uint32_t rd32(struct nvme_dev *dev, uint32_t off)
 {
