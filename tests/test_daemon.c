@@ -40,6 +40,7 @@
 #include <cmocka.h>
 
 #include "daemon/daemon.h"
+#include "peer_impostor.h"
 #include "smartio/proto.h"
 #include "smartio/topology.h"
 #include "util/smio_time.h"
@@ -48,7 +49,7 @@
 #define IO_MS		5000      /* generous bound for one reply or close */
 #define READY_MS	30000     /* daemon start-up (sanitizer builds are slow) */
 #define EXIT_MS		10000
-#define NEXTRA		64        /* connections beyond SMD_MAX_CONNS */
+#define NEXTRA		64        /* connections beyond SMD_MAX_UNAUTH */
 
 struct daemon {
 	pid_t pid;
@@ -312,11 +313,11 @@ static int group_setup(void **state)
 	const char *yaml = topo_default_yaml();
 	char path[PATH_MAX];
 	struct rlimit rl;
-	rlim_t want = SMD_MAX_CONNS + NEXTRA + 256;
+	rlim_t want = SMD_MAX_UNAUTH + NEXTRA + 256;
 	FILE *f;
 
 	signal(SIGPIPE, SIG_IGN);
-	/* The connection-limit test holds more than SMD_MAX_CONNS sockets. */
+	/* The connection-limit test holds more than SMD_MAX_UNAUTH sockets. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
 		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
 		setrlimit(RLIMIT_NOFILE, &rl);
@@ -547,7 +548,16 @@ static void test_roles(void **state)
 	uint32_t lut_used, cmd;
 	int cl = open_conn(0, SMIO_ROLE_CLIENT, 0);
 	int ad = open_conn(0, SMIO_ROLE_ADMIN, 0);
-	int pe = open_conn(0, SMIO_ROLE_PEER, 1);
+	struct impostor im;
+	int pe = raw_conn(0);
+
+	/* A process that is not a daemon of the cluster is no peer... */
+	assert_int_equal(hello(pe, SMIO_ROLE_PEER, 1, SMIO_VERSION), -EACCES);
+	assert_int_equal(status(pe), -EACCES);
+	/* ...unless the cluster directory says it is host 1's (the owner's word). */
+	impostor_begin(&im, g.dir, 1);
+	assert_int_equal(hello(pe, SMIO_ROLE_PEER, 1, SMIO_VERSION), 0);
+	impostor_end(&im);
 
 	assert_int_equal(call(cl, SMIO_NTB_INFO, &nr, sizeof(nr), NULL), 0);
 	lut_used = rbuf.ni.lut_used;
@@ -786,9 +796,15 @@ static void test_fd_passing(void **state)
 
 /* ---------- 8. connection limit ---------- */
 
+/*
+ * Connections that have not said HELLO share SMD_MAX_UNAUTH slots; a newcomer
+ * beyond that evicts the one that waited longest, so a pile of idle sockets
+ * cannot lock anyone out. Those that said HELLO are clients (a pool of their
+ * own) and stay.
+ */
 static void test_conn_limit(void **state)
 {
-	enum { N = SMD_MAX_CONNS + NEXTRA };
+	enum { N = SMD_MAX_UNAUTH + NEXTRA };
 	static int fds[N];
 	struct rlimit rl;
 	unsigned base, ok = 0, refused = 0;
@@ -802,10 +818,18 @@ static void test_conn_limit(void **state)
 	}
 	assert_int_equal(status(g.d[0].ctl), 0);
 	base = rbuf.st.nclients + rbuf.st.npeers;
-	assert_true(base < SMD_MAX_CONNS);
 	for (int i = 0; i < N; i++)
 		fds[i] = raw_conn(0);
-	/* Every connect was accepted (or accepted and closed): HELLO tells which. */
+	/*
+	 * The daemon accepts new connections after serving those it has (the
+	 * backlog waits); once it has taken all of them, the oldest NEXTRA were
+	 * evicted and the newest SMD_MAX_UNAUTH are there: HELLO tells which.
+	 */
+	for (int64_t t0 = smio_now_ms(); smio_now_ms() - t0 < IO_MS;) {
+		assert_int_equal(status(g.d[0].ctl), 0);
+		if (rbuf.st.nclients + rbuf.st.npeers == base + SMD_MAX_UNAUTH)
+			break;
+	}
 	for (int i = 0; i < N; i++) {
 		int rc = hello(fds[i], SMIO_ROLE_CLIENT, 0, SMIO_VERSION);
 
@@ -813,29 +837,25 @@ static void test_conn_limit(void **state)
 			ok++;
 		} else {
 			assert_true(rc == -ECONNRESET || rc == -EPIPE);
+			assert_true(i < NEXTRA);      /* only the oldest went */
 			refused++;
 			close(fds[i]);
 			fds[i] = -1;
 		}
 	}
-	assert_int_equal(ok, SMD_MAX_CONNS - base);
-	assert_int_equal(refused, N - ok);
-	/* Full, and still serving the connections it has. */
+	print_message("[   INFO   ] %u connections kept, %u evicted\n", ok, refused);
+	assert_int_equal(ok, SMD_MAX_UNAUTH);
+	assert_int_equal(refused, NEXTRA);
+	/* Still serving, and a newcomer is welcome: clients have their own pool. */
 	assert_int_equal(status(g.d[0].ctl), 0);
-	assert_int_equal(rbuf.st.nclients + rbuf.st.npeers, SMD_MAX_CONNS);
-	for (int i = 0; i < N; i++)
-		if (fds[i] >= 0) {
-			assert_int_equal(status(fds[i]), 0);
-			break;
-		}
-	/* A newcomer is turned away while full... */
+	assert_int_equal(rbuf.st.nclients + rbuf.st.npeers, base + SMD_MAX_UNAUTH);
 	fd = raw_conn(0);
-	assert_true(hello(fd, SMIO_ROLE_CLIENT, 0, SMIO_VERSION) < 0);
+	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 0, SMIO_VERSION), 0);
+	assert_int_equal(status(fd), 0);
 	close(fd);
 	for (int i = 0; i < N; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	/* ...and welcome once the others have gone. */
 	sync_host(0);
 	assert_int_equal(status(g.d[0].ctl), 0);
 	assert_int_equal(rbuf.st.nclients + rbuf.st.npeers, base);
@@ -983,6 +1003,7 @@ static void test_lying_peer(void **state)
 	struct smio_route_req mreq = { .len = 64, .addr = g.win };
 	struct smio_hello_reply hr = { .host = 1, .node_id = 8, .version = SMIO_VERSION };
 	struct smio_route_reply lie = { .status = 0 };
+	struct impostor im;
 	struct pollfd p;
 	struct smio_hdr h;
 	int lfd, pfd, cl, mfd, ws;
@@ -999,13 +1020,31 @@ static void test_lying_peer(void **state)
 	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(listen(lfd, 4), 0);
 
-	/* Ask for the mapping; host 0 now steps to "host 1", i.e. to us. */
-	assert_int_equal(smio_send(cl, SMIO_MAP, 4242, 0, 0, &mreq, sizeof(mreq), -1), 0);
+	/*
+	 * An impostor the cluster directory does not list is not talked to at
+	 * all: host 0 checks who listens on host 1's socket before saying a word.
+	 */
+	assert_int_equal(smio_send(cl, SMIO_MAP, 4241, 0, 0, &mreq, sizeof(mreq), -1), 0);
 	p = (struct pollfd){ .fd = lfd, .events = POLLIN };
 	assert_int_equal(poll(&p, 1, IO_MS), 1);
 	pfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	assert_true(pfd >= 0);
+	assert_int_equal(smio_recv(cl, &h, rbuf.b, sizeof(rbuf.b), &mfd, IO_MS), 0);
+	assert_int_equal(h.seq, 4241);
+	assert_int_equal(mfd, -1);
+	assert_int_equal(rbuf.mr.status, FAB_HOST_DOWN);
+	expect_closed(pfd);
+
+	/* Listed as host 1's daemon (the owner's word), it is talked to... */
+	impostor_begin(&im, g.dir, 1);
+	/* Ask for the mapping; host 0 now steps to "host 1", i.e. to us. */
+	assert_int_equal(smio_send(cl, SMIO_MAP, 4242, 0, 0, &mreq, sizeof(mreq), -1), 0);
+	assert_int_equal(poll(&p, 1, IO_MS), 1);
+	pfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(pfd >= 0);
+	/* Its HELLO comes once it has checked who we are: the list may go back. */
 	assert_int_equal(smio_recv(pfd, &h, rbuf.b, sizeof(rbuf.b), NULL, IO_MS), 0);
+	impostor_end(&im);
 	assert_int_equal(h.type, SMIO_HELLO);
 	assert_int_equal(smio_send(pfd, SMIO_HELLO, h.seq, 0, SMIO_F_REPLY, &hr, sizeof(hr),
 				   -1), 0);
@@ -1020,7 +1059,7 @@ static void test_lying_peer(void **state)
 	assert_int_equal(h.status, 0);
 	assert_int_equal(mfd, -1);
 	assert_int_equal(rbuf.mr.status, FAB_HOST_DOWN);
-	/* And host 0 dropped the impostor. */
+	/* ...but still not believed: host 0 dropped the liar. */
 	expect_closed(pfd);
 	close(lfd);
 	unlink(sa.sun_path);

@@ -36,6 +36,7 @@
 #include <cmocka.h>
 
 #include "fabric/route.h"
+#include "peer_impostor.h"
 #include "smartio/proto.h"
 #include "smartio/topology.h"
 
@@ -758,7 +759,8 @@ static void test_kill_user(void **state)
 static void test_rejected(void **state)
 {
 	int own = client(OWNER), other = client(OWNER), use = client(USER), use2 = client(USER);
-	int peer = open_conn(OWNER, SMIO_ROLE_PEER, 2);
+	struct impostor im;
+	int peer;
 	struct smio_seg_create cr = { .segid = 1, .size = 0 };
 	struct smio_seg_id sid = { .segid = 1, .pad = 1 };
 	struct smio_seg_avail av = { .segid = 1, .available = 2 };
@@ -769,6 +771,11 @@ static void test_rejected(void **state)
 	struct smio_seg_info si;
 	struct smio_seg_conn sc;
 	uint32_t id;
+
+	/* A fake peer: host 2's daemon, as far as the cluster directory says. */
+	impostor_begin(&im, g.dir, 2);
+	peer = open_conn(OWNER, SMIO_ROLE_PEER, 2);
+	impostor_end(&im);
 
 	/* Malformed: the codec refuses them, the connection stays. */
 	assert_int_equal(call(own, SMIO_SEG_CREATE, &cr, sizeof(cr)), -EINVAL);

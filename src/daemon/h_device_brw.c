@@ -602,10 +602,9 @@ static void lender_lost(struct smd *d, uint32_t host)
 			s->bmaps[i].lmap = 0;
 }
 
-void smd_dev_conn_closed(struct smd *d, unsigned idx)
+void smd_dev_conn_closed(struct smd *d, struct smd_conn *c)
 {
 	struct smd_devs *s = d->devs_pool;
-	struct smd_conn *c = &d->conns[idx];
 	uint32_t cid = c->cid;
 
 	if (!s || !cid)

@@ -12,25 +12,22 @@
  * caller's, not empty), the connection (the caller's, alive, through the
  * queue's adapter) and every range.
  *
- * Engine threads must not talk to other daemons (only the main thread serves
- * the peer connections). When an access needs the far side - a route step
- * there, or its memory mapped here - the engine asks the main thread through
- * an eventfd in the event loop: smd_dma_service() resolves the route
- * (filling the route cache, which the engine's retry then hits) and maps
- * the memory object the route ends in (peer memfds, cached until the daemon
- * stops). The engine waits for the answer without holding any lock.
+ * Engine threads never talk to other daemons. When an access needs the far
+ * side - a route step there, or its memory mapped here - the engine hands
+ * the question to a worker (smd_work_call): it resolves the route (filling
+ * the route cache, which the engine's retry then hits) and maps the memory
+ * object the route ends in (peer memfds, cached until the daemon stops).
+ * The engine waits for the answer without holding any lock. Device threads
+ * do the same for a DMA that crosses to another host (smd_worker_access),
+ * except that the worker then does the access itself, in one go.
  *
  * Queues die with the connection that created them: running ones are
  * aborted at their next chunk.
  */
 #include <errno.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -39,15 +36,12 @@
 #define DMA_MAPS        32        /* peers' memory objects mapped for the engines */
 #define DMA_PREPARE_MS  (3 * SMD_PEER_TIMEOUT)
 
-/* An engine's question to the main thread (lives on the engine's stack). */
+/* An engine's question for a worker (lives on the engine's stack). */
 struct xreq {
 	uint16_t rid;
 	bool write;
 	uint64_t addr, len;
-	void *buf;                    /* non-NULL: the main thread does the access too */
-	bool taken, done;
-	int rc;
-	struct xreq *next;
+	void *buf;                    /* non-NULL: the worker does the access too */
 };
 
 struct peer_map {
@@ -59,58 +53,27 @@ struct peer_map {
 struct smd_dma {
 	struct smd *d;
 	struct ntbdma *eng;
-	int efd;                      /* the main loop polls it */
-	pthread_mutex_t lock;         /* the request list */
-	pthread_cond_t answered;
-	struct xreq *head;
-	bool stopping;
+	bool stopping;                /* atomic: no new questions */
 	struct peer_map maps[DMA_MAPS];   /* host lock */
 	unsigned nmaps;
 };
 
-/* ---------- the engines' questions ---------- */
+static int answer(struct smd_dma *s, const struct xreq *r);
+
+static int answer_fn(struct smd *d, void *arg)
+{
+	struct smd_dma *s = __atomic_load_n(&d->dma, __ATOMIC_ACQUIRE);
+
+	return s ? answer(s, arg) : -ESHUTDOWN;
+}
 
 static int ask(struct smd_dma *s, uint16_t rid, uint64_t addr, void *buf, uint64_t len, bool wr)
 {
 	struct xreq r = { .rid = rid, .write = wr, .addr = addr, .len = len, .buf = buf };
-	struct timespec dl;
-	uint64_t one = 1;
-	int rc = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += DMA_PREPARE_MS / 1000;
-	pthread_mutex_lock(&s->lock);
-	if (s->stopping) {
-		pthread_mutex_unlock(&s->lock);
+	if (__atomic_load_n(&s->stopping, __ATOMIC_ACQUIRE))
 		return -ESHUTDOWN;
-	}
-	r.next = s->head;
-	s->head = &r;
-	pthread_mutex_unlock(&s->lock);
-	if (write(s->efd, &one, sizeof(one)) != sizeof(one)) {
-		/* The counter cannot overflow; the main loop is woken anyway. */
-	}
-	pthread_mutex_lock(&s->lock);
-	while (!r.done) {
-		/* Once taken, the main thread finishes it (its steps are bounded). */
-		if (r.taken) {
-			pthread_cond_wait(&s->answered, &s->lock);
-			continue;
-		}
-		if (s->stopping || rc == ETIMEDOUT)
-			break;
-		rc = pthread_cond_timedwait(&s->answered, &s->lock, &dl);
-	}
-	if (!r.done) {
-		for (struct xreq **pp = &s->head; *pp; pp = &(*pp)->next)
-			if (*pp == &r) {
-				*pp = r.next;
-				break;
-			}
-		r.rc = -ETIMEDOUT;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return r.rc;
+	return smd_work_call(s->d, answer_fn, &r, DMA_PREPARE_MS);
 }
 
 static int prepare(void *arg, uint16_t rid, uint64_t addr, uint64_t len, bool wr)
@@ -191,44 +154,6 @@ static int answer(struct smd_dma *s, const struct xreq *r)
 	return rc;
 }
 
-int smd_dma_fd(const struct smd *d)
-{
-	return d->dma ? d->dma->efd : -1;
-}
-
-void smd_dma_service(struct smd *d)
-{
-	struct smd_dma *s = d->dma;
-	struct xreq *list;
-	uint64_t v;
-
-	if (!s)
-		return;
-	if (read(s->efd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: someone else took it; look at the list anyway. */
-	}
-	pthread_mutex_lock(&s->lock);
-	list = s->head;
-	s->head = NULL;
-	for (struct xreq *r = list; r; r = r->next)
-		r->taken = true;
-	pthread_mutex_unlock(&s->lock);
-	while (list) {
-		struct xreq *r = list;
-		int rc;
-
-		list = r->next;
-		fab_host_lock(d->host);
-		rc = answer(s, r);
-		fab_host_unlock(d->host);
-		pthread_mutex_lock(&s->lock);
-		r->rc = rc;
-		r->done = true;
-		pthread_cond_broadcast(&s->answered);
-		pthread_mutex_unlock(&s->lock);
-	}
-}
-
 void *smd_dma_mem_map(struct smd *d, uint32_t host, uint32_t mem, uint64_t *size)
 {
 	return d->dma ? peer_mem(d->dma, host, mem, size) : NULL;
@@ -247,27 +172,13 @@ int smd_dma_init(struct smd *d)
 {
 	struct smd_dma *s = calloc(1, sizeof(*s));
 	struct ntbdma_ops ops = { .prepare = prepare, .arg = s };
-	pthread_condattr_t ca;
 	int rc;
 
 	if (!s)
 		return -ENOMEM;
 	s->d = d;
-	s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->efd < 0) {
-		free(s);
-		return -errno;
-	}
-	pthread_mutex_init(&s->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->answered, &ca);
-	pthread_condattr_destroy(&ca);
 	rc = ntbdma_create(d->host, &ops, &s->eng);
 	if (rc) {
-		pthread_cond_destroy(&s->answered);
-		pthread_mutex_destroy(&s->lock);
-		close(s->efd);
 		free(s);
 		return rc;
 	}
@@ -281,12 +192,8 @@ void smd_dma_fini(struct smd *d)
 
 	if (!s)
 		return;
-	/* Engines and device threads waiting for the main thread give up: it
-	 * serves no more; later requests are refused at once (stopping). */
-	pthread_mutex_lock(&s->lock);
-	s->stopping = true;
-	pthread_cond_broadcast(&s->answered);
-	pthread_mutex_unlock(&s->lock);
+	/* Engines and device threads asking from now on are refused at once. */
+	__atomic_store_n(&s->stopping, true, __ATOMIC_RELEASE);
 	ntbdma_destroy(s->eng);
 	s->eng = NULL;
 }
@@ -298,12 +205,9 @@ void smd_dma_release(struct smd *d)
 	/* After the device threads have stopped: nobody can be in prepare(). */
 	if (!s)
 		return;
-	d->dma = NULL;
+	__atomic_store_n(&d->dma, NULL, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < s->nmaps; i++)
 		munmap(s->maps[i].p, s->maps[i].size);
-	pthread_cond_destroy(&s->answered);
-	pthread_mutex_destroy(&s->lock);
-	close(s->efd);
 	free(s);
 }
 
@@ -422,9 +326,9 @@ bool smd_dma_busy(struct smd *d, uint64_t phys, uint64_t size)
 	return d->dma && d->dma->eng && ntbdma_busy_range(d->dma->eng, phys, size);
 }
 
-void smd_dma_conn_closed(struct smd *d, unsigned idx)
+void smd_dma_conn_closed(struct smd *d, struct smd_conn *c)
 {
-	uint32_t cid = d->conns[idx].cid;
+	uint32_t cid = c->cid;
 
 	if (!d->dma || !d->dma->eng || !cid)
 		return;

@@ -329,10 +329,10 @@ int smd_h_intr(struct smd *d, struct smd_conn *c, uint16_t type, const void *p,
 
 /* ---------- connection close ---------- */
 
-void smd_intr_conn_closed(struct smd *d, unsigned idx)
+void smd_intr_conn_closed(struct smd *d, struct smd_conn *c)
 {
 	struct smd_intrs *s = d->intrs;
-	uint32_t cid = d->conns[idx].cid;
+	uint32_t cid = c->cid;
 
 	if (!s || !cid)
 		return;

@@ -15,7 +15,7 @@
  * Borrower: LEND_BORROW (admin) asks the lender for a grant, hot-adds the
  * shadow device (drivers bind unmodified), LEND_RETURN refuses while a
  * driver is bound. Config cycles and P2P windows go to the lender as
- * PEER_LEND_* requests from the main thread; DMA maps never do.
+ * PEER_LEND_* requests from a worker; DMA maps never do.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -55,7 +55,9 @@ static void lent_drop(struct smd *d, struct smd_conn *c, struct smd_lent *e, boo
 		uint32_t olen = 0;
 		int ofd = -1;
 
-		smd_h_device(d, c, SMIO_PEER_DEV_RETURN, &r, d->peer_reply, &olen, &ofd);
+		uint8_t none[8];
+
+		smd_h_device(d, c, SMIO_PEER_DEV_RETURN, &r, none, &olen, &ofd);
 	}
 }
 
@@ -95,27 +97,13 @@ static int pool_local(struct smd *d, struct smd_conn *c, struct smio_lend_pool *
 }
 
 /*
- * Our connection to the borrower, opened now without waiting for its HELLO
- * answer (it waits for our reply: it would accept only later). Our device's
- * first DMA, or a P2P question the borrower asks us while it waits for us,
- * then finds the connection open; the HELLO answer arrives unsolicited and is
- * dropped.
+ * Our connection to the borrower, opened now (asynchronously): our device's
+ * first DMA into the borrower's memory, or a P2P question the borrower asks
+ * us, then finds it open.
  */
 static void preconnect(struct smd *d, uint32_t host)
 {
-	struct smio_hello hello = { .role = SMIO_ROLE_PEER, .host = d->host_id,
-				    .pid = (uint32_t)getpid(), .version = SMIO_VERSION };
-	int fd;
-
-	for (unsigned i = 0; i < d->nconns; i++)
-		if (d->conns[i].fd >= 0 && d->conns[i].outgoing && d->conns[i].host == host)
-			return;
-	fd = smio_connect(d->dir, host, 0);
-	if (fd < 0)
-		return;   /* the first request will try again */
-	if (smio_send(fd, SMIO_HELLO, 1, 0, 0, &hello, sizeof(hello), -1) < 0 ||
-	    smd_add_conn(d, fd, true, SMIO_ROLE_PEER, host) < 0)
-		close(fd);
+	smd_peer_connect(d, host);
 }
 
 static int lend_setup_req(struct smd *d, struct smd_conn *c,
@@ -152,7 +140,9 @@ static int lend_setup_req(struct smd *d, struct smd_conn *c,
 		if (e->s)
 			lend_teardown(d->host, e->s, true);
 		e->s = NULL;
-		smd_h_device(d, c, SMIO_PEER_DEV_RETURN, &ref, d->peer_reply, &olen, &ofd);
+		uint8_t none[8];
+
+		smd_h_device(d, c, SMIO_PEER_DEV_RETURN, &ref, none, &olen, &ofd);
 		memset(e, 0, sizeof(*e));
 		return rc;
 	}
@@ -309,7 +299,6 @@ static void brw_drop(struct smd *d, struct smd_borrowed *b, bool tell_lender)
 	if (b->pdev)
 		shadow_destroy(d->pci, b->pdev, true);   /* the transport (b) is still valid */
 	b->used = false;   /* from here on, a connection closing does not find it */
-	d->lend->nborrowed--;
 	if (tell_lender)
 		smd_peer_request(d, b->lender, SMIO_PEER_LEND_RELEASE, &r, sizeof(r), NULL, 0,
 				 NULL, NULL);
@@ -317,14 +306,43 @@ static void brw_drop(struct smd *d, struct smd_borrowed *b, bool tell_lender)
 	memset(b, 0, sizeof(*b));
 }
 
-/* Remove the shadows of lenders that went away (main thread). */
-static void drop_lost(struct smd *d)
-{
-	struct smd_lend *l = d->lend;
+/*
+ * Remove the shadow of a lender that went away: a surprise removal, on a
+ * worker (its driver unbinds), keyed by the shadow so that no request of its
+ * driver runs meanwhile.
+ */
+struct drop_work {
+	struct smd_work w;
+	uint32_t fdid;
+};
 
-	for (unsigned i = 0; i < SMD_LEND_MAX; i++)
-		if (l->brw[i].used && l->brw[i].lost)
-			brw_drop(d, &l->brw[i], false);
+static void drop_run(struct smd_work *w)
+{
+	struct drop_work *x = (struct drop_work *)w;
+	struct smd_borrowed *b = w->d->lend ? brw_find(w->d->lend, x->fdid) : NULL;
+
+	if (b && b->lost)
+		brw_drop(w->d, b, false);
+}
+
+static void drop_done(struct smd_work *w)
+{
+	free(w);
+}
+
+static void drop_later(struct smd *d, struct smd_borrowed *b)
+{
+	struct drop_work *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return;         /* it stays lost: config cycles fail, LEND_RETURN removes it */
+	x->fdid = b->fdid;
+	x->w.run = drop_run;
+	x->w.done = drop_done;
+	x->w.key = 0x200000000ull | b->fdid;
+	if (b->pdev)
+		x->w.key2 = 0x100000000ull | b->pdev->bdf;
+	smd_work_queue(d, &x->w);
 }
 
 static int h_borrow(struct smd *d, const struct smio_lend_req *m, struct smio_lend_info *o)
@@ -360,7 +378,6 @@ static int h_borrow(struct smd *d, const struct smio_lend_req *m, struct smio_le
 		return rc;
 	*b = (struct smd_borrowed){ .used = true, .d = d, .fdid = m->fdid, .lender = lender,
 				    .lbdf = req.bdf, .msi_slot = -1 };
-	l->nborrowed++;
 	if (rlen != sizeof(gr) || fd < 0 || gr.bdf != req.bdf || gr.borrower != d->host_id ||
 	    gr.lender != lender || gr.dma_target != req.dma_target ||
 	    gr.dma_size != req.dma_size) {
@@ -462,8 +479,6 @@ int smd_h_lend(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, 
 	*outlen = 0;
 	if (!l)
 		return -EOPNOTSUPP;
-	if (pthread_equal(pthread_self(), l->main_thread))
-		drop_lost(d);
 	switch (type) {
 	case SMIO_LEND_POOL:
 		return h_pool(d, c, out, outlen);
@@ -616,10 +631,9 @@ int smd_lend_shadow_dump(struct smd *d, uint16_t bdf, void *out)
 
 /* ---------- lifetimes ---------- */
 
-void smd_lend_conn_closed(struct smd *d, unsigned idx)
+void smd_lend_conn_closed(struct smd *d, struct smd_conn *c)
 {
 	struct smd_lend *l = d->lend;
-	struct smd_conn *c = &d->conns[idx];
 
 	if (!l || !c->cid)
 		return;
@@ -633,18 +647,27 @@ void smd_lend_conn_closed(struct smd *d, unsigned idx)
 				l->lent[i].borrower);
 			lent_drop(d, c, &l->lent[i], false);   /* the pool drops the borrow */
 		}
-	/*
-	 * Borrower: the lender is gone: the device is surprise-removed. From
-	 * the wait service (the main thread is inside a driver, maybe this
-	 * device's) only mark it lost; the main thread removes it later.
-	 */
+	/* Borrower: the lender is gone: the device is surprise-removed. */
 	if (c->outgoing)
 		for (unsigned i = 0; i < SMD_LEND_MAX; i++)
-			if (l->brw[i].used && l->brw[i].lender == c->host)
+			if (l->brw[i].used && l->brw[i].lender == c->host && !l->brw[i].lost) {
 				l->brw[i].lost = true;
-	if (pthread_equal(pthread_self(), l->main_thread))
-		drop_lost(d);
+				drop_later(d, &l->brw[i]);
+			}
 	fab_host_unlock(d->host);
+}
+
+/* The BDF of fdid's shadow here, or -1. */
+int smd_lend_shadow_bdf(struct smd *d, uint32_t fdid)
+{
+	struct smd_borrowed *b = d->lend ? brw_find(d->lend, fdid) : NULL;
+
+	return b && b->pdev ? b->pdev->bdf : -1;
+}
+
+bool smd_lend_is_shadow(struct smd *d, uint16_t bdf)
+{
+	return brw_by_bdf(d, bdf) != NULL;
 }
 
 int smd_lend_init(struct smd *d)
@@ -655,7 +678,7 @@ int smd_lend_init(struct smd *d)
 	if (!l)
 		return -ENOMEM;
 	d->lend = l;
-	rc = smd_lend_svc_start(d);
+	rc = smd_lend_msi_start(d);
 	if (rc) {
 		smd_lend_fini(d);
 		return rc;
@@ -677,7 +700,7 @@ void smd_lend_fini(struct smd *d)
 		if (l->lent[i].used)
 			lent_drop(d, NULL, &l->lent[i], false);
 	}
-	smd_lend_svc_stop(d);
+	smd_lend_msi_stop(d);
 	d->lend = NULL;
 	free(l);
 }

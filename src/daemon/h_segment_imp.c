@@ -611,9 +611,8 @@ static void peer_lost(struct smd *d, uint32_t host)
 }
 
 /*
- * Owner cid is going: tell the holders of references to its segments. Copy
- * them first: a failed send closes a peer connection, which drops the
- * references it held (and walks these tables).
+ * Owner cid is going: tell the holders of references to its segments (a
+ * copy of the list: the services may walk these tables again meanwhile).
  */
 static void owner_gone_notify(struct smd *d, uint32_t cid)
 {
@@ -623,28 +622,22 @@ static void owner_gone_notify(struct smd *d, uint32_t cid)
 
 	for (unsigned k = 0; k < n; k++) {
 		struct smio_peer_seg_ref m = { .segid = v[k].segid, .ref = v[k].ref };
-		unsigned i;
+		struct smd_conn *h = smd_conn_find(d, v[k].holder);
 
-		for (i = 0; i < d->nconns; i++)
-			if (d->conns[i].fd >= 0 && d->conns[i].cid == v[k].holder)
-				break;
-		if (i == d->nconns)
+		if (!h)
 			continue;
-		if (d->conns[i].role == SMIO_ROLE_CLIENT) {
+		if (h->role == SMIO_ROLE_CLIENT)
 			smd_seg_gone(d, d->host_id, m.segid, m.ref);    /* an importer of this host */
-		} else if (d->conns[i].role == SMIO_ROLE_PEER && !d->conns[i].outgoing) {
-			if (smio_send(d->conns[i].fd, SMIO_PEER_SEG_GONE, 0, 0, 0, &m, sizeof(m),
-				      -1) < 0)
-				smd_close_conn(d, i);
-		}
+		else if (h->role == SMIO_ROLE_PEER && !h->outgoing)
+			/* Queued: a peer that does not take it loses the connection. */
+			smd_conn_send(d, h->cid, SMIO_PEER_SEG_GONE, 0, 0, 0, &m, sizeof(m), -1);
 	}
 	free(v);
 }
 
-void smd_seg_conn_closed(struct smd *d, unsigned idx)
+void smd_seg_conn_closed(struct smd *d, struct smd_conn *c)
 {
 	struct smd_segs *s = d->segs;
-	struct smd_conn *c = &d->conns[idx];
 	uint32_t cid = c->cid;
 
 	if (!s || !cid)

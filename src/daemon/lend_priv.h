@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Device Lending in the daemon: state shared by h_lend.c and lend_svc.c. */
+/* Device Lending in the daemon: state shared by h_lend.c and lend_msi.c. */
 #ifndef SMARTIO_DAEMON_LEND_PRIV_H
 #define SMARTIO_DAEMON_LEND_PRIV_H
 
@@ -46,15 +46,6 @@ struct smd_borrowed {
 struct smd_lend {
 	struct smd_lent lent[SMD_LEND_MAX];
 	struct smd_borrowed brw[SMD_LEND_MAX];
-	/* the wait service */
-	pthread_t main_thread, svc_thr;
-	pthread_mutex_t loop_mu, svc_mu;
-	pthread_cond_t svc_cv;
-	bool svc_waiting, svc_stop, svc_started;
-	bool handed;              /* main thread only: this wait handed the loop over */
-	unsigned nborrowed;       /* main thread only: shadows here */
-	int svc_wake;
-	uint8_t *svc_reply;
 	/* MSI channels: borrower read ends, lender write ends (by destination host) */
 	pthread_mutex_t msi_mu;
 	int msi_rd[SMD_LEND_MAX];
@@ -66,8 +57,8 @@ struct smd_lend {
 	uint64_t msi_bad;         /* messages the interrupt controller refused */
 };
 
-int smd_lend_svc_start(struct smd *d);
-void smd_lend_svc_stop(struct smd *d);
+int smd_lend_msi_start(struct smd *d);
+void smd_lend_msi_stop(struct smd *d);
 int smd_lend_msi_add(struct smd *d, int fd);
 void smd_lend_msi_del(struct smd *d, int slot);
 int smd_lend_msi_channel(struct smd *d, uint32_t host, int *rd, int *slot);

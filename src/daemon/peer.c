@@ -6,12 +6,13 @@
  * dropped everywhere.
  */
 #include <errno.h>
-#include <poll.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core_priv.h"
 #include "daemon.h"
 #include "host/ntbdma.h"
 
@@ -51,170 +52,6 @@ void smd_route_to_wire(const struct fab_route *r, const struct fab_forward *fwd,
 	*len = (uint32_t)(sizeof(*out) + out->nhops * sizeof(struct smio_hop));
 }
 
-/* Our open connection to a peer's daemon, or -ENOTCONN. */
-static int peer_find(struct smd *d, uint32_t host)
-{
-	for (unsigned i = 0; i < d->nconns; i++)
-		if (d->conns[i].fd >= 0 && d->conns[i].outgoing && d->conns[i].host == host)
-			return (int)i;
-	return -ENOTCONN;
-}
-
-/* Our connection to a peer's daemon, opened on first use. */
-static int peer_conn(struct smd *d, uint32_t host)
-{
-	struct smio_hello hello = { .role = SMIO_ROLE_PEER, .host = d->host_id,
-				    .pid = (uint32_t)getpid(), .version = SMIO_VERSION };
-	struct smio_hello_reply hr;
-	uint32_t rlen;
-	int fd, rc;
-
-	rc = peer_find(d, host);
-	if (rc >= 0)
-		return rc;
-	fd = smio_connect(d->dir, host, 0);   /* up already, or gone: no retrying */
-	if (fd < 0)
-		return fd;
-	rc = smio_call(fd, SMIO_HELLO, &hello, sizeof(hello), &hr, sizeof(hr), &rlen, NULL,
-		       SMD_PEER_TIMEOUT);
-	if (rc < 0 || rlen != sizeof(hr) || hr.host != host) {
-		close(fd);
-		return rc < 0 ? rc : -EPROTO;
-	}
-	rc = smd_add_conn(d, fd, true, SMIO_ROLE_PEER, host);
-	if (rc < 0)
-		close(fd);
-	return rc;
-}
-
-/*
- * Wait for the reply to `seq` on conns[idx] while still answering the steps
- * other daemons ask of us: two daemons resolving through each other at the
- * same moment must not deadlock. A descriptor that comes with the reply goes
- * to *rfd (NULL: it is closed).
- */
-static int wait_reply(struct smd *d, unsigned idx, uint32_t seq, struct smio_hdr *h,
-		      void *buf, uint32_t cap, int *rfd)
-{
-	struct smd_conn *c = &d->conns[idx];
-	struct timespec t0;
-	int64_t left = SMD_PEER_TIMEOUT;
-	int fd = c->fd;
-
-	c->waiting = true;
-	c->replied = false;
-	c->wait_seq = seq;
-	c->wait_hdr = h;
-	c->wait_buf = buf;
-	c->wait_cap = cap;
-	c->wait_fd = rfd;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (left > 0) {
-		struct pollfd pfd[SMD_MAX_CONNS];
-		unsigned map[SMD_MAX_CONNS], n = 0;
-		struct timespec now;
-		int rc;
-
-		pfd[n] = (struct pollfd){ .fd = fd, .events = POLLIN };
-		map[n++] = idx;
-		for (unsigned i = 0; i < d->nconns; i++) {
-			if (i == idx || d->conns[i].fd < 0 || d->conns[i].role != SMIO_ROLE_PEER ||
-			    d->conns[i].outgoing)
-				continue;
-			pfd[n] = (struct pollfd){ .fd = d->conns[i].fd, .events = POLLIN };
-			map[n++] = i;
-		}
-		rc = poll(pfd, n, (int)left);
-		if (rc < 0 && errno != EINTR)
-			break;
-		/* Our peer's answer, and meanwhile other peers' steps: one reader
-		 * per connection (smd_conn_input), so streams never desynchronise. */
-		for (unsigned k = 0; rc > 0 && k < n; k++)
-			if ((pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) &&
-			    d->conns[map[k]].fd == pfd[k].fd)
-				smd_conn_input(d, map[k]);   /* slots stay put */
-		if (d->conns[idx].fd != fd)
-			return -ECONNRESET;          /* the peer went away */
-		if (c->replied) {
-			c->replied = false;
-			c->wait_fd = NULL;
-			return 0;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		left = SMD_PEER_TIMEOUT - ((now.tv_sec - t0.tv_sec) * 1000 +
-					   (now.tv_nsec - t0.tv_nsec) / 1000000);
-	}
-	c->waiting = false;
-	c->wait_fd = NULL;
-	return -ETIMEDOUT;
-}
-
-static uint32_t next_seq(void)
-{
-	static uint32_t seq = 0x40000000;
-
-	return ++seq;
-}
-
-int smd_peer_request(struct smd *d, uint32_t host, uint16_t type, const void *req,
-		     uint32_t len, void *rbuf, uint32_t cap, uint32_t *rlen, int *fd)
-{
-	struct smio_hdr h;
-	uint32_t seq = next_seq();
-	uint8_t none;
-	int idx, rc, rfd = -1;
-
-	if (fd)
-		*fd = -1;
-	if (!rbuf) {
-		rbuf = &none;       /* an empty reply is still copied (0 bytes) somewhere */
-		cap = 0;
-	}
-	if (host == d->host_id)
-		return -EINVAL;     /* a daemon does not talk to itself */
-	idx = peer_conn(d, host);
-	if (idx < 0)
-		return -EHOSTDOWN;
-	rc = smio_send(d->conns[idx].fd, type, seq, 0, 0, req, len, -1);
-	if (rc < 0) {
-		smd_close_conn(d, (unsigned)idx);
-		return -EHOSTDOWN;
-	}
-	rc = wait_reply(d, (unsigned)idx, seq, &h, rbuf, cap, &rfd);
-	if (rc < 0) {
-		/* A late answer would land on a stream we no longer follow. */
-		smd_close_conn(d, (unsigned)idx);
-		return -EHOSTDOWN;
-	}
-	if (h.type != type || h.status < 0 || h.len > cap) {
-		if (rfd >= 0)
-			close(rfd);
-		return h.status < 0 && h.type == type ? h.status : -EPROTO;
-	}
-	if (rlen)
-		*rlen = h.len;
-	if (fd)
-		*fd = rfd;
-	else if (rfd >= 0)
-		close(rfd);
-	return 0;
-}
-
-int smd_peer_post(struct smd *d, uint32_t host, uint16_t type, const void *req,
-		  uint32_t len)
-{
-	int idx = peer_find(d, host);
-
-	if (idx < 0)
-		return idx;
-	/* The answer comes back as an unsolicited reply and is dropped. */
-	if (smio_send(d->conns[idx].fd, type, next_seq(), 0, 0, req, len, -1) < 0) {
-		smd_close_conn(d, (unsigned)idx);
-		return -ECONNRESET;
-	}
-	return 0;
-}
-
 static void append_hops(struct fab_route *r, const struct smio_route_reply *rep)
 {
 	for (uint32_t i = 0; i < rep->nhops; i++) {
@@ -228,35 +65,23 @@ static void append_hops(struct fab_route *r, const struct smio_route_reply *rep)
 	}
 }
 
-static int remote_step(struct fab_world *w, const struct fab_step *in, struct fab_route *r,
-		       struct fab_forward *fwd)
+/*
+ * Take a peer's answer to a step into the route. A step ends on the host
+ * that ran it: a target elsewhere is a lie that would make us trust its
+ * memory index as one of ours (h_map indexes host->mems with it), so the
+ * peer is dropped as broken (-EPROTO).
+ */
+static int apply_step(struct smd *d, const struct fab_step *in, const struct smio_route_reply *rep,
+		      uint32_t rlen, struct fab_route *r, struct fab_forward *fwd)
 {
-	struct smd *d = w->priv;
-	struct smio_step st = { .host = in->host, .ntb_index = in->ntb_index,
-				.write = in->write, .ntb_hops = r->ntb_hops,
-				.addr = in->addr, .len = in->len };
-	const struct smio_route_reply *rep = (const void *)d->peer_reply;
-	uint32_t rlen;
-	int rc, idx;
-
-	if (in->host == d->host_id)
-		return fab_route_step_local(d->host, in, r, fwd);
-	/* Only the main thread talks to peers: a DMA engine asks it (h_dma.c). */
-	if (fab_thread_is_worker())
-		return -EWOULDBLOCK;
-	rc = smd_peer_request(d, in->host, SMIO_PEER_STEP, &st, sizeof(st), d->peer_reply,
-			      SMIO_MAX_PAYLOAD, &rlen, NULL);
-	if (rc < 0)
-		return rc;
-	/*
-	 * A step ends on the host that ran it. A target elsewhere is a lie that
-	 * would make us trust its memory index as one of ours (h_map indexes
-	 * host->mems with it): drop the peer as broken.
-	 */
+	if (rlen < sizeof(*rep) || rlen != sizeof(*rep) + rep->nhops * sizeof(rep->hops[0]))
+		return -EPROTO;
 	if (!rep->forward && rep->status == FAB_OK && rep->tgt.host != in->host) {
-		idx = peer_find(d, in->host);    /* the connection we just used */
-		if (idx >= 0)
-			smd_close_conn(d, (unsigned)idx);
+		int hi = topo_host_index(d->topo, in->host);
+		struct smd_conn *c = hi >= 0 ? d->core->peer_out[hi] : NULL;
+
+		if (c)
+			smd_conn_drop(d, c->cid);
 		return -EPROTO;
 	}
 	append_hops(r, rep);
@@ -276,22 +101,127 @@ static int remote_step(struct fab_world *w, const struct fab_step *in, struct fa
 	return 0;
 }
 
+static void step_msg(const struct fab_step *in, const struct fab_route *r, struct smio_step *st)
+{
+	*st = (struct smio_step){ .host = in->host, .ntb_index = in->ntb_index,
+				  .write = in->write, .ntb_hops = r->ntb_hops,
+				  .addr = in->addr, .len = in->len };
+}
+
+/* The world's step op: on a worker, a peer call it waits for. */
+static int remote_step(struct fab_world *w, const struct fab_step *in, struct fab_route *r,
+		       struct fab_forward *fwd)
+{
+	struct smd *d = w->priv;
+	struct smio_route_reply *rep;
+	struct smio_step st;
+	uint32_t rlen;
+	int rc;
+
+	if (in->host == d->host_id)
+		return fab_route_step_local(d->host, in, r, fwd);
+	/* Device and engine threads never talk to peers: they ask a worker. */
+	if (fab_thread_is_worker())
+		return -EWOULDBLOCK;
+	rep = malloc(SMIO_MAX_PAYLOAD);
+	if (!rep)
+		return -ENOMEM;
+	step_msg(in, r, &st);
+	rc = smd_peer_request(d, in->host, SMIO_PEER_STEP, &st, sizeof(st), rep,
+			      SMIO_MAX_PAYLOAD, &rlen, NULL);
+	if (!rc)
+		rc = apply_step(d, in, rep, rlen, r, fwd);
+	free(rep);
+	return rc;
+}
+
+/* ---------- the same, on the loop, with continuations ---------- */
+
+struct aroute {
+	struct smd_req *r;
+	struct fab_resolve x;
+	int (*done)(struct smd_req *r, struct fab_route *rt);
+	struct fab_route rt;
+};
+
+/*
+ * Start the walk's remote steps until one is on its way (true: its
+ * continuation goes on) or the walk has ended (false).
+ */
+static bool aroute_next(struct smd *d, struct aroute *a, int state);
+
+static void aroute_reply(struct smd *d, void *arg, int rc, const struct smio_hdr *h,
+			 const void *payload, int fd)
+{
+	struct aroute *a = arg;
+	struct fab_forward fwd = { 0 };
+
+	if (fd >= 0)
+		close(fd);
+	if (!rc)
+		rc = h->status < 0 ? h->status : apply_step(d, &a->x.step, payload, h->len,
+							    &a->rt, &fwd);
+	if (aroute_next(d, a, fab_resolve_feed(&a->x, rc, &fwd)))
+		return;
+	rc = a->done(a->r, &a->rt);
+	smd_req_done(a->r, rc);
+	free(a);
+}
+
+static bool aroute_next(struct smd *d, struct aroute *a, int state)
+{
+	/* Bounded: every remote step counts against the walk's hop limit. */
+	while (state == FAB_RESOLVE_REMOTE) {
+		struct smio_step st;
+		int rc;
+
+		step_msg(&a->x.step, &a->rt, &st);
+		rc = smd_call_start(d, a->x.step.host, SMIO_PEER_STEP, &st, sizeof(st),
+				    SMD_PEER_TIMEOUT, aroute_reply, a);
+		if (!rc)
+			return true;
+		state = fab_resolve_feed(&a->x, rc, NULL);
+	}
+	return false;
+}
+
+int smd_route_async(struct smd_req *r, uint16_t rid, uint64_t addr, uint64_t len, bool write,
+		    bool use_cache, int (*done)(struct smd_req *r, struct fab_route *rt))
+{
+	struct aroute *a = malloc(sizeof(*a));
+	int rc = smd_req_keep(r), state;
+
+	if (!a || rc) {
+		free(a);
+		return rc ? rc : -ENOMEM;
+	}
+	a->r = r;
+	a->done = done;
+	state = fab_resolve_begin(&a->x, r->d->host, rid, addr, len, write, use_cache, &a->rt);
+	if (aroute_next(r->d, a, state))
+		return SMD_ASYNC;
+	/* Answered here (the cache, or this host alone): no continuation. */
+	rc = done(r, &a->rt);
+	free(a);
+	return rc;
+}
+
 static void fan_out_invalidate(struct fab_world *w, uint32_t origin)
 {
 	struct smd *d = w->priv;
 	struct smio_invalidate inv = { .origin_host = origin, .epoch = w->epoch };
 
-	/* Every daemon that stepped through us may cache a route through us. */
-	for (unsigned i = 0; i < d->nconns; i++) {
-		if (d->conns[i].fd < 0 || d->conns[i].role != SMIO_ROLE_PEER ||
-		    d->conns[i].outgoing)
-			continue;
-		/* A peer that cannot take it is dropped; it reconnects on its next
-		 * step, and our closing the connection tells it to distrust its cache. */
-		if (smio_send(d->conns[i].fd, SMIO_PEER_INVALIDATE, 0, 0, 0, &inv, sizeof(inv),
-			      -1) < 0)
-			smd_close_conn(d, i);
-	}
+	if (!d->core)
+		return;               /* before the loop exists: nobody has stepped through us */
+	/*
+	 * Every daemon that stepped through us may cache a route through us. A
+	 * peer that does not take it loses its connection (its queue overflows),
+	 * which tells it to distrust its cache all the same.
+	 */
+	for (struct smd_conn *c = d->core->conns; c; c = c->next)
+		if (!c->dead && c->role == SMIO_ROLE_PEER && !c->outgoing)
+			smd_conn_send(d, c->cid, SMIO_PEER_INVALIDATE, 0, 0, 0, &inv, sizeof(inv),
+				      -1);
 }
 
 /* Memory of this host, and other hosts' memory objects the DMA engines had
@@ -304,8 +234,8 @@ static void *own_mem_map(struct fab_world *w, uint32_t host, uint32_t mem, uint6
 	if (host != d->host_id) {
 		void *p = smd_dma_mem_map(d, host, mem, size);   /* mapped for the DMA engines */
 
-		/* The main thread may fetch it (a borrowed device's BAR, pci_iomap). */
-		if (!p && !fab_thread_is_worker())
+		/* A worker may fetch it (a borrowed device's BAR, pci_iomap). */
+		if (!p && smd_ctx() == SMD_CTX_WORKER)
 			p = smd_dma_mem_fetch(d, host, mem, size);
 		return p;
 	}

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -54,10 +56,12 @@ static int make_listener(const char *path, char *err, size_t errlen)
 	if (probe >= 0)
 		close(probe);
 	unlink(path);
-	/* Non-blocking: the wait service (lend_svc.c) polls it too, and the one
-	 * that loses the race for a connection must not block in accept4. */
+	/* Non-blocking: the event loop never waits in accept4. */
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    /* Any user's processes may be clients; roles are checked per
+	     * connection against the kernel's credentials (auth.c). */
+	    chmod(path, 0666) < 0 || listen(fd, 512) < 0) {
 		int e = errno;
 
 		snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(e));
@@ -68,6 +72,7 @@ static int make_listener(const char *path, char *err, size_t errlen)
 	return fd;
 }
 
+/* Blocked in every thread; the event loop takes them (sd-event's signal sources). */
 static int signals(void)
 {
 	sigset_t set;
@@ -77,9 +82,21 @@ static int signals(void)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -errno;
-	return signalfd(-1, &set, SFD_CLOEXEC);
+	return pthread_sigmask(SIG_BLOCK, &set, NULL) ? -EINVAL : 0;
+}
+
+/*
+ * Every connection is a descriptor: take what the hard limit allows, so a
+ * flood of connections meets our own bounds (core.h) before the kernel's.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 int main(int argc, char **argv)
@@ -147,18 +164,16 @@ int main(int argc, char **argv)
 	}
 	d.dir = dir;
 	d.world = (struct fab_world){ .topo = d.topo, .ops = &smd_world_ops, .priv = &d };
-	d.listen_fd = d.signal_fd = -1;
+	d.listen_fd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &d.started);
-	d.buf = malloc(SMIO_MAX_PAYLOAD);
 	d.reply = malloc(SMIO_MAX_PAYLOAD);
-	d.peer_reply = malloc(SMIO_MAX_PAYLOAD);
-	if (!d.buf || !d.reply || !d.peer_reply)
+	if (!d.reply)
 		goto out_topo;
-	/* Block the signals before any thread exists, so every device thread
-	 * inherits the mask and they all arrive through the signalfd. */
-	d.signal_fd = signals();
-	if (d.signal_fd < 0) {
-		perror("smartiod: signalfd");
+	raise_fd_limit();
+	/* Block the signals before any thread exists, so every thread inherits
+	 * the mask and they all arrive at the event loop. */
+	if (signals() < 0) {
+		perror("smartiod: signals");
 		goto out_topo;
 	}
 	rc = fab_host_create(&d.world, d.topo, (uint32_t)idx, dev_endpoint_init, &d.host,
@@ -167,6 +182,12 @@ int main(int argc, char **argv)
 		rc = host_enumerate(d.host, err, sizeof(err));
 	if (!rc)
 		rc = host_ntb_init(d.host, err, sizeof(err));
+	/* The core's workers first: what device threads cannot do alone goes to them. */
+	if (!rc) {
+		rc = smd_core_init(&d);
+		if (rc)
+			snprintf(err, sizeof(err), "daemon core: %s", strerror(-rc));
+	}
 	/* Power the devices on, then let the kernel's PCI core find them. */
 	if (!rc)
 		rc = devrun_start(d.host, &(struct devrun_ops){ .access = smd_worker_access,
@@ -215,23 +236,29 @@ int main(int argc, char **argv)
 	fprintf(stderr, "smartiod: host %u (%s) up: %u functions, %u NTBs, IOMMU %s\n",
 		d.host_id, d.host->t->name, d.host->nfuncs, d.host->nntbs,
 		d.host->t->iommu ? "on" : "off");
+	rc = smd_loop_init(&d);
+	if (rc) {
+		fprintf(stderr, "smartiod: host %u: event loop: %s\n", d.host_id, strerror(-rc));
+		goto out_sock;
+	}
 	if (ready_fd >= 0) {
 		/* Tell whoever started us that the socket answers now. */
 		if (write(ready_fd, "ready\n", 6) != 6)
 			fprintf(stderr, "smartiod: ready notification failed: %s\n",
 				strerror(errno));
 		close(ready_fd);
+		ready_fd = -1;
 	}
-	rc = smd_serve(&d);
+	rc = smd_loop_run(&d);
 	status = rc ? 1 : 0;
-	for (unsigned i = 0; i < d.nconns; i++)
-		smd_close_conn(&d, i);
+out_sock:
 	close(d.listen_fd);
 	unlink(sock);
 	unlink(pidfile);
 out_host:
-	if (d.signal_fd >= 0)
-		close(d.signal_fd);
+	/* The workers are done (the loop drained them): join them. */
+	if (d.core)
+		smd_work_stop(&d);
 	/* The DMA engines stop first, without the host lock (they take it). */
 	smd_dma_fini(&d);
 	if (d.pci) {
@@ -245,11 +272,10 @@ out_host:
 	}
 	devrun_stop(d.devs);
 	smd_dma_release(&d);
+	smd_loop_fini(&d);
 	fab_host_destroy(d.host);
 out_topo:
-	free(d.buf);
 	free(d.reply);
-	free(d.peer_reply);
 	topo_free(d.topo);
 	return status;
 }

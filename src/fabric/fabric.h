@@ -106,14 +106,6 @@ struct fab_host {
 	pthread_mutex_t lock;
 	unsigned lock_depth;     /* how often the owner holds it (owner only) */
 	/*
-	 * Told when a thread drops the lock entirely to wait for a device
-	 * (fab_host_unlock_all: waiting true) and before it takes it back
-	 * (fab_host_relock: false): a daemon keeps serving its peers meanwhile,
-	 * since a borrowed device's lender may need us to make progress. NULL: none.
-	 */
-	void (*wait_hook)(void *arg, bool waiting);
-	void *wait_arg;
-	/*
 	 * The host OS's NTB drivers (src/host/ntb_drv.h), set at NTB bring-up;
 	 * opaque here. fab_host_destroy hands them to ntb_release first.
 	 */
@@ -135,8 +127,9 @@ static inline void fab_host_unlock(struct fab_host *h)
 
 /*
  * Let go of the host lock completely, however deep this thread holds it, and
- * take it back as deep as before: for drivers waiting on their device, whose
- * thread needs the lock to make progress.
+ * take it back as deep as before: for a thread that waits (a driver for its
+ * device, whose thread needs the lock to make progress; a daemon worker for
+ * a peer), so that everyone else goes on meanwhile. Call only while holding it.
  */
 static inline unsigned fab_host_unlock_all(struct fab_host *h)
 {
@@ -144,15 +137,11 @@ static inline unsigned fab_host_unlock_all(struct fab_host *h)
 
 	for (unsigned i = 0; i < depth; i++)
 		fab_host_unlock(h);
-	if (depth && h->wait_hook)
-		h->wait_hook(h->wait_arg, true);
 	return depth;
 }
 
 static inline void fab_host_relock(struct fab_host *h, unsigned depth)
 {
-	if (depth && h->wait_hook)
-		h->wait_hook(h->wait_arg, false);
 	for (unsigned i = 0; i < depth; i++)
 		fab_host_lock(h);
 }

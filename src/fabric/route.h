@@ -200,9 +200,10 @@ void fab_copy_to_mem(void *dst, const void *src, uint64_t n);
 void fab_copy_from_mem(void *dst, const void *src, uint64_t n);
 
 /*
- * Worker threads (device models, DMA engines) access the fabric too, but only
- * a daemon's main thread may talk to other daemons: a step that would need a
- * peer fails on a worker, which then asks its daemon to prepare the access.
+ * Device threads (device models, DMA engines: "workers" of the fabric) access
+ * it too, but never talk to other daemons: a step that would need a peer
+ * fails on such a thread, which then asks its daemon (one of the daemon's own
+ * worker threads) to prepare or make the access.
  */
 void fab_thread_set_worker(void);
 bool fab_thread_is_worker(void);

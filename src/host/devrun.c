@@ -88,7 +88,7 @@ static int atc_fill(struct runner *r, uint64_t addr, bool write, struct atc_entr
 /*
  * Move what the ATC can translate, from the start; returns the bytes moved
  * (all of len, or up to where a translation is missing that cannot be made
- * here: an MSI, a failed route, memory to be mapped by the main thread).
+ * here: an MSI, a failed route, memory a daemon worker must map first).
  */
 static size_t atc_dma(struct runner *r, uint64_t addr, uint8_t *buf, size_t len, bool write)
 {
@@ -144,11 +144,10 @@ static int bus_dma(struct runner *r, uint64_t addr, void *buf, size_t len, bool 
 	rc = dma_once(r, addr, buf, len, write, &rid);
 
 	/* Another host's memory (a borrower's, through an NTB) is resolved and
-	 * mapped by the daemon's main thread, which then does the access. Only
-	 * what the main thread can mend goes there: a step it must take on
-	 * another host (refused here as host-down) or a mapping it must fetch.
-	 * Anything else (nothing decodes, an IOMMU fault) is the answer, and the
-	 * main thread may well be waiting for this very device. */
+	 * mapped by a daemon worker, which then does the access. Only what a
+	 * worker can mend goes there: a step it must take on another host
+	 * (refused here as host-down) or a mapping it must fetch. Anything else
+	 * (nothing decodes, an IOMMU fault) is the answer. */
 	if ((rc == FAB_HOST_DOWN || rc == -EREMOTE) && r->ops.access)
 		rc = r->ops.access(r->ops.arg, rid, addr, buf, len, write);
 	return rc;

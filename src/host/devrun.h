@@ -26,14 +26,15 @@ struct devrun_set;
 struct dev_instance;
 
 /*
- * A device's DMA may need what only the daemon's main thread can do (a route
- * step on another host, another host's memory mapped). access is then called
- * on the device's thread with no lock held: the main thread resolves the
- * route, maps what it ends in and moves the bytes itself, in one go, so no
- * table change can come between the resolution and the access (a retry on the
- * device's thread could find the route invalidated again and again while other
- * hosts' tables churn). Returns 0, or the enum fab_status (> 0) / -errno the
- * access ends in. NULL: none (the access fails as it did on the device's thread).
+ * A device's DMA may need what a device thread cannot do (a route step on
+ * another host, another host's memory mapped). access is then called on the
+ * device's thread with no lock held: a daemon worker resolves the route,
+ * maps what it ends in and moves the bytes itself, in one go, so no table
+ * change can come between the resolution and the access (a retry on the
+ * device's thread could find the route invalidated again and again while
+ * other hosts' tables churn). Returns 0, or the enum fab_status (> 0) / -errno
+ * the access ends in. NULL: none (the access fails as it did on the device's
+ * thread).
  */
 struct devrun_ops {
 	int (*access)(void *arg, uint16_t rid, uint64_t addr, void *buf, uint64_t len,

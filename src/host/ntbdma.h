@@ -17,9 +17,9 @@
  * Accesses that need another host's help (a route step on the far side, the
  * far host's memory mapped into this process) cannot be made by an engine
  * thread on its own: such an access fails, and the engine asks ops->prepare
- * (without the host lock) to make it possible - the daemon resolves the
- * route on its main thread, which fills the route cache, and maps the memory
- * - then tries again (at most NTBDMA_RETRIES times).
+ * (without the host lock) to make it possible - a daemon worker resolves
+ * the route, which fills the route cache, and maps the memory - then tries
+ * again (at most NTBDMA_RETRIES times).
  *
  * Completion (done, error or aborted) adds 1 to the queue's eventfd; the
  * queue's owner holds a copy and waits on it with poll().

@@ -1,16 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Two helpers Device Lending needs in a daemon (docs/lending.md):
- *
- * The wait service. In-kernel drivers run on the main thread and drop the
- * host lock while they wait for their device (fab_host_unlock_all). A
- * borrowed device sits at its lender, whose routes into our memory need
- * answers from us (PEER_STEP, PEER_MEMFD): while the main thread waits, a
- * second thread serves our peer connections in its place. The two never run
- * together: the loop mutex is the main thread's, except while it waits, so
- * the daemon stays logically single-threaded.
- *
- * The MSI channel. A lent device's interrupt is a write that ends at the
+ * Device Lending's interrupt path in a daemon (docs/lending.md): the MSI
+ * channel. A lent device's interrupt is a write that ends at the
  * borrower's interrupt controller; a device thread at the lender cannot send
  * peer messages, so the lender writes (address, data) into a pipe whose read
  * end the borrower got with the grant, and a borrower thread delivers it to
@@ -29,104 +20,6 @@
 
 #include "daemon.h"
 #include "lend_priv.h"
-
-/* ---------- the wait service ---------- */
-
-static void wait_hook(void *arg, bool waiting)
-{
-	struct smd_lend *l = arg;
-	uint64_t one = 1;
-
-	if (!pthread_equal(pthread_self(), l->main_thread))
-		return;   /* only the main thread's waits hand the loop over */
-	/*
-	 * Only a host with borrowed devices needs it (their lenders ask us while
-	 * our driver waits); everyone else's waits stay as cheap as before. The
-	 * decision is kept for the matching relock: a borrow may end meanwhile.
-	 */
-	if (waiting) {
-		l->handed = l->nborrowed > 0;
-		if (!l->handed)
-			return;
-	} else if (!l->handed) {
-		return;
-	}
-	if (waiting) {
-		pthread_mutex_lock(&l->svc_mu);
-		l->svc_waiting = true;
-		pthread_cond_signal(&l->svc_cv);
-		pthread_mutex_unlock(&l->svc_mu);
-		pthread_mutex_unlock(&l->loop_mu);
-	} else {
-		pthread_mutex_lock(&l->svc_mu);
-		l->svc_waiting = false;
-		pthread_mutex_unlock(&l->svc_mu);
-		if (write(l->svc_wake, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			perror("smartiod: wait service wake-up");
-		pthread_mutex_lock(&l->loop_mu);
-	}
-}
-
-static void *svc_main(void *arg)
-{
-	struct smd *d = arg;
-	struct smd_lend *l = d->lend;
-
-	for (;;) {
-		struct pollfd pfd[SMD_MAX_CONNS + 3];
-		unsigned map[SMD_MAX_CONNS + 3], n = 0;
-		uint8_t *saved;
-		uint64_t cnt;
-		bool waiting;
-
-		pthread_mutex_lock(&l->svc_mu);
-		while (!l->svc_waiting && !l->svc_stop)
-			pthread_cond_wait(&l->svc_cv, &l->svc_mu);
-		waiting = !l->svc_stop;
-		pthread_mutex_unlock(&l->svc_mu);
-		if (!waiting)
-			break;
-		pthread_mutex_lock(&l->loop_mu);
-		pfd[n++] = (struct pollfd){ .fd = l->svc_wake, .events = POLLIN };
-		/* New peers, and our devices' questions that need peers (h_dma.c). */
-		pfd[n++] = (struct pollfd){ .fd = d->listen_fd, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = smd_dma_fd(d), .events = POLLIN };
-		for (unsigned i = 0; i < d->nconns && n < SMD_MAX_CONNS + 3; i++) {
-			/* Peers, and connections still to say HELLO (a peer connecting);
-			 * never applications: their requests may call drivers. */
-			if (d->conns[i].fd < 0 || (d->conns[i].role != SMIO_ROLE_PEER &&
-						   d->conns[i].role != 0))
-				continue;
-			pfd[n] = (struct pollfd){ .fd = d->conns[i].fd, .events = POLLIN };
-			map[n++] = i;
-		}
-		pthread_mutex_lock(&l->svc_mu);
-		waiting = l->svc_waiting;
-		pthread_mutex_unlock(&l->svc_mu);
-		if (waiting && poll(pfd, n, 100) > 0) {
-			/* Our own reply buffer: the waiting handler's stays intact. */
-			saved = d->reply;
-			d->reply = l->svc_reply;
-			for (unsigned k = 3; k < n; k++)
-				if ((pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) &&
-				    d->conns[map[k]].fd == pfd[k].fd)
-					smd_conn_input(d, map[k]);
-			if (pfd[2].fd >= 0 && (pfd[2].revents & POLLIN))
-				smd_dma_service(d);
-			if (pfd[1].revents & POLLIN) {
-				int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-
-				if (fd >= 0 && smd_add_conn(d, fd, false, 0, 0) < 0)
-					close(fd);
-			}
-			d->reply = saved;
-			if (pfd[0].revents & POLLIN)
-				(void)!read(l->svc_wake, &cnt, sizeof(cnt));
-		}
-		pthread_mutex_unlock(&l->loop_mu);
-	}
-	return NULL;
-}
 
 /* ---------- the MSI channel, borrower side ---------- */
 
@@ -275,64 +168,34 @@ void smd_lend_msi_channel_close(struct smd *d, int slot)
 
 /* ---------- start and stop ---------- */
 
-int smd_lend_svc_start(struct smd *d)
+int smd_lend_msi_start(struct smd *d)
 {
 	struct smd_lend *l = d->lend;
-	unsigned depth;
 	int rc;
 
 	for (unsigned i = 0; i < SMD_LEND_MAX; i++) {
 		l->msi_rd[i] = -1;
 		l->msi_wr[i] = -1;
 	}
-	l->svc_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	l->intc_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	l->svc_reply = malloc(SMIO_MAX_PAYLOAD);
-	if (l->svc_wake < 0 || l->intc_wake < 0 || !l->svc_reply)
-		return -ENOMEM;
-	pthread_mutex_init(&l->loop_mu, NULL);
-	pthread_mutex_init(&l->svc_mu, NULL);
+	if (l->intc_wake < 0)
+		return -errno;
 	pthread_mutex_init(&l->msi_mu, NULL);
-	pthread_cond_init(&l->svc_cv, NULL);
-	l->main_thread = pthread_self();
-	/* The main thread's, except while it waits; taken before the host lock,
-	 * as the wait hook takes it back. */
-	depth = fab_host_unlock_all(d->host);
-	pthread_mutex_lock(&l->loop_mu);
-	fab_host_relock(d->host, depth);
-	rc = pthread_create(&l->svc_thr, NULL, svc_main, d);
-	if (rc) {
-		pthread_mutex_unlock(&l->loop_mu);
-		return -rc;
-	}
-	l->svc_started = true;
 	rc = pthread_create(&l->intc_thr, NULL, intc_main, d);
 	if (rc)
 		return -rc;
 	l->intc_started = true;
-	d->host->wait_arg = l;
-	d->host->wait_hook = wait_hook;
 	return 0;
 }
 
-void smd_lend_svc_stop(struct smd *d)
+void smd_lend_msi_stop(struct smd *d)
 {
 	struct smd_lend *l = d->lend;
 	uint64_t one = 1;
 	unsigned depth;
 
-	d->host->wait_hook = NULL;
 	/* The interrupt thread takes the host lock to deliver: not held while joining. */
 	depth = fab_host_unlock_all(d->host);
-	if (l->svc_started) {
-		pthread_mutex_lock(&l->svc_mu);
-		l->svc_stop = true;
-		pthread_cond_signal(&l->svc_cv);
-		pthread_mutex_unlock(&l->svc_mu);
-		/* It may be waiting for the loop: let it see the stop. */
-		pthread_mutex_unlock(&l->loop_mu);
-		pthread_join(l->svc_thr, NULL);
-	}
 	if (l->intc_started) {
 		pthread_mutex_lock(&l->msi_mu);
 		l->intc_stop = true;
@@ -348,9 +211,6 @@ void smd_lend_svc_stop(struct smd *d)
 		if (l->msi_wr[i] >= 0)
 			close(l->msi_wr[i]);
 	}
-	if (l->svc_wake >= 0)
-		close(l->svc_wake);
 	if (l->intc_wake >= 0)
 		close(l->intc_wake);
-	free(l->svc_reply);
 }
