@@ -109,7 +109,8 @@ static int proc_stat(uint32_t pid, uint32_t *ppid, uint64_t *start)
 	 * itrealvalue starttime. */
 	if (sscanf(p + 1, " %*c %d", &pp) != 1)
 		return -EINVAL;
-	for (field = 3; field < 22 && p; field++)
+	/* From the ')' ending field 2, twenty spaces on: the one before field 22. */
+	for (field = 2; field < 22 && p; field++)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p + 1, "%llu", &st) != 1)
 		return -EINVAL;

@@ -49,6 +49,8 @@ int cli_parse_addr(int fd, const char *s, uint64_t *addr);
 
 int cmd_cluster(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+/* Remove DIR/procs (the records of processes bound to hosts by smartio exec). */
+void cli_exec_records_clear(const char *dir);
 int cmd_lspci(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_route(int argc, char **argv);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* smartio cluster up|down|status, and smartio exec. */
+/* smartio cluster up|down|status. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -423,6 +423,7 @@ static int cluster_down(const char *dir)
 		remove_host_files(dir, t->hosts[i].id);
 	}
 	if (!status) {
+		cli_exec_records_clear(dir);   /* what killed 'smartio exec's left behind */
 		snprintf(path, sizeof(path), "%s/topology.yaml", dir);
 		unlink(path);
 		rmdir(dir);     /* fails harmlessly if the user keeps other files there */
@@ -590,55 +591,4 @@ int cmd_cluster(int argc, char **argv)
 		return cluster_status(dir, json);
 	cli_err("unknown cluster command '%s' (up, down, status)", argv[1]);
 	return 2;
-}
-
-int cmd_exec(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "host", required_argument, NULL, 'H' }, { "dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' }, { 0 } };
-	const char *host_opt = NULL, *dir_opt = NULL;
-	char dir[PATH_MAX], hostbuf[16];
-	struct topo *t;
-	uint32_t host;
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		if (c == 'H')
-			host_opt = optarg;
-		else if (c == 'd')
-			dir_opt = optarg;
-		else if (c == 'h') {
-			printf("usage: smartio exec --host N [--dir DIR] -- COMMAND [ARGS...]\n\n"
-			       "Runs COMMAND as a process of host N: with SMARTIO_HOST=N and\n"
-			       "SMARTIO_CLUSTER=DIR in its environment.\n");
-			return 0;
-		} else
-			return 2;
-	}
-	if (optind >= argc) {
-		cli_err("exec needs a command: smartio exec --host N -- COMMAND [ARGS...]");
-		return 2;
-	}
-	if (!host_opt)
-		return cli_err("exec needs --host N"), 2;
-	if (cli_host_arg(host_opt, &host))
-		return 2;
-	if (cli_cluster_dir(dir_opt, dir, sizeof(dir)))
-		return cli_err("cluster directory path too long"), 2;
-	if (cli_cluster_topo(dir, &t))
-		return 1;
-	if (topo_host_index(t, host) < 0) {
-		cli_err("the cluster in %s has no host %u", dir, host);
-		topo_free(t);
-		return 1;
-	}
-	topo_free(t);
-	snprintf(hostbuf, sizeof(hostbuf), "%u", host);
-	setenv("SMARTIO_HOST", hostbuf, 1);
-	setenv("SMARTIO_CLUSTER", dir, 1);
-	execvp(argv[optind], argv + optind);
-	cli_err("cannot run %s: %s", argv[optind], strerror(errno));
-	return 127;
 }

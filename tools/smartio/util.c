@@ -33,6 +33,16 @@ const char *cli_strerror(int rc)
 		return "no such device or function";
 	case -ENXIO:
 		return "the cluster has no such host ('smartio cluster status' lists them)";
+	case -EXDEV:
+		return "this is a process of another host ('smartio exec --host N' made it one): "
+		       "it may use that host's daemon only";
+	case -EACCES:
+		return "refused: the admin role is the cluster owner's (the user who ran "
+		       "'smartio cluster up'), and a process that 'smartio exec' bound to another "
+		       "host may not take it";
+	case -EUSERS:
+		return "the daemon serves as many connections of this kind as it allows; "
+		       "try again when some have closed";
 	default:
 		return strerror(rc < 0 ? -rc : rc);
 	}
