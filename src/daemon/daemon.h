@@ -76,6 +76,8 @@ void smd_intr_fini(struct smd *d);
 int smd_h_intr(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 	       void *out, uint32_t *outlen, int *out_fd);
 void smd_intr_conn_closed(struct smd *d, struct smd_conn *c);
+/* INTR_TRIGGER: a remote trigger answers through a continuation (SMD_ASYNC). */
+int smd_intr_trigger(struct smd_req *r);
 
 /*
  * For the device service (h_device.c), all with the host lock held:

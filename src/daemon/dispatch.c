@@ -78,7 +78,7 @@ static const struct {
 	[SMIO_INTR_CREATE] = { .fn = h_intr },
 	[SMIO_INTR_REMOVE] = { .fn = h_intr },
 	[SMIO_INTR_CONNECT] = { .fn = h_intr, .work = true },
-	[SMIO_INTR_TRIGGER] = { .fn = h_intr, .work = true },
+	[SMIO_INTR_TRIGGER] = { .fn = smd_intr_trigger },
 	[SMIO_INTR_RECEIVE] = { .fn = h_intr },
 	[SMIO_INTR_DISCONNECT] = { .fn = h_intr },
 	[SMIO_PEER_INTR_LOOKUP] = { .fn = h_intr },

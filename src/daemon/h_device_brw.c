@@ -96,28 +96,46 @@ static int host_of_node(struct smd *d, uint32_t node_id, uint32_t *host)
 
 static int h_dev_list(struct smd *d, struct smio_dev_list *o, uint32_t *outlen)
 {
-	const uint32_t cap = SMIO_MAX_PAYLOAD;
-	struct smio_dev_list *all = malloc(cap), *part = malloc(cap);
+	const uint32_t cap = SMIO_MAX_PAYLOAD, nh = d->topo->nhosts;
+	struct smio_dev_list *all = malloc(cap), *mine = malloc(cap);
+	struct smd_multi *v = calloc(nh, sizeof(*v));
 	uint32_t n = 0, rlen;
+	unsigned nv = 0;
 	int rc = -ENOMEM;
 
-	if (!all || !part)
+	if (!all || !mine || !v)
+		goto out;
+	/* Every other host at once: a host that does not answer costs one timeout. */
+	for (uint32_t i = 0; i < nh; i++) {
+		if (d->topo->hosts[i].id == d->host_id)
+			continue;
+		v[nv].host = d->topo->hosts[i].id;
+		v[nv].cap = cap;
+		v[nv].rbuf = malloc(cap);
+		if (!v[nv].rbuf)
+			goto out;
+		nv++;
+	}
+	smd_peer_request_all(d, SMIO_PEER_DEV_LIST, NULL, 0, v, nv);
+	rc = smd_devs_local_list(d, mine, cap, &rlen);
+	if (rc)
 		goto out;
 	/* Host order: every daemon gives the same list. */
-	for (uint32_t i = 0; i < d->topo->nhosts; i++) {
+	for (uint32_t i = 0, k = 0; i < nh; i++) {
 		uint32_t host = d->topo->hosts[i].id;
+		const struct smio_dev_list *part = mine;
 
-		if (host == d->host_id)
-			rc = smd_devs_local_list(d, part, cap, &rlen);
-		else
-			rc = smd_peer_request(d, host, SMIO_PEER_DEV_LIST, NULL, 0, part, cap,
-					      &rlen, NULL);
-		if (rc)
-			continue;       /* a host that does not answer lends nothing now */
-		for (uint32_t k = 0; k < part->n && n < SMIO_MAX_DEVS; k++)
+		if (host != d->host_id) {
+			if (v[k].rc) {
+				k++;
+				continue;       /* a host that does not answer lends nothing now */
+			}
+			part = v[k++].rbuf;
+		}
+		for (uint32_t j = 0; j < part->n && n < SMIO_MAX_DEVS; j++)
 			/* A peer may only speak for its own devices. */
-			if (part->d[k].host == host)
-				all->d[n++] = part->d[k];
+			if (part->d[j].host == host)
+				all->d[n++] = part->d[j];
 	}
 	all->n = n;
 	all->pad = 0;
@@ -125,8 +143,11 @@ static int h_dev_list(struct smd *d, struct smio_dev_list *o, uint32_t *outlen)
 	memcpy(o, all, *outlen);
 	rc = 0;
 out:
+	for (unsigned k = 0; v && k < nv; k++)
+		free(v[k].rbuf);
+	free(v);
 	free(all);
-	free(part);
+	free(mine);
 	return rc;
 }
 

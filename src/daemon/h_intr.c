@@ -198,42 +198,76 @@ done:
 	return 0;
 }
 
-static int h_intr_trigger(struct smd *d, struct smd_conn *c, const struct smio_intr_trigger *m)
+/* A trigger's connection is gone on the owner's side: it leads nowhere now. */
+static void iconn_gone(struct smd_intrs *s, uint32_t handle)
 {
+	struct iconn *p = iconn_find(s, handle);
+
+	if (p)
+		p->gone = true;
+}
+
+/* The owner's answer to a remote trigger (on the loop). */
+static void trigger_done(struct smd *d, void *arg, int rc, const struct smio_hdr *h,
+			 const void *payload, int fd)
+{
+	struct smd_req *r = arg;
+	const struct smio_intr_trigger *m = r->p;
+
+	if (fd >= 0)
+		close(fd);
+	if (!rc)
+		rc = h->status;
+	else if (rc != -ETIMEDOUT)
+		rc = -EHOSTDOWN;     /* not reachable, or the connection went */
+	if (rc == -ENOENT && d->intrs)
+		iconn_gone(d->intrs, m->handle);
+	smd_req_done(r, rc);
+}
+
+/*
+ * INTR_TRIGGER: a local interrupt fires at once; a remote one is a doorbell
+ * across the NTB, i.e. a peer call whose continuation answers the process.
+ */
+int smd_intr_trigger(struct smd_req *r)
+{
+	const struct smio_intr_trigger *m = r->p;
+	struct smd *d = r->d;
 	struct smd_intrs *s = d->intrs;
 	struct smio_peer_intr_fire *f;
-	struct iconn *p, ic;
-	int rc = iconn_get(s, c, m->handle, &p);
+	struct iconn *p;
+	int rc;
 
+	if (!s)
+		return -ENODEV;
+	rc = iconn_get(s, r->c, m->handle, &p);
 	if (rc)
 		return rc;
-	ic = *p;
-	if (ic.gone)
+	if (p->gone)
 		return -ENOENT;
-	if (!ic.data && m->len)
+	if (!p->data && m->len)
 		return -EINVAL;
-	if (ic.host == d->host_id) {
-		rc = intr_fire(s->tab, ic.intno, ic.data, ic.serial, m->data, m->len);
-	} else {
-		f = malloc(sizeof(*f) + m->len);
-		if (!f)
-			return -ENOMEM;
-		*f = (struct smio_peer_intr_fire){ .intno = ic.intno, .serial = ic.serial,
-						   .data = ic.data, .len = m->len };
-		memcpy(f->payload, m->data, m->len);
-		rc = smd_peer_request(d, ic.host, SMIO_PEER_INTR_FIRE, f,
-				      (uint32_t)(sizeof(*f) + m->len), NULL, 0, NULL, NULL);
-		free(f);
-		if (rc == -EPROTO)
-			rc = -EHOSTDOWN;
+	if (p->host == d->host_id) {
+		rc = intr_fire(s->tab, p->intno, p->data, p->serial, m->data, m->len);
+		if (rc == -ENOENT)
+			p->gone = true;   /* removed (or its owner died) */
+		return rc;
 	}
-	if (rc == -ENOENT) {
-		/* Removed (or its owner died): this connection leads nowhere now. */
-		p = iconn_find(s, ic.handle);
-		if (p)
-			p->gone = true;
-	}
-	return rc;
+	f = malloc(sizeof(*f) + m->len);
+	if (!f)
+		return -ENOMEM;
+	*f = (struct smio_peer_intr_fire){ .intno = p->intno, .serial = p->serial,
+					   .data = p->data, .len = m->len };
+	memcpy(f->payload, m->data, m->len);
+	rc = smd_req_keep(r);
+	if (!rc)
+		rc = smd_call_start(d, p->host, SMIO_PEER_INTR_FIRE, f,
+				    (uint32_t)(sizeof(*f) + m->len), SMD_PEER_TIMEOUT,
+				    trigger_done, r);
+	free(f);
+	if (rc)
+		return rc == -ETIMEDOUT ? rc : -EHOSTDOWN;
+	return SMD_ASYNC;
 }
 
 static int h_intr_disconnect(struct smd *d, struct smd_conn *c,
@@ -309,8 +343,6 @@ int smd_h_intr(struct smd *d, struct smd_conn *c, uint16_t type, const void *p,
 	}
 	case SMIO_INTR_CONNECT:
 		return h_intr_connect(d, c, p, out, outlen);
-	case SMIO_INTR_TRIGGER:
-		return h_intr_trigger(d, c, p);
 	case SMIO_INTR_RECEIVE:
 		return h_intr_receive(d, c, p, out, outlen);
 	case SMIO_INTR_DISCONNECT:

@@ -439,32 +439,50 @@ static int h_return(struct smd *d, const struct smio_lend_req *m)
 static int h_pool(struct smd *d, struct smd_conn *c, struct smio_lend_pool *out,
 		  uint32_t *outlen)
 {
-	/* Gathered apart: peers served while we ask the next host reuse `out`. */
-	struct smio_lend_pool *part = malloc(SMIO_MAX_PAYLOAD), *o = malloc(SMIO_MAX_PAYLOAD);
-	uint32_t n = 0, rlen;
-	int rc = 0;
+	const uint32_t nh = d->topo->nhosts;
+	struct smio_lend_pool *mine = malloc(SMIO_MAX_PAYLOAD), *o = malloc(SMIO_MAX_PAYLOAD);
+	struct smd_multi *v = calloc(nh, sizeof(*v));
+	uint32_t n = 0;
+	unsigned nv = 0;
+	int rc = -ENOMEM;
 
-	if (!part || !o) {
-		free(part);
-		free(o);
-		return -ENOMEM;
+	if (!mine || !o || !v)
+		goto out;
+	/* Every other host at once: a host that does not answer costs one timeout. */
+	for (uint32_t i = 0; i < nh; i++) {
+		if (d->topo->hosts[i].id == d->host_id)
+			continue;
+		v[nv].host = d->topo->hosts[i].id;
+		v[nv].cap = SMIO_MAX_PAYLOAD;
+		v[nv].rbuf = malloc(SMIO_MAX_PAYLOAD);
+		if (!v[nv].rbuf)
+			goto out;
+		nv++;
 	}
-	for (uint32_t i = 0; i < d->topo->nhosts && !rc; i++) {
-		uint32_t h = d->topo->hosts[i].id;
+	smd_peer_request_all(d, SMIO_PEER_LEND_POOL, NULL, 0, v, nv);
+	rc = pool_local(d, c, mine, SMIO_MAX_DEVS);
+	for (uint32_t i = 0, k = 0; !rc && i < nh; i++) {
+		const struct smio_lend_pool *part = mine;
 
-		if (h == d->host_id)
-			rc = pool_local(d, c, part, SMIO_MAX_DEVS);
-		else if (smd_peer_request(d, h, SMIO_PEER_LEND_POOL, NULL, 0, part,
-					  SMIO_MAX_PAYLOAD, &rlen, NULL))
-			continue;     /* a host that is down lends nothing */
-		for (uint32_t k = 0; !rc && k < part->n && n < SMIO_MAX_DEVS; k++)
-			o->e[n++] = part->e[k];
+		if (d->topo->hosts[i].id != d->host_id) {
+			if (v[k].rc) {
+				k++;
+				continue;     /* a host that is down lends nothing */
+			}
+			part = v[k++].rbuf;
+		}
+		for (uint32_t j = 0; j < part->n && n < SMIO_MAX_DEVS; j++)
+			o->e[n++] = part->e[j];
 	}
-	free(part);
 	o->n = n;
 	o->pad = 0;
 	*outlen = (uint32_t)(sizeof(*o) + n * sizeof(o->e[0]));
 	memcpy(out, o, *outlen);
+out:
+	for (unsigned k = 0; v && k < nv; k++)
+		free(v[k].rbuf);
+	free(v);
+	free(mine);
 	free(o);
 	return rc;
 }
