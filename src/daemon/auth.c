@@ -29,6 +29,7 @@
 
 #include "core_priv.h"
 #include "daemon.h"
+#include "util/log.h"
 
 #define MAX_BOUND     256     /* exec records looked at */
 #define MAX_ANCESTRY  64      /* process-tree levels walked */
@@ -182,22 +183,22 @@ int smd_auth_hello(struct smd *d, struct smd_conn *c, const struct smio_hello *m
 	/* A daemon is a daemon, whoever started the cluster. */
 	if (m->role == SMIO_ROLE_PEER) {
 		if (smd_auth_server(d, c->pid, c->uid, m->host)) {
-			fprintf(stderr, "smartiod: host %u: refused pid %u claiming to be host %u's "
-				"daemon\n", d->host_id, c->pid, m->host);
+			smio_warn("refused pid %u claiming to be host %u's daemon", c->pid,
+					m->host);
 			return -EACCES;
 		}
 		return 0;
 	}
 	bound = process_host(d, c->pid);
 	if (bound >= 0 && (uint32_t)bound != d->host_id) {
-		fprintf(stderr, "smartiod: host %u: refused pid %u (a process of host %u) as %s\n",
-			d->host_id, c->pid, (uint32_t)bound,
-			m->role == SMIO_ROLE_ADMIN ? "admin" : "client");
+		smio_warn("refused pid %u (a process of host %u) as %s", c->pid,
+				(uint32_t)bound,
+				m->role == SMIO_ROLE_ADMIN ? "admin" : "client");
 		return m->role == SMIO_ROLE_CLIENT ? -EXDEV : -EACCES;
 	}
 	if (m->role == SMIO_ROLE_ADMIN && c->uid != k->owner_uid) {
-		fprintf(stderr, "smartiod: host %u: refused uid %u as admin (the cluster is "
-			"uid %u's)\n", d->host_id, c->uid, (unsigned)k->owner_uid);
+		smio_warn("refused uid %u as admin (the cluster is uid %u's)", c->uid,
+				(unsigned)k->owner_uid);
 		return -EACCES;
 	}
 	return 0;

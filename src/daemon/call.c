@@ -21,6 +21,7 @@
 
 #include "core_priv.h"
 #include "daemon.h"
+#include "util/log.h"
 
 uint32_t smd_next_seq(struct smd *d)
 {
@@ -102,8 +103,8 @@ static struct smd_conn *peer_out(struct smd *d, uint32_t host, int *err)
 	/* Whoever listens there must be that host's daemon. */
 	rc = smd_auth_server(d, (uint32_t)cr.pid, (uint32_t)cr.uid, host);
 	if (rc) {
-		fprintf(stderr, "smartiod: host %u: the process on host %u's socket (pid %d) is "
-			"not its daemon: not talking to it\n", d->host_id, host, (int)cr.pid);
+		smio_warn("the process on host %u's socket (pid %d) is not its daemon: not "
+			"talking to it", host, (int)cr.pid);
 		close(fd);
 		*err = -EHOSTDOWN;
 		return NULL;
@@ -346,9 +347,9 @@ int smd_peer_request(struct smd *d, uint32_t host, uint16_t type, const void *re
 		return -EINVAL;       /* a daemon does not talk to itself */
 	if (smd_ctx() != SMD_CTX_WORKER) {
 		/* The loop never waits, device threads never talk to peers. */
-		fprintf(stderr, "smartiod: host %u: bug: a %s would wait for host %u on the %s\n",
-			d->host_id, smio_type_name(type), host,
-			smd_ctx() == SMD_CTX_LOOP ? "event loop" : "wrong thread");
+		smio_error("bug: a %s would wait for host %u on the %s", smio_type_name(type),
+				host,
+				smd_ctx() == SMD_CTX_LOOP ? "event loop" : "wrong thread");
 		return -EWOULDBLOCK;
 	}
 	if (!rbuf) {

@@ -30,6 +30,8 @@
 
 #include "core_priv.h"
 #include "daemon.h"
+#include "util/log.h"
+#include "util/smio_time.h"
 
 #define HDR sizeof(struct smio_hdr)
 
@@ -51,7 +53,7 @@ struct smd_conn *smd_conn_new(struct smd *d, int fd, bool outgoing, uint32_t rol
 		k->next_cid = 1;
 	*c = (struct smd_conn){ .cid = k->next_cid, .role = role, .host = host,
 				.outgoing = outgoing, .d = d, .fd = fd, .in_fd = -1,
-				.refs = 1, .since_ns = smd_now_ns() };
+				.refs = 1, .since_ns = smio_now_ns() };
 	c->out_tail = &c->out;
 	if (sd_event_add_io(k->ev, &c->io, fd, EPOLLIN, on_io, c) < 0 ||
 	    sd_event_add_time(k->ev, &c->timer, CLOCK_MONOTONIC, UINT64_MAX, 1000, on_timer,
@@ -137,9 +139,8 @@ void smd_conn_close(struct smd_conn *c, const char *why)
 	if (c->dead)
 		return;
 	if (why && (c->role == SMIO_ROLE_PEER || c->outgoing))
-		fprintf(stderr, "smartiod: host %u: %s connection %s host %u closed: %s\n",
-			d->host_id, c->outgoing ? "our" : "peer", c->outgoing ? "to" : "from",
-			c->host, why);
+		smio_info("%s connection %s host %u closed: %s", c->outgoing ? "our" : "peer",
+				c->outgoing ? "to" : "from", c->host, why);
 	c->dead = true;
 	role_count(c, -1);
 	sd_event_source_disable_unref(c->io);
@@ -291,7 +292,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *arg)
 {
 	struct smd_conn *c = arg;
 	struct smd *d = c->d;
-	uint64_t now = smd_now_ns();
+	uint64_t now = smio_now_ns();
 	const char *why = NULL;
 
 	fab_host_lock(d->host);
@@ -385,7 +386,7 @@ static void flush(struct smd_conn *c)
 	if (!c->out)
 		c->out_stuck_ns = 0;
 	else if (progress || !c->out_stuck_ns)
-		c->out_stuck_ns = smd_now_ns();
+		c->out_stuck_ns = smio_now_ns();
 	arm_timer(c);
 	update_events(c);
 }
@@ -504,7 +505,7 @@ static int read_some(struct smd_conn *c)
 		return -1;
 	}
 	if (!c->have)
-		c->in_started_ns = smd_now_ns();
+		c->in_started_ns = smio_now_ns();
 	c->have += (uint32_t)n;
 	if (c->have < HDR)
 		return 2;

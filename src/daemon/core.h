@@ -238,6 +238,5 @@ void smd_work_stop(struct smd *d);
 bool smd_work_idle(struct smd *d);
 void smd_loop_wake(struct smd *d);
 void smd_loop_set_ctx(enum smd_ctx ctx);
-uint64_t smd_now_ns(void);
 
 #endif

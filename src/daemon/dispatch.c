@@ -23,6 +23,7 @@
 
 #include "core_priv.h"
 #include "daemon.h"
+#include "util/log.h"
 #include "handlers.h"
 
 /*
@@ -253,8 +254,7 @@ static void req_run(struct smd_work *w)
 	int rc = handlers[r->type].fn(r);
 
 	if (rc == SMD_ASYNC) {
-		fprintf(stderr, "smartiod: host %u: bug: %s went asynchronous on a worker\n",
-			r->d->host_id, smio_type_name(r->type));
+		smio_error("bug: %s went asynchronous on a worker", smio_type_name(r->type));
 		rc = -EIO;
 	}
 	/* The descriptor is the service's: the reply sends a copy made now,

@@ -14,20 +14,14 @@
 #include <time.h>
 
 #include "daemon.h"
+#include "util/log.h"
+#include "util/smio_time.h"
 #include "host/drivers/accel_drv.h"
 
 /* Repeats of one ring op in a single request (benchmarking), at most. */
 #define ACCEL_OP_MAX_REPEAT  4096u
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static struct pci_dev *bound_accel(struct smd *d, uint16_t bdf)
 {
@@ -36,9 +30,8 @@ static struct pci_dev *bound_accel(struct smd *d, uint16_t bdf)
 	if (!pdev)
 		return NULL;
 	if (!accel_drv_bound(pdev)) {
-		fprintf(stderr, "smartiod: host %u: %02x:%02x.%x: no accelerator driver bound "
-			"(the device may be registered for lending)\n", d->host_id, bdf >> 8,
-			(bdf >> 3) & 0x1f, bdf & 7);
+		smio_warn("%02x:%02x.%x: no accelerator driver bound (the device may be "
+			"registered for lending)", bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
 		return NULL;
 	}
 	return pdev;
@@ -98,7 +91,7 @@ static int ring_op(struct pci_dev *pdev, const struct accel_drv_info *in,
 		return rc;
 	/* Repeats go in ring-sized batches, timed as a whole (one request, no
 	 * round trips in between: what a benchmark wants to see). */
-	t0 = mono_ns();
+	t0 = smio_now_ns();
 	for (left = repeat; left && !rc && !failed; left -= n) {
 		n = left < ARRAY_LEN(descs) ? (unsigned)left : ARRAY_LEN(descs);
 		for (unsigned i = 0; i < n; i++)
@@ -116,7 +109,7 @@ static int ring_op(struct pci_dev *pdev, const struct accel_drv_info *in,
 			}
 		}
 	}
-	res->elapsed_ns = mono_ns() - t0;
+	res->elapsed_ns = smio_now_ns() - t0;
 	res->avg_ns = res->iters_done ? res->elapsed_ns / res->iters_done : 0;
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "util/log.h"
 #include "dev_priv.h"
 #include "fabric/iommu.h"
 #include "fabric/ntb.h"
@@ -257,8 +258,7 @@ static int h_dev_return(struct smd *d, struct smd_conn *c, const struct smio_dev
 	rc = lender_call(d, c, cp.host, SMIO_PEER_DEV_RETURN, &r, sizeof(r), 0);
 	/* A lender we cannot reach has dropped the borrow with our connection. */
 	if (rc && rc != -EHOSTDOWN && rc != -ENOENT)
-		fprintf(stderr, "smartiod: host %u: returning device %#x: %s\n", d->host_id,
-			cp.fdid, strerror(-rc));
+		smio_warn("returning device %#x: %s", cp.fdid, strerror(-rc));
 	return 0;
 }
 

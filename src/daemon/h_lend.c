@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "util/log.h"
 #include "fabric/ntb.h"
 #include "host/ntb_drv.h"
 #include "lend_priv.h"
@@ -166,8 +167,8 @@ static int lend_setup_req(struct smd *d, struct smd_conn *c,
 	snprintf(o->model, sizeof(o->model), "%s", g.model);
 	*out_fd = e->msi_rd;
 	preconnect(d, c->host);
-	fprintf(stderr, "smartiod: host %u: lent %s (%02x:%02x.%x) to host %u\n", d->host_id,
-		g.name, FAB_BDF_BUS(m->bdf), FAB_BDF_DEV(m->bdf), FAB_BDF_FN(m->bdf), c->host);
+	smio_info("lent %s (%02x:%02x.%x) to host %u", g.name, FAB_BDF_BUS(m->bdf),
+			FAB_BDF_DEV(m->bdf), FAB_BDF_FN(m->bdf), c->host);
 	return 0;
 }
 
@@ -418,9 +419,9 @@ static int h_borrow(struct smd *d, const struct smio_lend_req *m, struct smio_le
 		return rc;
 	}
 	info_of(b, o);
-	fprintf(stderr, "smartiod: host %u: borrowed %s from host %u as %02x:%02x.%x (%s)\n",
-		d->host_id, g.name, lender, FAB_BDF_BUS(o->bdf), FAB_BDF_DEV(o->bdf),
-		FAB_BDF_FN(o->bdf), o->bound ? o->driver : "no driver");
+	smio_info("borrowed %s from host %u as %02x:%02x.%x (%s)", g.name, lender,
+			FAB_BDF_BUS(o->bdf), FAB_BDF_DEV(o->bdf), FAB_BDF_FN(o->bdf),
+			o->bound ? o->driver : "no driver");
 	return 0;
 }
 
@@ -554,8 +555,8 @@ int smd_h_lend(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, 
 		return -ENOENT;
 	switch (type) {
 	case SMIO_PEER_LEND_RELEASE:
-		fprintf(stderr, "smartiod: host %u: host %u returned %02x:%02x.%x\n", d->host_id,
-			e->borrower, FAB_BDF_BUS(e->bdf), FAB_BDF_DEV(e->bdf), FAB_BDF_FN(e->bdf));
+		smio_info("host %u returned %02x:%02x.%x", e->borrower, FAB_BDF_BUS(e->bdf),
+				FAB_BDF_DEV(e->bdf), FAB_BDF_FN(e->bdf));
 		lent_drop(d, c, e, true);
 		return 0;
 	case SMIO_PEER_LEND_CFG: {
@@ -659,10 +660,10 @@ void smd_lend_conn_closed(struct smd *d, struct smd_conn *c)
 	/* Lender: the borrower is gone (its lease with it): reclaim and reset. */
 	for (unsigned i = 0; i < SMD_LEND_MAX; i++)
 		if (l->lent[i].used && l->lent[i].cid == c->cid) {
-			fprintf(stderr, "smartiod: host %u: reclaimed %02x:%02x.%x from host %u "
-				"(connection lost)\n", d->host_id, FAB_BDF_BUS(l->lent[i].bdf),
-				FAB_BDF_DEV(l->lent[i].bdf), FAB_BDF_FN(l->lent[i].bdf),
-				l->lent[i].borrower);
+			smio_info("reclaimed %02x:%02x.%x from host %u (connection lost)",
+					FAB_BDF_BUS(l->lent[i].bdf),
+					FAB_BDF_DEV(l->lent[i].bdf), FAB_BDF_FN(l->lent[i].bdf),
+					l->lent[i].borrower);
 			lent_drop(d, c, &l->lent[i], false);   /* the pool drops the borrow */
 		}
 	/* Borrower: the lender is gone: the device is surprise-removed. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "util/log.h"
 #include "host/drivers/drivers.h"
 #include "host/drivers/nvme_drv.h"
 
@@ -25,14 +26,13 @@ static int nvme_dev_get(struct smd *d, uint16_t bdf, struct pci_dev **out)
 	struct pci_dev *pdev = d->pci ? pci_get_dev(d->pci, bdf) : NULL;
 
 	if (!pdev) {
-		fprintf(stderr, "smartiod: host %u: nvme: no function %02x:%02x.%x\n", d->host_id,
-			bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
+		smio_warn("nvme: no function %02x:%02x.%x", bdf >> 8, (bdf >> 3) & 0x1f,
+				bdf & 7);
 		return -ENODEV;
 	}
 	if (!nvme_drv_bound(pdev)) {
-		fprintf(stderr, "smartiod: host %u: nvme: %s (%02x:%02x.%x): no NVMe driver bound "
-			"(the device may be registered for lending)\n", d->host_id, pdev->name,
-			bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
+		smio_warn("nvme: %s (%02x:%02x.%x): no NVMe driver bound (the device may be "
+			"registered for lending)", pdev->name, bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
 		return -ENODEV;
 	}
 	*out = pdev;

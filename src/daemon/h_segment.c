@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "util/log.h"
 #include "fabric/iommu.h"
 #include "fabric/ntb.h"
 #include "host/ntb_drv.h"
@@ -73,8 +74,8 @@ static void seg_unexpose(void *arg, uint64_t phys, uint64_t size)
 	struct smd *d = arg;
 
 	if (ntb_iommu_unexpose(d->host, phys, size))
-		fprintf(stderr, "smartiod: segment at 0x%llx was not mapped for the NTBs\n",
-			(unsigned long long)phys);
+		smio_warn("segment at 0x%llx was not mapped for the NTBs",
+				(unsigned long long)phys);
 }
 
 /*
@@ -87,8 +88,7 @@ static void seg_link_event(void *ctx, struct ntb_drv *ntb, bool up)
 	struct smd *d = ctx;
 
 	d->segs->link_events++;
-	fprintf(stderr, "smartiod: host %u: %s link %s\n", d->host_id, ntb_drv_hw(ntb)->fn->name,
-		up ? "up" : "down");
+	smio_info("%s link %s", ntb_drv_hw(ntb)->fn->name, up ? "up" : "down");
 }
 
 static void seg_db_event(void *ctx, struct ntb_drv *ntb, uint32_t bits)

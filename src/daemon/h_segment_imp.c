@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "util/log.h"
 #include "fabric/ntb.h"
 #include "host/ntb_drv.h"
 #include "host/segment.h"
@@ -62,7 +63,7 @@ static void imp_signal(struct imp *im)
 	uint64_t one = 1;
 
 	if (im->efd >= 0 && write(im->efd, &one, sizeof(one)) != sizeof(one))
-		fprintf(stderr, "smartiod: connection %u: event not delivered\n", im->handle);
+		smio_warn("connection %u: event not delivered", im->handle);
 }
 
 /* Close the connection's windows (only those still its own: the driver knows). */
@@ -93,8 +94,8 @@ static void release_ref(struct smd *d, const struct imp *im, bool wait)
 	 * every reference we held through it. Anything else is worth a note.
 	 */
 	if (rc < 0 && rc != -EHOSTDOWN && rc != -ENOTCONN && rc != -ECONNRESET)
-		fprintf(stderr, "smartiod: host %u: releasing segment %#x on host %u: %s\n",
-			d->host_id, im->segid, im->host, strerror(-rc));
+		smio_warn("releasing segment %#x on host %u: %s", im->segid, im->host,
+				strerror(-rc));
 }
 
 static int host_of_node(struct smd *d, uint32_t node_id, uint32_t *host)

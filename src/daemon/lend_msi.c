@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 
 #include "daemon.h"
+#include "util/log.h"
 #include "lend_priv.h"
 
 /* ---------- the MSI channel, borrower side ---------- */
@@ -84,7 +85,7 @@ int smd_lend_msi_add(struct smd *d, int fd)
 		}
 	pthread_mutex_unlock(&l->msi_mu);
 	if (rc >= 0 && write(l->intc_wake, &one, sizeof(one)) < 0)
-		perror("smartiod: interrupt thread wake-up");
+		smio_error("interrupt thread wake-up: %s", strerror(errno));
 	return rc;
 }
 
@@ -101,7 +102,7 @@ void smd_lend_msi_del(struct smd *d, int slot)
 	l->msi_rd[slot] = -1;
 	pthread_mutex_unlock(&l->msi_mu);
 	if (write(l->intc_wake, &one, sizeof(one)) < 0)
-		perror("smartiod: interrupt thread wake-up");
+		smio_error("interrupt thread wake-up: %s", strerror(errno));
 }
 
 /* ---------- the MSI channel, lender side (world op, any thread) ---------- */
@@ -201,7 +202,7 @@ void smd_lend_msi_stop(struct smd *d)
 		l->intc_stop = true;
 		pthread_mutex_unlock(&l->msi_mu);
 		if (write(l->intc_wake, &one, sizeof(one)) < 0)
-			perror("smartiod: interrupt thread wake-up");
+			smio_error("interrupt thread wake-up: %s", strerror(errno));
 		pthread_join(l->intc_thr, NULL);
 	}
 	fab_host_relock(d->host, depth);

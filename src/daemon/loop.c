@@ -27,6 +27,7 @@
 
 #include "core_priv.h"
 #include "daemon.h"
+#include "util/log.h"
 
 static __thread enum smd_ctx thread_ctx;
 
@@ -40,14 +41,6 @@ void smd_loop_set_ctx(enum smd_ctx ctx)
 	thread_ctx = ctx;
 }
 
-uint64_t smd_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---------- the inbox: deferred calls from other threads ---------- */
 
 void smd_loop_wake(struct smd *d)
@@ -56,8 +49,7 @@ void smd_loop_wake(struct smd *d)
 
 	/* The counter saturates long after anyone could care: EAGAIN is harmless. */
 	if (write(d->core->inbox_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		fprintf(stderr, "smartiod: host %u: loop wake-up: %s\n", d->host_id,
-			strerror(errno));
+		smio_error("loop wake-up: %s", strerror(errno));
 }
 
 void smd_defer(struct smd *d, struct smd_defer *x)
@@ -80,7 +72,7 @@ static int on_inbox(sd_event_source *s, int fd, uint32_t revents, void *arg)
 	uint64_t v;
 
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		fprintf(stderr, "smartiod: host %u: inbox: %s\n", d->host_id, strerror(errno));
+		smio_error("inbox: %s", strerror(errno));
 	pthread_mutex_lock(&k->inbox_mu);
 	list = k->inbox;
 	k->inbox = NULL;
@@ -127,15 +119,13 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *arg)
 				 * Stop listening for a moment rather than spin on a socket
 				 * that stays readable.
 				 */
-				fprintf(stderr, "smartiod: host %u: accept: %s; pausing 50 ms\n",
-					d->host_id, strerror(errno));
+				smio_error("accept: %s; pausing 50 ms", strerror(errno));
 				sd_event_source_set_enabled(k->listen_src, SD_EVENT_OFF);
 				sd_event_source_set_time_relative(k->accept_retry, 50000);
 				sd_event_source_set_enabled(k->accept_retry, SD_EVENT_ONESHOT);
 				return 0;
 			}
-			fprintf(stderr, "smartiod: host %u: accept: %s\n", d->host_id,
-				strerror(errno));
+			smio_error("accept: %s", strerror(errno));
 			return 0;
 		}
 		fab_host_lock(d->host);

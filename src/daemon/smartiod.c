@@ -18,6 +18,7 @@
 #include "devices/models.h"
 #include "host/drivers/drivers.h"
 #include "host/enum.h"
+#include "util/log.h"
 
 static void usage(FILE *f)
 {
@@ -150,6 +151,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "smartiod: which host? give --host N or set SMARTIO_HOST\n");
 		return 2;
 	}
+	/* "smartiod[host N]: ..." on every line of its log (SMARTIO_LOG sets the level). */
+	smio_log_init("smartiod", SMIO_LOG_INFO);
+	smio_log_set_host((int)d.host_id);
 	if (!topo_path[0])
 		snprintf(topo_path, sizeof(topo_path), "%s/topology.yaml", dir);
 	rc = topo_load_file(topo_path, &d.topo, err, sizeof(err));
