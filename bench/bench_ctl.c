@@ -19,7 +19,7 @@
  *
  * usage: bench_ctl --dir DIR --clients N [--duration S] [--warmup S]
  *                  [--phases LIST] [--route-cached] [--seg-size BYTES]
- *                  [--no-prime] [--json]
+ *                  [--no-prime] [--timeout MS] [--json]
  * Exit status: 0 all ops succeeded, 1 some failed (still reported), 2 usage,
  * 3 set-up failed.
  */
@@ -220,9 +220,11 @@ static int find_hosts(const char *dir, uint32_t *ids, unsigned *n)
 	*n = 0;
 	while ((e = readdir(d)) && *n < MAX_HOSTS) {
 		unsigned id;
-		char tail[8];
+		int end = 0;
 
-		if (sscanf(e->d_name, "host-%u.sock%7s", &id, tail) == 1)
+		/* Exactly host-N.sock (not host-N.pid, host-N.log). */
+		if (sscanf(e->d_name, "host-%u.sock%n", &id, &end) == 1 && end &&
+		    !e->d_name[end])
 			ids[(*n)++] = id;
 	}
 	closedir(d);
@@ -255,12 +257,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: bench_ctl --dir DIR --clients N [--duration S] [--warmup S]\n"
 		"                 [--phases route,lspci,seg,borrow,mix] [--route-cached]\n"
-		"                 [--seg-size BYTES] [--no-prime] [--json]\n\n"
+		"                 [--seg-size BYTES] [--no-prime] [--timeout MS] [--json]\n\n"
 		"Control-plane load on the running cluster in DIR: N client threads (CLIENT\n"
 		"role only), each phase a warm-up then a timed window; ops/s and latency per\n"
 		"phase, op kind and wire call. Defaults: --duration 1 --warmup 0.25, all phases,\n"
 		"routes bypass the route cache, segments of 64K. --no-prime: do not open the\n"
-		"daemons' peer connections before the clients start.\n"
+		"daemons' peer connections before the clients start. --timeout: bound of one\n"
+		"call (default 10000 ms); a client whose call times out stops.\n"
 		"Exit: 0 ok, 1 some ops failed, 2 usage, 3 set-up failed.\n");
 }
 
@@ -289,7 +292,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "duration", required_argument, NULL, 't' }, { "warmup", required_argument, NULL, 'w' },
 		{ "phases", required_argument, NULL, 'p' }, { "route-cached", no_argument, NULL, 'r' },
 		{ "seg-size", required_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' },
-		{ "no-prime", no_argument, NULL, 'P' },
+		{ "no-prime", no_argument, NULL, 'P' }, { "timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
 	char *end;
 	int ch;
@@ -317,6 +320,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'j': o->json = true; break;
 		case 'P': o->no_prime = true; break;
+		case 'T':
+			o->cfg.timeout_ms = (int)strtol(optarg, &end, 10);
+			if (*end || o->cfg.timeout_ms < 100)
+				return fprintf(stderr, "bench_ctl: --timeout: at least 100 ms\n"), -1;
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: return -1;
 		}
@@ -445,9 +453,16 @@ static int run_phases(struct opts *o, struct ctl_client *cl, unsigned nh, bool *
 	if (o->json)
 		printf("{\"bench\":\"control-plane\",\"hosts\":%u,\"clients\":%u,\"duration_s\":%.3f,"
 		       "\"warmup_s\":%.3f,\"route_cached\":%s,\"seg_size\":%" PRIu64 ","
-		       "\"primed\":%s,\"prime_worst_s\":%.4f,\"phases\":[",
+		       "\"primed\":%s,\"prime_worst_s\":%.4f,",
 		       nh, o->clients, o->duration, o->warmup, o->cfg.route_cached ? "true" : "false",
 		       o->cfg.seg_size, o->no_prime ? "false" : "true", o->prime_s);
+	if (o->json) {
+		/* Where each client lives: [home, partner] host ids. */
+		printf("\"placement\":[");
+		for (unsigned i = 0; i < o->clients; i++)
+			printf("%s[%u,%u]", i ? "," : "", cl[i].home, cl[i].partner);
+		printf("],\"phases\":[");
+	}
 	for (int p = 0; p < NPHASES && !rc; p++) {
 		unsigned errs = 0;
 		uint64_t a, b;
@@ -491,7 +506,7 @@ static int run_phases(struct opts *o, struct ctl_client *cl, unsigned nh, bool *
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .cfg = { .seg_size = 64 * 1024, .timeout_ms = 30000 },
+	struct opts o = { .cfg = { .seg_size = 64 * 1024, .timeout_ms = 10000 },
 			  .duration = 1.0, .warmup = 0.25 };
 	static uint32_t ids[MAX_HOSTS];
 	struct ctl_client *cl = NULL;
