@@ -118,7 +118,7 @@ nvme-peers: fio-engine deps-bench
 
 # The daemons' control plane (route, lspci, segments, device pool) with 1/8/64
 # clients on 3 and 60 hosts, this tree vs the tree at 567fb41 built alongside
-# (docs/benchmarks.md); about 6 minutes. CONTROL_PLANE_ARGS=--quick for a smoke
+# (docs/benchmarks.md); 6.5-8.5 minutes. CONTROL_PLANE_ARGS=--quick for a smoke
 # run, --before REF for another baseline. Results in bench/out/control-plane/.
 control-plane: build
 	./bench/control-plane $(BUILD) $(CONTROL_PLANE_ARGS)
