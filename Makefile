@@ -3,6 +3,7 @@
 #               show it, stop it
 #   make test   install missing Debian packages, build, run every test suite
 #               (plain build, then AddressSanitizer + UndefinedBehaviorSanitizer)
+#   make control-plane   the daemons' control plane, this tree vs an older one
 
 BUILD     ?= build
 BUILD_SAN ?= build-san
@@ -29,7 +30,7 @@ FIO_DEB_PACKAGES = fio dpkg-dev curl libaio-dev libnuma-dev librdmacm-dev libibv
 BENCH_DEB_PACKAGES = fio nbdkit gnuplot-nox python3
 
 .PHONY: all deps build demo test test-plain test-san test-tsan fuzz bench figures clean install
-.PHONY: deps-fio deps-bench fio-engine nvme-peers
+.PHONY: deps-fio deps-bench fio-engine nvme-peers control-plane
 
 # $(call apt_missing,PACKAGES): install those not installed yet (root or sudo).
 define apt_missing
@@ -117,6 +118,13 @@ fio-engine: build deps-fio
 # 4 KiB random reads: our driver (local, borrower) vs nbdkit, psync, io_uring.
 nvme-peers: fio-engine deps-bench
 	./bench/nvme-peers $(BUILD)
+
+# The daemons' control plane (route, lspci, segments, device pool) with 1/8/64
+# clients on 3 and 60 hosts, this tree vs the tree at 567fb41 built alongside
+# (docs/benchmarks.md); 6.5-8.5 minutes. CONTROL_PLANE_ARGS=--quick for a smoke
+# run, --before REF for another baseline. Results in bench/out/control-plane/.
+control-plane: build
+	./bench/control-plane $(BUILD) $(CONTROL_PLANE_ARGS)
 
 # DIR/include, DIR/lib (and DIR/lib64 as a link), DIR/lib/pkgconfig/sisci.pc.
 install: build
