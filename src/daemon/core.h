@@ -125,6 +125,32 @@ struct smd_req {
 int smd_req_keep(struct smd_req *r);
 void smd_req_done(struct smd_req *r, int rc);
 
+/*
+ * A handler on the loop asks a peer without waiting (request.c): `then` runs
+ * on the loop with rc 0 and the reply's payload (len bytes; a descriptor that
+ * came with it is then's to keep or close), or the peer's negative status,
+ * -EPROTO (a reply of another type), -ETIMEDOUT, -EHOSTDOWN (not reachable,
+ * connection lost), -ESHUTDOWN. `then` ends the request (smd_req_done) or
+ * makes the next call. Returns SMD_ASYNC, or -errno when nothing was sent
+ * (then is not called).
+ */
+typedef void (*smd_req_then)(struct smd_req *r, int rc, const void *payload, uint32_t len,
+			     int fd);
+int smd_req_call(struct smd_req *r, uint32_t host, uint16_t type, const void *req, uint32_t len,
+		 smd_req_then then);
+
+/* One host's answer in a fan-out: rc as above, the payload a copy (freed after then). */
+struct smd_reply {
+	uint32_t host;
+	int rc;
+	uint8_t *payload;
+	uint32_t len;
+};
+typedef void (*smd_req_then_all)(struct smd_req *r, struct smd_reply *v, unsigned n);
+/* The same request to n hosts at once; then runs once all have answered or failed. */
+int smd_req_fanout(struct smd_req *r, const uint32_t *hosts, unsigned n, uint16_t type,
+		   const void *req, uint32_t len, smd_req_then_all then);
+
 /* ---------- deferred calls: any thread -> the loop ---------- */
 
 struct smd_defer {

@@ -31,6 +31,16 @@ struct smd_pending {
 	sd_event_source *timer;
 };
 
+/* A request and what carries it: a work item, or a continuation. */
+struct reqbox {
+	struct smd_req r;
+	struct smd_work w;
+	bool deferred;            /* answered later: the connection waits for it */
+	bool fd_owned;            /* r.out_fd is a copy of our own (work) */
+};
+
+#define BOX(req) ((struct reqbox *)(void *)(req))
+
 struct smd_core {
 	sd_event *ev;
 	sd_event_source *listen_src, *inbox_src, *accept_retry;

@@ -64,6 +64,8 @@ void smd_seg_fini(struct smd *d);
 int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 		  void *out, uint32_t *outlen, int *out_fd);
 void smd_seg_conn_closed(struct smd *d, struct smd_conn *c);
+/* SEG_CONNECT, SEG_DISCONNECT, SEG_MAP_REMOTE (h_segment_conn.c): continuations. */
+int smd_seg_request(struct smd_req *r);
 
 /*
  * SISCI interrupt service (h_intr.c): the INTR_* and PEER_INTR_* types, as
@@ -76,8 +78,8 @@ void smd_intr_fini(struct smd *d);
 int smd_h_intr(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 	       void *out, uint32_t *outlen, int *out_fd);
 void smd_intr_conn_closed(struct smd *d, struct smd_conn *c);
-/* INTR_TRIGGER: a remote trigger answers through a continuation (SMD_ASYNC). */
-int smd_intr_trigger(struct smd_req *r);
+/* INTR_CONNECT, INTR_TRIGGER: a remote interrupt answers through a continuation. */
+int smd_intr_request(struct smd_req *r);
 
 /*
  * For the device service (h_device.c), all with the host lock held:
@@ -120,6 +122,8 @@ void smd_dev_fini(struct smd *d);
 int smd_h_device(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 		 void *out, uint32_t *outlen, int *out_fd);
 void smd_dev_conn_closed(struct smd *d, struct smd_conn *c);
+/* DEV_LIST, DEV_BORROW, DEV_RETURN (h_device_pool.c): continuations, on the loop. */
+int smd_dev_pool_request(struct smd_req *r);
 
 /*
  * Segment facts other services check (h_segment.c; host lock held).
@@ -193,8 +197,9 @@ void smd_route_to_wire(const struct fab_route *r, const struct fab_forward *fwd,
 /*
  * The same resolution without waiting (loop only): remote steps are peer
  * calls. done(r, route) fills r's reply when the walk ends (route->status
- * says how) and returns the request's status. Returns that status when the
- * walk ended at once, or SMD_ASYNC (the continuation finishes r).
+ * says how) and returns the request's status, or SMD_ASYNC if it made a
+ * further call (smd_req_call) that will end r. Returns that status when the
+ * walk ended at once, or SMD_ASYNC (a continuation finishes r).
  */
 int smd_route_async(struct smd_req *r, uint16_t rid, uint64_t addr, uint64_t len, bool write,
 		    bool use_cache, int (*done)(struct smd_req *r, struct fab_route *rt));

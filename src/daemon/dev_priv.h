@@ -129,6 +129,10 @@ static inline int grow(void **v, unsigned n, unsigned *cap, size_t size)
 #define RESERVE(s, name) grow((void **)&(s)->name, (s)->n##name, &(s)->cap##name, \
 			      sizeof(*(s)->name))
 
+/* Borrower side (h_device_brw.c): c's borrow handle (-ENOENT, -EPERM another's). */
+struct brw *smd_devs_brw_get(struct smd_devs *s, const struct smd_conn *c, uint32_t handle,
+			     int *rc);
+
 /* Lender side (h_device.c), for the borrower side's own devices and PEER_DEV_*. */
 uint32_t smd_devs_new_id(struct smd_devs *s);
 int smd_devs_local_list(struct smd *d, struct smio_dev_list *o, uint32_t cap, uint32_t *outlen);

@@ -66,9 +66,9 @@ static const struct {
 	[SMIO_SEG_REMOVE] = { .fn = h_segment },
 	[SMIO_SEG_AVAILABLE] = { .fn = h_segment },
 	[SMIO_SEG_MAP_LOCAL] = { .fn = h_segment },
-	[SMIO_SEG_CONNECT] = { .fn = h_segment, .work = true },
-	[SMIO_SEG_MAP_REMOTE] = { .fn = h_segment, .work = true },
-	[SMIO_SEG_DISCONNECT] = { .fn = h_segment, .work = true },
+	[SMIO_SEG_CONNECT] = { .fn = smd_seg_request },
+	[SMIO_SEG_MAP_REMOTE] = { .fn = smd_seg_request },
+	[SMIO_SEG_DISCONNECT] = { .fn = smd_seg_request },
 	[SMIO_SEG_ATTACH] = { .fn = h_segment },
 	[SMIO_SEG_EVENTS] = { .fn = h_segment },
 	[SMIO_SEG_STATE] = { .fn = h_segment },
@@ -78,8 +78,8 @@ static const struct {
 	[SMIO_PEER_MEMFD] = { .fn = h_segment },
 	[SMIO_INTR_CREATE] = { .fn = h_intr },
 	[SMIO_INTR_REMOVE] = { .fn = h_intr },
-	[SMIO_INTR_CONNECT] = { .fn = h_intr, .work = true },
-	[SMIO_INTR_TRIGGER] = { .fn = smd_intr_trigger },
+	[SMIO_INTR_CONNECT] = { .fn = smd_intr_request },
+	[SMIO_INTR_TRIGGER] = { .fn = smd_intr_request },
 	[SMIO_INTR_RECEIVE] = { .fn = h_intr },
 	[SMIO_INTR_DISCONNECT] = { .fn = h_intr },
 	[SMIO_PEER_INTR_LOOKUP] = { .fn = h_intr },
@@ -88,9 +88,9 @@ static const struct {
 	[SMIO_DMA_QUEUE_REMOVE] = { .fn = h_dma },
 	[SMIO_DMA_START] = { .fn = h_dma },
 	[SMIO_DMA_STATE] = { .fn = h_dma },
-	[SMIO_DEV_LIST] = { .fn = h_device, .work = true },
-	[SMIO_DEV_BORROW] = { .fn = h_device, .work = true },
-	[SMIO_DEV_RETURN] = { .fn = h_device, .work = true },
+	[SMIO_DEV_LIST] = { .fn = smd_dev_pool_request },
+	[SMIO_DEV_BORROW] = { .fn = smd_dev_pool_request },
+	[SMIO_DEV_RETURN] = { .fn = smd_dev_pool_request },
 	[SMIO_DEV_RELEASE_EXCL] = { .fn = h_device, .work = true },
 	[SMIO_DEV_SEG_CONNECT] = { .fn = h_device, .work = true },
 	[SMIO_DEV_MAP_LOCAL] = { .fn = h_device, .work = true },
@@ -119,15 +119,6 @@ static const struct {
 	[SMIO_LEND_P2P] = { .fn = h_lend, .work = true },
 };
 
-/* A request and what carries it: a work item, or a continuation. */
-struct reqbox {
-	struct smd_req r;
-	struct smd_work w;
-	bool deferred;            /* answered later: the connection waits for it */
-	bool fd_owned;            /* r.out_fd is a copy of our own (work) */
-};
-
-#define BOX(req) ((struct reqbox *)(void *)(req))
 #define KEY_DEV(bdf)   (0x100000000ull | (uint16_t)(bdf))
 #define KEY_FDID(fdid) (0x200000000ull | (uint32_t)(fdid))
 
@@ -189,60 +180,6 @@ static void work_keys(struct smd *d, const struct smd_req *r, struct smd_work *w
 	default:
 		break;
 	}
-}
-
-static void req_free(struct smd_req *r)
-{
-	struct reqbox *b = BOX(r);
-
-	if (b->fd_owned && r->out_fd >= 0)
-		close(r->out_fd);
-	if (r->own_out)
-		free(r->out);
-	free(r->msg);
-	free(b);
-}
-
-int smd_req_keep(struct smd_req *r)
-{
-	void *out;
-
-	if (r->own_out)
-		return 0;
-	out = malloc(SMIO_MAX_PAYLOAD);
-	if (!out)
-		return -ENOMEM;
-	r->out = out;
-	r->own_out = true;
-	return 0;
-}
-
-static void req_reply(struct smd_req *r, int rc)
-{
-	struct smd_conn *c = r->c;
-
-	if (r->no_reply || c->dead)
-		return;
-	if (rc < 0) {
-		r->outlen = 0;
-		r->out_fd = BOX(r)->fd_owned ? r->out_fd : -1;
-	}
-	smd_conn_queue(c, r->type, r->h.seq, rc < 0 ? rc : 0, SMIO_F_REPLY, r->out, r->outlen,
-		       rc < 0 ? -1 : r->out_fd);
-}
-
-void smd_req_done(struct smd_req *r, int rc)
-{
-	struct smd_conn *c = r->c;
-	bool deferred = BOX(r)->deferred;
-
-	req_reply(r, rc);
-	req_free(r);
-	if (deferred) {
-		c->busy--;
-		smd_conn_resume(c);       /* read on; forget c if it closed meanwhile */
-	}
-	smd_conn_put(c);
 }
 
 /* ---------- on a worker ---------- */

@@ -15,8 +15,8 @@
 #include "fabric/iommu.h"
 #include "fabric/ntb.h"
 
-static struct brw *brw_get(struct smd_devs *s, const struct smd_conn *c, uint32_t handle,
-			   int *rc)
+struct brw *smd_devs_brw_get(struct smd_devs *s, const struct smd_conn *c, uint32_t handle,
+			     int *rc)
 {
 	for (unsigned i = 0; i < s->nbrws; i++)
 		if (s->brws[i].handle == handle) {
@@ -85,183 +85,6 @@ static int lender_call(struct smd *d, struct smd_conn *c, uint32_t host, uint16_
 	return 0;
 }
 
-static int host_of_node(struct smd *d, uint32_t node_id, uint32_t *host)
-{
-	for (uint32_t i = 0; i < d->topo->nhosts; i++)
-		if (d->topo->hosts[i].node_id == node_id) {
-			*host = d->topo->hosts[i].id;
-			return 0;
-		}
-	return -ENODEV;
-}
-
-static int h_dev_list(struct smd *d, struct smio_dev_list *o, uint32_t *outlen)
-{
-	const uint32_t cap = SMIO_MAX_PAYLOAD, nh = d->topo->nhosts;
-	struct smio_dev_list *all = malloc(cap), *mine = malloc(cap);
-	struct smd_multi *v = calloc(nh, sizeof(*v));
-	uint32_t n = 0, rlen;
-	unsigned nv = 0;
-	int rc = -ENOMEM;
-
-	if (!all || !mine || !v)
-		goto out;
-	/* Every other host at once: a host that does not answer costs one timeout. */
-	for (uint32_t i = 0; i < nh; i++) {
-		if (d->topo->hosts[i].id == d->host_id)
-			continue;
-		v[nv].host = d->topo->hosts[i].id;
-		v[nv].cap = cap;
-		v[nv].rbuf = malloc(cap);
-		if (!v[nv].rbuf)
-			goto out;
-		nv++;
-	}
-	smd_peer_request_all(d, SMIO_PEER_DEV_LIST, NULL, 0, v, nv);
-	rc = smd_devs_local_list(d, mine, cap, &rlen);
-	if (rc)
-		goto out;
-	/* Host order: every daemon gives the same list. */
-	for (uint32_t i = 0, k = 0; i < nh; i++) {
-		uint32_t host = d->topo->hosts[i].id;
-		const struct smio_dev_list *part = mine;
-
-		if (host != d->host_id) {
-			if (v[k].rc) {
-				k++;
-				continue;       /* a host that does not answer lends nothing now */
-			}
-			part = v[k++].rbuf;
-		}
-		for (uint32_t j = 0; j < part->n && n < SMIO_MAX_DEVS; j++)
-			/* A peer may only speak for its own devices. */
-			if (part->d[j].host == host)
-				all->d[n++] = part->d[j];
-	}
-	all->n = n;
-	all->pad = 0;
-	*outlen = (uint32_t)(sizeof(*all) + n * sizeof(all->d[0]));
-	memcpy(o, all, *outlen);
-	rc = 0;
-out:
-	for (unsigned k = 0; v && k < nv; k++)
-		free(v[k].rbuf);
-	free(v);
-	free(all);
-	free(mine);
-	return rc;
-}
-
-/* The pool entry for fdid (asks the lender). */
-static int dev_lookup(struct smd *d, uint32_t fdid, struct smio_dev_info *info)
-{
-	struct smio_dev_list *l = malloc(SMIO_MAX_PAYLOAD);
-	uint32_t host, rlen;
-	int rc;
-
-	if (!l)
-		return -ENOMEM;
-	rc = host_of_node(d, SMIO_FDID_NODE(fdid), &host);
-	if (rc)
-		goto out;
-	if (host == d->host_id)
-		rc = smd_devs_local_list(d, l, SMIO_MAX_PAYLOAD, &rlen);
-	else
-		rc = smd_peer_request(d, host, SMIO_PEER_DEV_LIST, NULL, 0, l, SMIO_MAX_PAYLOAD,
-				      &rlen, NULL);
-	if (rc) {
-		rc = rc == -EHOSTDOWN || rc == -EPROTO ? -EHOSTUNREACH : rc;
-		goto out;
-	}
-	rc = -ENODEV;
-	for (uint32_t k = 0; k < l->n; k++)
-		if (l->d[k].fdid == fdid && l->d[k].host == host) {
-			*info = l->d[k];
-			rc = 0;
-			break;
-		}
-out:
-	free(l);
-	return rc;
-}
-
-static int h_dev_borrow(struct smd *d, struct smd_conn *c, const struct smio_dev_borrow *m,
-			struct smio_dev_borrowed *o, uint32_t *outlen)
-{
-	struct smd_devs *s = d->devs_pool;
-	struct smio_dev_info info;
-	struct smio_peer_dev_borrow q = { .bdf = SMIO_FDID_BDF(m->fdid), .flags = m->flags };
-	struct smio_peer_dev_ref r;
-	struct brw b = { .cid = c->cid, .fdid = m->fdid, .bdf = q.bdf,
-			 .exclusive = m->flags & SMIO_DEV_F_EXCLUSIVE };
-	int rc = dev_lookup(d, m->fdid, &info);
-
-	if (rc)
-		return rc;
-	b.host = info.host;
-	memcpy(&r, &q, sizeof(r));
-	rc = lender_call(d, c, b.host, SMIO_PEER_DEV_BORROW, &r, sizeof(q), sizeof(r));
-	if (rc)
-		return rc == -EHOSTDOWN ? -EHOSTUNREACH : rc;
-	if (r.bdf != b.bdf) {
-		rc = -EPROTO;
-		goto undo;
-	}
-	b.ref = r.ref;
-	rc = RESERVE(s, brws);
-	if (rc)
-		goto undo;
-	b.handle = smd_devs_new_id(s);
-	s->brws[s->nbrws++] = b;
-	/* The borrow counts itself now. */
-	info.borrowers++;
-	info.exclusive = b.exclusive;
-	if (b.exclusive)
-		info.borrowers = 1;
-	*o = (struct smio_dev_borrowed){ .handle = b.handle, .flags = m->flags, .info = info };
-	*outlen = sizeof(*o);
-	return 0;
-undo:
-	lender_call(d, c, b.host, SMIO_PEER_DEV_RETURN, &r, sizeof(r), 0);
-	return rc;
-}
-
-static int h_dev_return(struct smd *d, struct smd_conn *c, const struct smio_dev_ref *m)
-{
-	struct smd_devs *s = d->devs_pool;
-	struct smio_peer_dev_ref r;
-	struct brw *b = NULL, cp;
-	int rc;
-
-	b = brw_get(s, c, m->handle, &rc);
-	if (!b)
-		return rc;
-	for (unsigned i = 0; i < s->nbmaps; i++)
-		if (s->bmaps[i].borrow == b->handle)
-			return -EBUSY;
-	if (smd_seg_borrow_conns(d, b->handle))
-		return -EBUSY;
-	/* Device segments placed in our RAM for it (connected ones linger). */
-	for (unsigned i = 0; i < s->nbsegs;) {
-		struct bseg bs = s->bsegs[i];
-
-		if (bs.borrow != b->handle) {
-			i++;
-			continue;
-		}
-		s->bsegs[i] = s->bsegs[--s->nbsegs];
-		smd_seg_dev_remove(d, bs.cid, bs.segid);
-	}
-	cp = *b;
-	*b = s->brws[--s->nbrws];
-	r = (struct smio_peer_dev_ref){ .bdf = cp.bdf, .ref = cp.ref };
-	rc = lender_call(d, c, cp.host, SMIO_PEER_DEV_RETURN, &r, sizeof(r), 0);
-	/* A lender we cannot reach has dropped the borrow with our connection. */
-	if (rc && rc != -EHOSTDOWN && rc != -ENOENT)
-		smio_warn("returning device %#x: %s", cp.fdid, strerror(-rc));
-	return 0;
-}
-
 static int h_dev_release_excl(struct smd *d, struct smd_conn *c, const struct smio_dev_ref *m)
 {
 	struct smd_devs *s = d->devs_pool;
@@ -270,7 +93,7 @@ static int h_dev_release_excl(struct smd *d, struct smd_conn *c, const struct sm
 	uint32_t handle = m->handle, host;
 	int rc;
 
-	b = brw_get(s, c, handle, &rc);
+	b = smd_devs_brw_get(s, c, handle, &rc);
 	if (!b)
 		return rc;
 	if (!b->exclusive)
@@ -280,7 +103,7 @@ static int h_dev_release_excl(struct smd *d, struct smd_conn *c, const struct sm
 	rc = lender_call(d, c, host, SMIO_PEER_DEV_RELEASE_EXCL, &r, sizeof(r), 0);
 	if (rc)
 		return rc;
-	b = brw_get(s, c, handle, &rc);
+	b = smd_devs_brw_get(s, c, handle, &rc);
 	if (b)
 		b->exclusive = false;
 	return 0;
@@ -296,7 +119,7 @@ static int h_dev_seg_connect(struct smd *d, struct smd_conn *c,
 	uint32_t host;
 	int rc;
 
-	b = brw_get(s, c, m->handle, &rc);
+	b = smd_devs_brw_get(s, c, m->handle, &rc);
 	if (!b)
 		return rc;
 	if (m->adapter >= d->host->nntbs)
@@ -312,7 +135,7 @@ static int h_dev_seg_connect(struct smd *d, struct smd_conn *c,
 				 sizeof(ds));
 		if (rc)
 			return rc == -EHOSTDOWN ? -EHOSTUNREACH : rc;
-		if (!brw_get(s, c, m->handle, &rc))
+		if (!smd_devs_brw_get(s, c, m->handle, &rc))
 			return rc;
 		return smd_seg_dev_connect(d, c, ds.host, ds.segid, m->adapter, o, outlen);
 	}
@@ -321,7 +144,7 @@ static int h_dev_seg_connect(struct smd *d, struct smd_conn *c,
 	if (rc)
 		return rc;
 	/* The borrow may have been returned while we waited. */
-	if (!brw_get(s, c, m->handle, &rc))
+	if (!smd_devs_brw_get(s, c, m->handle, &rc))
 		return rc;
 	rc = smd_seg_import_bar(d, c, m->handle, host, m->adapter, q.addr, q.size, o);
 	if (!rc)
@@ -344,7 +167,7 @@ static int h_dev_seg_create(struct smd *d, struct smd_conn *c,
 	struct brw *b;
 	int rc;
 
-	b = brw_get(s, c, handle, &rc);
+	b = smd_devs_brw_get(s, c, handle, &rc);
 	if (!b)
 		return rc;
 	host = b->host;
@@ -362,7 +185,7 @@ static int h_dev_seg_create(struct smd *d, struct smd_conn *c,
 	if (rc)
 		rc = rc == -EHOSTDOWN ? -EHOSTUNREACH : rc;
 	/* The borrow may have been returned while we waited (the lender forgot it). */
-	else if (!brw_get(s, c, handle, &rc))
+	else if (!smd_devs_brw_get(s, c, handle, &rc))
 		;
 	else if (lseg)
 		rc = RESERVE(s, bsegs);
@@ -406,7 +229,7 @@ static int h_dev_map(struct smd *d, struct smd_conn *c, uint16_t type, const voi
 		off = m->offset;
 		size = m->size;
 	}
-	b = brw_get(s, c, bm.borrow, &rc);
+	b = smd_devs_brw_get(s, c, bm.borrow, &rc);
 	if (!b)
 		return rc;
 	bm.host = b->host;
@@ -529,12 +352,6 @@ int smd_h_device(struct smd *d, struct smd_conn *c, uint16_t type, const void *p
 	if (!d->devs_pool)
 		return -ENODEV;
 	switch (type) {
-	case SMIO_DEV_LIST:
-		return h_dev_list(d, out, outlen);
-	case SMIO_DEV_BORROW:
-		return h_dev_borrow(d, c, p, out, outlen);
-	case SMIO_DEV_RETURN:
-		return h_dev_return(d, c, p);
 	case SMIO_DEV_RELEASE_EXCL:
 		return h_dev_release_excl(d, c, p);
 	case SMIO_DEV_SEG_CONNECT:

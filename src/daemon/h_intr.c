@@ -145,15 +145,57 @@ static int host_of_node(struct smd *d, uint32_t node_id, uint32_t *host)
 	return -EHOSTUNREACH;
 }
 
-static int h_intr_connect(struct smd *d, struct smd_conn *c, const struct smio_intr_connect *m,
-			  struct smio_intr_conn *o, uint32_t *outlen)
+/* Enter a complete connection and describe it. */
+static int iconn_add(struct smd *d, struct iconn *ic, struct smd_req *r)
 {
 	struct smd_intrs *s = d->intrs;
-	struct iconn ic = { .cid = c->cid, .intno = m->intno, .data = m->data };
-	struct smio_intr_id q = { .intno = m->intno, .data = m->data };
+	int rc = iconn_reserve(s);    /* the table may have grown meanwhile */
+
+	if (rc)
+		return rc;
+	ic->handle = new_handle(s);
+	s->conns[s->n++] = *ic;
+	*(struct smio_intr_conn *)r->out = (struct smio_intr_conn){ .handle = ic->handle,
+								    .host = ic->host };
+	r->outlen = sizeof(struct smio_intr_conn);
+	return 0;
+}
+
+/* The owner's answer: the interrupt's serial, which every trigger names. */
+static void intr_looked_up(struct smd_req *r, int rc, const void *payload, uint32_t len,
+			   int fd)
+{
+	struct iconn *ic = r->priv;
 	struct smio_peer_intr pi;
+
+	if (fd >= 0)
+		close(fd);
+	if (rc == -EHOSTDOWN || rc == -EPROTO)
+		rc = -EHOSTUNREACH;
+	if (!rc && len != sizeof(pi))
+		rc = -EPROTO;
+	if (!rc) {
+		memcpy(&pi, payload, sizeof(pi));
+		if (pi.intno != ic->intno || pi.data != ic->data)
+			rc = -EPROTO;
+	}
+	if (!rc) {
+		ic->serial = pi.serial;
+		rc = r->d->intrs ? iconn_add(r->d, ic, r) : -ENODEV;
+	}
+	free(ic);
+	smd_req_done(r, rc);
+}
+
+/* INTR_CONNECT: a local interrupt at once, a remote one once its owner answers. */
+static int intr_connect(struct smd_req *r)
+{
+	const struct smio_intr_connect *m = r->p;
+	struct smd *d = r->d;
+	struct smd_intrs *s = d->intrs;
+	struct iconn ic = { .cid = r->c->cid, .intno = m->intno, .data = m->data }, *x;
+	struct smio_intr_id q = { .intno = m->intno, .data = m->data };
 	struct fab_ntb *n;
-	uint32_t rlen;
 	int rc;
 
 	if (m->adapter >= d->host->nntbs)
@@ -171,31 +213,22 @@ static int h_intr_connect(struct smd *d, struct smd_conn *c, const struct smio_i
 		if (!it)
 			return -ENOENT;
 		ic.serial = it->serial;
-		goto done;
+		return iconn_add(d, &ic, r);
 	}
 	if (!n->link_up)
 		return -ENOLINK;
 	if (!ntb_can_reach(n, ic.host))
 		return -EHOSTUNREACH;
-	rc = smd_peer_request(d, ic.host, SMIO_PEER_INTR_LOOKUP, &q, sizeof(q), &pi, sizeof(pi),
-			      &rlen, NULL);
-	if (rc == -EHOSTDOWN || rc == -EPROTO)
-		return -EHOSTUNREACH;
-	if (rc)
-		return rc;          /* the owner's answer: -ENOENT */
-	if (rlen != sizeof(pi) || pi.intno != m->intno || pi.data != m->data)
-		return -EPROTO;
-	ic.serial = pi.serial;
-	/* Peers served while we waited may have filled the table. */
-	rc = iconn_reserve(s);
-	if (rc)
+	x = malloc(sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	*x = ic;
+	r->priv = x;
+	rc = smd_req_call(r, ic.host, SMIO_PEER_INTR_LOOKUP, &q, sizeof(q), intr_looked_up);
+	if (rc == SMD_ASYNC)
 		return rc;
-done:
-	ic.handle = new_handle(s);
-	s->conns[s->n++] = ic;
-	*o = (struct smio_intr_conn){ .handle = ic.handle, .host = ic.host };
-	*outlen = sizeof(*o);
-	return 0;
+	free(x);
+	return rc == -EHOSTDOWN ? -EHOSTUNREACH : rc;
 }
 
 /* A trigger's connection is gone on the owner's side: it leads nowhere now. */
@@ -229,7 +262,7 @@ static void trigger_done(struct smd *d, void *arg, int rc, const struct smio_hdr
  * INTR_TRIGGER: a local interrupt fires at once; a remote one is a doorbell
  * across the NTB, i.e. a peer call whose continuation answers the process.
  */
-int smd_intr_trigger(struct smd_req *r)
+static int intr_trigger(struct smd_req *r)
 {
 	const struct smio_intr_trigger *m = r->p;
 	struct smd *d = r->d;
@@ -341,8 +374,6 @@ int smd_h_intr(struct smd *d, struct smd_conn *c, uint16_t type, const void *p,
 
 		return intr_remove(s->tab, c->cid, m->intno, m->data);
 	}
-	case SMIO_INTR_CONNECT:
-		return h_intr_connect(d, c, p, out, outlen);
 	case SMIO_INTR_RECEIVE:
 		return h_intr_receive(d, c, p, out, outlen);
 	case SMIO_INTR_DISCONNECT:
@@ -379,4 +410,12 @@ void smd_intr_conn_closed(struct smd *d, struct smd_conn *c)
 	/* Its interrupts: connected peers learn it on their next trigger. */
 	intr_owner_gone(s->tab, cid);
 	fab_host_unlock(d->host);
+}
+
+/* INTR_CONNECT and INTR_TRIGGER: continuations when the interrupt is remote. */
+int smd_intr_request(struct smd_req *r)
+{
+	if (!r->d->intrs)
+		return -ENODEV;
+	return r->type == SMIO_INTR_CONNECT ? intr_connect(r) : intr_trigger(r);
 }

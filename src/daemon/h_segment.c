@@ -331,12 +331,6 @@ int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *
 	}
 	case SMIO_SEG_MAP_LOCAL:
 		return h_seg_map_local(d, c, p, out, outlen, out_fd);
-	case SMIO_SEG_CONNECT:
-		return smd_h_seg_connect(d, c, p, out, outlen);
-	case SMIO_SEG_MAP_REMOTE:
-		return smd_h_seg_map_remote(d, c, p, out, outlen, out_fd);
-	case SMIO_SEG_DISCONNECT:
-		return smd_h_seg_disconnect(d, c, p);
 	case SMIO_SEG_ATTACH:
 		return h_seg_attach(d, c, p, out, outlen);
 	case SMIO_SEG_EVENTS:

@@ -30,8 +30,8 @@ static struct imp *imp_find(struct smd_segs *s, uint32_t handle)
 }
 
 /* Look up a client's connection: -ENOENT unknown, -EPERM another process's. */
-static int imp_get(struct smd_segs *s, const struct smd_conn *c, uint32_t handle,
-		   struct imp **out)
+int smd_imp_get(struct smd_segs *s, const struct smd_conn *c, uint32_t handle,
+		struct imp **out)
 {
 	struct imp *im = imp_find(s, handle);
 
@@ -44,17 +44,11 @@ static int imp_get(struct smd_segs *s, const struct smd_conn *c, uint32_t handle
 }
 
 /* Take the entry out of the table (the caller has a copy, without the eventfd). */
-static void imp_unlink(struct smd_segs *s, struct imp *im)
+void smd_imp_unlink(struct smd_segs *s, struct imp *im)
 {
 	if (im->efd >= 0)
 		close(im->efd);
 	*im = s->imp[--s->nimp];
-}
-
-/* Has the connection's segment gone away (owner process or host)? */
-static bool imp_dead(const struct imp *im)
-{
-	return im->lost || im->gone;
 }
 
 /* Tell the process: its connection im just became unusable. */
@@ -67,13 +61,13 @@ static void imp_signal(struct imp *im)
 }
 
 /* Close the connection's windows (only those still its own: the driver knows). */
-static void lut_clear_run(struct smd *d, struct imp *im)
+void smd_imp_lut_clear(struct smd *d, struct imp *im)
 {
 	ntb_mw_unmap(ntb_drv_of(d->host, im->ntb), &im->mw);
 }
 
 /* Drop the owner's reference: locally, or by asking the owning daemon. */
-static void release_ref(struct smd *d, const struct imp *im, bool wait)
+void smd_imp_release(struct smd *d, const struct imp *im, bool wait)
 {
 	struct smio_peer_seg_ref m = { .segid = im->segid, .ref = im->ref };
 	int rc;
@@ -133,102 +127,120 @@ static uint32_t new_handle(struct smd_segs *s)
 	return s->next_handle;
 }
 
-int smd_h_seg_connect(struct smd *d, struct smd_conn *c, const struct smio_seg_connect *m,
-		       struct smio_seg_conn *o, uint32_t *outlen)
+/*
+ * SEG_CONNECT, before the owner is asked: the checks, and a local segment
+ * connected at once. Returns 1 when im is complete (local), 0 when the owner
+ * must be asked (PEER_SEG_LOOKUP), or -errno.
+ */
+int smd_seg_connect_begin(struct smd *d, struct smd_conn *c, const struct smio_seg_connect *m,
+			  struct imp *im)
 {
 	struct smd_segs *s = d->segs;
-	struct imp im = { .cid = c->cid, .segid = m->segid, .ntb = m->adapter, .efd = -1 };
 	struct ntb_drv *n = ntb_drv_of(d->host, m->adapter);
-	struct smio_seg_id q = { .segid = m->segid };
-	struct smio_peer_seg ps;
-	uint32_t rlen;
 	int rc;
 
+	*im = (struct imp){ .cid = c->cid, .segid = m->segid, .ntb = m->adapter, .efd = -1 };
 	if (!n)
 		return -ENODEV;
-	rc = host_of_node(d, m->node_id, &im.host);
+	rc = host_of_node(d, m->node_id, &im->host);
 	if (rc)
 		return rc;
 	/* Room first: once the owner counts us, nothing may fail but the LUT. */
 	rc = imp_reserve(s);
 	if (rc)
 		return rc;
-
-	if (im.host == d->host_id) {
+	if (im->host == d->host_id) {
 		const struct seg *sg;
 
 		/* A local segment: the CPU reaches it directly, no window needed. */
-		rc = seg_ref_get(s->tab, m->segid, c->cid, &im.ref, &sg);
+		rc = seg_ref_get(s->tab, m->segid, c->cid, &im->ref, &sg);
 		if (rc)
 			return rc;
-		im.win_addr = sg->phys;
-		im.dest = sg->phys;
-		im.size = sg->size;
-		goto done;
+		im->win_addr = sg->phys;
+		im->dest = sg->phys;
+		im->size = sg->size;
+		return 1;
 	}
-
 	/* Before the owner counts us: could a window lead there at all? */
 	if (!ntb_drv_link_up(n))
 		return -ENOLINK;
-	rc = ntb_mw_reachable(n, im.host);
-	if (rc)
-		return rc;          /* -EHOSTUNREACH, -ENODEV (LUT BAR not decoding) */
+	return ntb_mw_reachable(n, im->host);   /* -EHOSTUNREACH, -ENODEV (LUT BAR off) */
+}
 
-	rc = smd_peer_request(d, im.host, SMIO_PEER_SEG_LOOKUP, &q, sizeof(q), &ps, sizeof(ps),
-			      &rlen, NULL);
-	if (rc == -EHOSTDOWN || rc == -EPROTO)
-		return -EHOSTUNREACH;
-	if (rc)
-		return rc;          /* the owner's answer: -ENOENT, -ECONNREFUSED */
-	if (rlen != sizeof(ps) || ps.segid != m->segid) {
-		rc = -EPROTO;
+/*
+ * The owner counted a reference for us (ps): open the windows. On failure the
+ * owner is told to forget it (wait: for its answer; else posted).
+ */
+int smd_seg_connect_end(struct smd *d, const struct smio_seg_connect *m, struct imp *im,
+			const struct smio_peer_seg *ps, bool wait)
+{
+	struct ntb_drv *n = ntb_drv_of(d->host, m->adapter);
+	int rc = -EPROTO;
+
+	im->ref = ps->ref;
+	if (ps->segid != m->segid || !n)
 		goto undo;
-	}
-	im.ref = ps.ref;
-	im.size = ps.size;
-	im.dest = ps.addr;
-
+	im->size = ps->size;
+	im->dest = ps->addr;
 	/* Enough consecutive windows to cover the segment, all or nothing. */
-	rc = ntb_mw_map(n, im.host, ps.addr, ps.size, &im.mw);
+	rc = ntb_mw_map(n, im->host, ps->addr, ps->size, &im->mw);
 	if (rc)
 		goto undo;
-	im.win_addr = im.mw.run_bus;
-	im.offset = im.mw.offset;
-	/* Peers served while we waited may have grown the table: check again. */
-	rc = imp_reserve(s);
+	im->win_addr = im->mw.run_bus;
+	im->offset = im->mw.offset;
+	/* The table may have grown since begin: check again. */
+	rc = imp_reserve(d->segs);
 	if (rc) {
-		lut_clear_run(d, &im);
+		smd_imp_lut_clear(d, im);
 		goto undo;
 	}
-done:
-	im.handle = new_handle(s);
-	s->imp[s->nimp++] = im;
-	*o = (struct smio_seg_conn){ .conn = im.handle, .host = im.host,
-		.win_addr = im.win_addr, .offset = im.offset, .size = im.size,
-		.lut_first = im.mw.first, .lut_count = im.mw.count };
-	*outlen = sizeof(*o);
 	return 0;
 undo:
 	/* Nothing half done: the owner forgets the reference we will not use. */
-	release_ref(d, &im, true);
+	smd_imp_release(d, im, wait);
 	return rc;
 }
 
-int smd_h_seg_disconnect(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m)
+/* Enter a complete connection in the table and describe it. */
+void smd_seg_connect_add(struct smd *d, struct imp *im, struct smio_seg_conn *o,
+			 uint32_t *outlen)
 {
-	struct imp *p, im;
-	int rc = imp_get(d->segs, c, m->conn, &p);
+	struct smd_segs *s = d->segs;
 
-	if (rc)
+	im->handle = new_handle(s);
+	s->imp[s->nimp++] = *im;
+	*o = (struct smio_seg_conn){ .conn = im->handle, .host = im->host,
+		.win_addr = im->win_addr, .offset = im->offset, .size = im->size,
+		.lut_first = im->mw.first, .lut_count = im->mw.count };
+	*outlen = sizeof(*o);
+}
+
+/* The same, waiting for the owner (a worker: the device service). */
+int smd_h_seg_connect(struct smd *d, struct smd_conn *c, const struct smio_seg_connect *m,
+		       struct smio_seg_conn *o, uint32_t *outlen)
+{
+	struct smio_seg_id q = { .segid = m->segid };
+	struct smio_peer_seg ps;
+	struct imp im;
+	uint32_t rlen;
+	int rc = smd_seg_connect_begin(d, c, m, &im);
+
+	if (rc < 0)
 		return rc;
-	if (p->devmaps)
-		return -EBUSY;      /* mapped for a device: unmap that first */
-	im = *p;
-	imp_unlink(d->segs, p);
-	/* Close the windows before the owner may free the memory behind them. */
-	if (!imp_dead(&im))
-		lut_clear_run(d, &im);
-	release_ref(d, &im, true);
+	if (!rc) {
+		rc = smd_peer_request(d, im.host, SMIO_PEER_SEG_LOOKUP, &q, sizeof(q), &ps,
+				      sizeof(ps), &rlen, NULL);
+		if (rc == -EHOSTDOWN || rc == -EPROTO)
+			return -EHOSTUNREACH;
+		if (rc)
+			return rc;  /* the owner's answer: -ENOENT, -ECONNREFUSED, or a timeout */
+		if (rlen != sizeof(ps))
+			return -EPROTO;
+		rc = smd_seg_connect_end(d, m, &im, &ps, true);
+		if (rc)
+			return rc;
+	}
+	smd_seg_connect_add(d, &im, o, outlen);
 	return 0;
 }
 
@@ -236,7 +248,7 @@ int smd_h_seg_events(struct smd *d, struct smd_conn *c, const struct smio_seg_co
 		     int *out_fd)
 {
 	struct imp *im;
-	int rc = imp_get(d->segs, c, m->conn, &im);
+	int rc = smd_imp_get(d->segs, c, m->conn, &im);
 
 	if (rc)
 		return rc;
@@ -244,7 +256,7 @@ int smd_h_seg_events(struct smd *d, struct smd_conn *c, const struct smio_seg_co
 		im->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (im->efd < 0)
 			return -errno;
-		if (imp_dead(im))
+		if (smd_imp_dead(im))
 			imp_signal(im);     /* already gone: say so at once */
 	}
 	*out_fd = im->efd;
@@ -255,12 +267,12 @@ int smd_h_seg_state(struct smd *d, struct smd_conn *c, const struct smio_seg_con
 		    struct smio_seg_state *o, uint32_t *outlen)
 {
 	struct imp *im;
-	int rc = imp_get(d->segs, c, m->conn, &im);
+	int rc = smd_imp_get(d->segs, c, m->conn, &im);
 
 	if (rc)
 		return rc;
 	*o = (struct smio_seg_state){ .conn = im->handle,
-		.state = imp_dead(im) ? SMIO_SEG_LOST : SMIO_SEG_CONNECTED };
+		.state = smd_imp_dead(im) ? SMIO_SEG_LOST : SMIO_SEG_CONNECTED };
 	*outlen = sizeof(*o);
 	return 0;
 }
@@ -274,9 +286,9 @@ void smd_seg_gone(struct smd *d, uint32_t host, uint32_t segid, uint32_t ref)
 		struct imp *im = &s->imp[i];
 
 		if (im->host != host || im->segid != segid || im->ref != ref || im->borrow ||
-		    imp_dead(im))
+		    smd_imp_dead(im))
 			continue;
-		lut_clear_run(d, im);
+		smd_imp_lut_clear(d, im);
 		im->gone = true;
 		imp_signal(im);
 	}
@@ -294,13 +306,10 @@ int smd_seg_fab_status_errno(int status)
 	}
 }
 
-/* A peer's memory object as an fd of ours: cached, else fetched by PEER_MEMFD. */
-static int peer_memfd(struct smd *d, uint32_t host, uint32_t mem, int *fd, uint64_t *size)
+/* A peer's memory object, if we hold an fd of it already. */
+int smd_seg_memfd_cached(struct smd *d, uint32_t host, uint32_t mem, int *fd, uint64_t *size)
 {
 	struct smd_segs *s = d->segs;
-	struct smio_peer_memfd q = { .mem = mem }, rep;
-	uint32_t rlen;
-	int rc, nfd;
 
 	for (unsigned i = 0; i < s->ncache; i++)
 		if (s->cache[i].host == host && s->cache[i].mem == mem) {
@@ -308,6 +317,41 @@ static int peer_memfd(struct smd *d, uint32_t host, uint32_t mem, int *fd, uint6
 			*size = s->cache[i].size;
 			return 0;
 		}
+	return -ENOENT;
+}
+
+/* Keep nfd (the peer's answer to PEER_MEMFD) in the cache; *fd is the one kept. */
+void smd_seg_memfd_keep(struct smd *d, uint32_t host, uint32_t mem, int nfd, uint64_t size,
+			int *fd)
+{
+	struct smd_segs *s = d->segs;
+	uint64_t have;
+
+	/* Filled meanwhile (another request asked too): keep the first. */
+	if (!smd_seg_memfd_cached(d, host, mem, fd, &have)) {
+		close(nfd);
+		return;
+	}
+	if (s->ncache == MEMFD_CACHE) {
+		/* Full: the oldest goes; processes keep their own copies. */
+		close(s->cache[0].fd);
+		memmove(&s->cache[0], &s->cache[1], (MEMFD_CACHE - 1) * sizeof(s->cache[0]));
+		s->ncache--;
+	}
+	s->cache[s->ncache++] = (struct memfd_ent){ .host = host, .mem = mem, .fd = nfd,
+						    .size = size };
+	*fd = nfd;
+}
+
+/* A peer's memory object as an fd of ours: cached, else fetched (a worker). */
+static int peer_memfd(struct smd *d, uint32_t host, uint32_t mem, int *fd, uint64_t *size)
+{
+	struct smio_peer_memfd q = { .mem = mem }, rep;
+	uint32_t rlen;
+	int rc, nfd;
+
+	if (!smd_seg_memfd_cached(d, host, mem, fd, size))
+		return 0;
 	rc = smd_peer_request(d, host, SMIO_PEER_MEMFD, &q, sizeof(q), &rep, sizeof(rep), &rlen,
 			      &nfd);
 	if (rc)
@@ -317,81 +361,8 @@ static int peer_memfd(struct smd *d, uint32_t host, uint32_t mem, int *fd, uint6
 			close(nfd);
 		return -EPROTO;
 	}
-	/* The cache may have been filled while we waited (nested requests). */
-	for (unsigned i = 0; i < s->ncache; i++)
-		if (s->cache[i].host == host && s->cache[i].mem == mem) {
-			close(nfd);
-			*fd = s->cache[i].fd;
-			*size = s->cache[i].size;
-			return 0;
-		}
-	if (s->ncache == MEMFD_CACHE) {
-		/* Full: the oldest goes; processes keep their own copies. */
-		close(s->cache[0].fd);
-		memmove(&s->cache[0], &s->cache[1], (MEMFD_CACHE - 1) * sizeof(s->cache[0]));
-		s->ncache--;
-	}
-	s->cache[s->ncache++] = (struct memfd_ent){ .host = host, .mem = mem, .fd = nfd,
-						    .size = rep.size };
-	*fd = nfd;
-	*size = rep.size;
-	return 0;
-}
-
-int smd_h_seg_map_remote(struct smd *d, struct smd_conn *c, const struct smio_seg_map *m,
-			  struct smio_map_reply *o, uint32_t *outlen, int *out_fd)
-{
-	struct imp *p, im;
-	struct fab_route *rt;
-	uint64_t addr, fd_size;
-	uint32_t tgt_host, tgt_mem;
-	uint64_t tgt_off;
-	int rc = imp_get(d->segs, c, m->conn, &p), fd;
-
-	if (rc)
-		return rc;
-	im = *p;                    /* the table may change while peers are served */
-	if (imp_dead(&im))
-		return -ENOLINK;
-	if (m->offset > im.size || m->size > im.size - m->offset)
-		return -ERANGE;
-	addr = im.win_addr + im.offset + m->offset;
-
-	/* The route the CPU's loads and stores will take: through the LUT. */
-	rt = malloc(sizeof(*rt));
-	if (!rt)
-		return -ENOMEM;
-	rc = fab_route_resolve(d->host, FAB_RID_CPU, addr, m->size, true, rt);
-	if (!rc)
-		rc = smd_seg_fab_status_errno(rt->status);
-	if (!rc && (rt->tgt.kind != FAB_TGT_RAM && rt->tgt.kind != FAB_TGT_BAR))
-		rc = -EIO;
-	if (!rc && rt->tgt.len < m->size)
-		rc = -EIO;          /* not one contiguous object: cannot be one mmap */
-	tgt_host = rt->tgt.host;
-	tgt_mem = rt->tgt.mem;
-	tgt_off = rt->tgt.offset;
-	free(rt);
-	if (rc)
-		return rc;
-
-	if (tgt_host == d->host_id) {
-		if (tgt_mem >= d->host->nmems)
-			return -EIO;
-		fd = d->host->mems[tgt_mem].fd;
-		fd_size = d->host->mems[tgt_mem].size;
-	} else {
-		rc = peer_memfd(d, tgt_host, tgt_mem, &fd, &fd_size);
-		if (rc)
-			return rc;
-	}
-	if (tgt_off > fd_size || m->size > fd_size - tgt_off)
-		return -EPROTO;     /* the owner's object is smaller than its route says */
-	*o = (struct smio_map_reply){ .host = tgt_host, .mem = tgt_mem, .offset = tgt_off,
-		.len = m->size, .fd_size = fd_size, .status = FAB_OK };
-	*outlen = sizeof(*o);
-	*out_fd = fd;
-	return 0;
+	smd_seg_memfd_keep(d, host, mem, nfd, rep.size, fd);
+	return smd_seg_memfd_cached(d, host, mem, fd, size);
 }
 
 /* ---------- for the device service (h_device.c) ---------- */
@@ -497,10 +468,10 @@ int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delt
 			im->devmaps--;
 		return 0;
 	}
-	rc = imp_get(d->segs, c, conn, &im);
+	rc = smd_imp_get(d->segs, c, conn, &im);
 	if (rc)
 		return rc;
-	if (imp_dead(im))
+	if (smd_imp_dead(im))
 		return -ENOLINK;
 	*host = im->host;
 	*dest = im->dest;
@@ -566,7 +537,7 @@ int smd_seg_conn_range(struct smd *d, uint32_t cid, uint32_t handle, uint64_t *a
 		return -ENOENT;
 	if (im->cid != cid)
 		return -EPERM;
-	if (imp_dead(im))
+	if (smd_imp_dead(im))
 		return -ENOLINK;
 	*addr = im->win_addr + im->offset;
 	*size = im->size;
@@ -595,7 +566,7 @@ static void peer_lost(struct smd *d, uint32_t host)
 			continue;
 		/* The memory may be reused by the owner now: close the windows. */
 		if (!im->gone) {
-			lut_clear_run(d, im);
+			smd_imp_lut_clear(d, im);
 			imp_signal(im);
 		}
 		im->lost = true;
@@ -661,10 +632,10 @@ void smd_seg_conn_closed(struct smd *d, struct smd_conn *c)
 		if (i == s->nimp)
 			break;
 		im = s->imp[i];
-		imp_unlink(s, &s->imp[i]);
-		if (!imp_dead(&im))
-			lut_clear_run(d, &im);
-		release_ref(d, &im, false);
+		smd_imp_unlink(s, &s->imp[i]);
+		if (!smd_imp_dead(&im))
+			smd_imp_lut_clear(d, &im);
+		smd_imp_release(d, &im, false);
 	}
 	/* References peers held through this connection, then its own segments
 	 * (those still referenced linger until the last reference goes): their

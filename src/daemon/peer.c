@@ -164,7 +164,8 @@ static void aroute_reply(struct smd *d, void *arg, int rc, const struct smio_hdr
 	if (aroute_next(d, a, fab_resolve_feed(&a->x, rc, &fwd)))
 		return;
 	rc = a->done(a->r, &a->rt);
-	smd_req_done(a->r, rc);
+	if (rc != SMD_ASYNC)            /* else done() made the next call */
+		smd_req_done(a->r, rc);
 	free(a);
 }
 

@@ -50,17 +50,34 @@ struct smd_segs {
 	uint32_t link_events, db_events;   /* heard from the NTB driver (statistics) */
 };
 
-/* Importer side (h_segment_imp.c), for smd_h_segment and the owner side. */
+/* Has the connection's segment gone away (owner process or host)? */
+static inline bool smd_imp_dead(const struct imp *im)
+{
+	return im->lost || im->gone;
+}
+
+/* Importer side (h_segment_imp.c), for the requests (h_segment_conn.c) and the owner side. */
+int smd_imp_get(struct smd_segs *s, const struct smd_conn *c, uint32_t handle,
+		struct imp **out);
+void smd_imp_unlink(struct smd_segs *s, struct imp *im);
+void smd_imp_lut_clear(struct smd *d, struct imp *im);
+void smd_imp_release(struct smd *d, const struct imp *im, bool wait);
+int smd_seg_connect_begin(struct smd *d, struct smd_conn *c, const struct smio_seg_connect *m,
+			  struct imp *im);
+int smd_seg_connect_end(struct smd *d, const struct smio_seg_connect *m, struct imp *im,
+			const struct smio_peer_seg *ps, bool wait);
+void smd_seg_connect_add(struct smd *d, struct imp *im, struct smio_seg_conn *o,
+			 uint32_t *outlen);
 int smd_h_seg_connect(struct smd *d, struct smd_conn *c, const struct smio_seg_connect *m,
 		       struct smio_seg_conn *o, uint32_t *outlen);
-int smd_h_seg_disconnect(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m);
 int smd_h_seg_events(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m,
 		     int *out_fd);
 int smd_h_seg_state(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m,
 		    struct smio_seg_state *o, uint32_t *outlen);
 void smd_seg_gone(struct smd *d, uint32_t host, uint32_t segid, uint32_t ref);
 int smd_seg_fab_status_errno(int status);
-int smd_h_seg_map_remote(struct smd *d, struct smd_conn *c, const struct smio_seg_map *m,
-			  struct smio_map_reply *o, uint32_t *outlen, int *out_fd);
+int smd_seg_memfd_cached(struct smd *d, uint32_t host, uint32_t mem, int *fd, uint64_t *size);
+void smd_seg_memfd_keep(struct smd *d, uint32_t host, uint32_t mem, int nfd, uint64_t size,
+			int *fd);
 
 #endif
