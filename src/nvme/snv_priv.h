@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "sisci_api.h"
-#include "devices/nvme/nvme_queue.h"
 #include "smartio/nvme.h"
+#include "smartio/nvme_queue.h"
 #include "snv_msg.h"
 
 #define SNV_PAGE           4096u
