@@ -19,10 +19,10 @@
 
 #include "devices/models.h"
 #include "fabric/route.h"
-#include "devices/nvme/nvme_queue.h"
 #include "host/devrun.h"
 #include "host/enum.h"
 #include "host/pci.h"
+#include "smartio/nvme_queue.h"
 #include "util/json_out.h"
 #include "util/smio_time.h"
 

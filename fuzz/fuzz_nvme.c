@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "dev_harness.h"
-#include "devices/nvme/nvme_queue.h"
+#include "smartio/nvme_queue.h"
 
 #define RAM_SIZE        0x100000ull     /* 1 MiB of host RAM */
 #define ASQ             0x10000ull

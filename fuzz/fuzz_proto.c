@@ -15,8 +15,8 @@
  *
  *   clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
  *         -Iinclude -Isrc fuzz/fuzz_proto.c src/proto/proto.c src/proto/proto_dev.c \
- *         src/proto/proto_seg.c src/proto/proto_lend.c src/proto/client.c \
- *         -o /tmp/fuzz_proto && /tmp/fuzz_proto -max_total_time=60
+ *         src/proto/proto_seg.c src/proto/proto_lend.c src/proto/proto_node.c \
+ *         src/proto/client.c -o /tmp/fuzz_proto && /tmp/fuzz_proto -max_total_time=60
  */
 #include <dirent.h>
 #include <errno.h>

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "dev_harness.h"
-#include "devices/accel/accel_regs.h"
+#include "smartio/accel_regs.h"
 
 #define MEM_SIZE   (8ull << 20)
 #define RAM_SIZE   (8ull << 20)

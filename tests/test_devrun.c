@@ -13,8 +13,8 @@
 #include <linux/pci_regs.h>
 
 #include "fabric_util.h"
-#include "devices/accel/accel_regs.h"
 #include "host/devrun.h"
+#include "smartio/accel_regs.h"
 
 struct drv {
 	struct fab_host *h;

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "dev_harness.h"
-#include "devices/nvme/nvme_queue.h"
+#include "smartio/nvme_queue.h"
 #include "util/smio_time.h"
 
 /* host RAM layout (bus addresses) */

@@ -117,6 +117,35 @@ static size_t fill_func_list(uint8_t *buf, uint32_t n)
 	return sizeof(l) + n * sizeof(f);
 }
 
+static size_t fill_node_list(uint8_t *buf, uint32_t n)
+{
+	struct smio_node_list l = { .n = n };
+	struct smio_node e = { 0 };
+
+	memcpy(buf, &l, sizeof(l));
+	for (uint32_t i = 0; i < n; i++) {
+		e.host = i;
+		e.node_id = 4 * (i + 1);
+		snprintf(e.name, sizeof(e.name), "host%u", i);
+		memcpy(buf + sizeof(l) + i * sizeof(e), &e, sizeof(e));
+	}
+	return sizeof(l) + n * sizeof(e);
+}
+
+static size_t fill_adapter_list(uint8_t *buf)
+{
+	struct smio_adapter_list l = { .n = 2 };
+	struct smio_adapter a[2] = {
+		{ .ntb = 0, .bdf = 0x300, .link_up = 1, .peer_kind = SMIO_PEER_NTB,
+		  .peer_host = 2, .link_gen = 3, .link_width = 8 },
+		{ .ntb = 1, .bdf = 0x400, .peer_kind = SMIO_PEER_CSWITCH,
+		  .peer_host = SMIO_HOST_NONE, .link_gen = 4, .link_width = 16 } };
+
+	memcpy(buf, &l, sizeof(l));
+	memcpy(buf + sizeof(l), a, sizeof(a));
+	return sizeof(l) + sizeof(a);
+}
+
 static size_t fill_faults(uint8_t *buf, uint32_t n, uint64_t total)
 {
 	struct smio_iommu_faults fs = { .total = total, .n = n };
@@ -145,6 +174,7 @@ static size_t sample_core(uint16_t type, bool reply, uint8_t *buf)
 	struct smio_route_req rr = { .rid = 0x100, .write = 1, .addr = 0x1000, .len = 64 };
 	struct smio_map_reply mr = { .host = 1, .offset = 0x1000, .len = 64, .fd_size = 0x2000 };
 	struct smio_ntb_ref nref = { .ntb = 0 };
+	struct smio_probe_node pn = { .adapter = 0, .node_id = 12 };
 	struct smio_ntb_info ni = { .ntb = 0, .bdf = 0x300, .link_up = 1, .lut_entries = 32,
 				    .lut_used = 2, .rid_entries = 8, .rid_used = 8, .name = "ntb0" };
 	struct smio_ntb_lut lut = { .ntb = 0, .entry = UINT32_MAX, .dest_host = 2 };
@@ -196,6 +226,7 @@ static size_t sample_core(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_HELLO:	return reply ? PUT(hr) : PUT(hello);
 	case SMIO_STATUS:	return reply ? PUT(st) : 0;
 	case SMIO_SHUTDOWN:	return 0;
+	case SMIO_NODE_LIST:	return reply ? fill_node_list(buf, 3) : 0;
 	case SMIO_FUNC_LIST:	return reply ? fill_func_list(buf, 3) : 0;
 	case SMIO_CFG_READ:	return PUT(cfg);
 	case SMIO_CFG_WRITE:	return reply ? 0 : PUT(cfg);
@@ -214,6 +245,8 @@ static size_t sample_core(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_NTB_LINK:	return reply ? 0 : PUT(link);
 	case SMIO_NTB_DB_RING:	return reply ? 0 : PUT(db);
 	case SMIO_NTB_SPAD:	return PUT(sp);
+	case SMIO_ADAPTER_INFO:	return reply ? fill_adapter_list(buf) : 0;
+	case SMIO_PROBE_NODE:	return reply ? 0 : PUT(pn);
 	case SMIO_IOMMU_DOMAIN:	return PUT(io);
 	case SMIO_IOMMU_MAP:
 	case SMIO_IOMMU_UNMAP:	return reply ? 0 : PUT(im);

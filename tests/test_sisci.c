@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +24,11 @@ extern char **environ;
 
 static char dir[PATH_MAX], cli[PATH_MAX];
 
-static int run_cli(const char *a1, const char *a2)
+/* smartio ARGS... (at most five; a NULL ends them early). */
+static int run_smartio(const char *a1, const char *a2, const char *a3, const char *a4,
+		       const char *a5)
 {
-	char *argv[] = { cli, (char *)"cluster", (char *)a1, (char *)a2, NULL };
+	char *argv[] = { cli, (char *)a1, (char *)a2, (char *)a3, (char *)a4, (char *)a5, NULL };
 	pid_t pid;
 	int st;
 
@@ -34,6 +37,28 @@ static int run_cli(const char *a1, const char *a2)
 	if (waitpid(pid, &st, 0) != pid)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_cli(const char *a1, const char *a2)
+{
+	return run_smartio("cluster", a1, a2, NULL, NULL);
+}
+
+/* The pid of host's daemon, from the cluster directory. */
+static pid_t daemon_pid(unsigned host)
+{
+	char path[PATH_MAX + 32];
+	long pid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/host-%u.pid", dir, host);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &pid) != 1)
+		pid = -1;
+	fclose(f);
+	return (pid_t)pid;
 }
 
 static int group_setup(void **state)
@@ -145,11 +170,68 @@ static void test_open_node_probe(void **state)
 	SCITerminate();
 }
 
+/*
+ * What the library knows of the cluster comes from its own daemon: it reads
+ * no topology file, talks to no other host, and asks about links anew.
+ */
+static void test_probe_failures(void **state)
+{
+	char yaml[PATH_MAX + 32], aside[PATH_MAX + 32];
+	unsigned int v = 0;
+	sci_query_adapter_t q = { .localAdapterNo = 0, .data = &v };
+	sci_error_t err;
+	sci_desc_t sd;
+	pid_t pid;
+
+	/* Initialised without the cluster's topology file. */
+	snprintf(yaml, sizeof(yaml), "%s/topology.yaml", dir);
+	snprintf(aside, sizeof(aside), "%s/topology.aside", dir);
+	assert_int_equal(rename(yaml, aside), 0);
+	setenv("SMARTIO_HOST", "1", 1);
+	SCIInitialize(0, &err);
+	assert_int_equal(rename(aside, yaml), 0);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIOpen(&sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	q.subcommand = SCI_Q_ADAPTER_LINK_SPEED;
+	SCIQuery(SCI_Q_ADAPTER, &q, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(v, 3);                    /* the default cable: Gen3 x8 */
+
+	/* The adapter's link down: no node but this one answers over it. */
+	assert_int_equal(run_smartio("ntb", "--host", "1", "link", "down"), 0);
+	assert_int_equal(SCIProbeNode(sd, 0, 4, 0, &err), 0);
+	assert_int_equal(err, SCI_ERR_NO_LINK_ACCESS);
+	assert_int_equal(SCIProbeNode(sd, 0, 8, 0, &err), 1);      /* ourselves */
+	q.subcommand = SCI_Q_ADAPTER_LINK_OPERATIONAL;
+	SCIQuery(SCI_Q_ADAPTER, &q, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(v, 0);
+	assert_int_equal(run_smartio("ntb", "--host", "1", "link", "up"), 0);
+	SCIQuery(SCI_Q_ADAPTER, &q, 0, &err);
+	assert_int_equal(v, 1);
+
+	/* A node whose daemon (its kernel) hangs does not answer. */
+	pid = daemon_pid(2);
+	assert_true(pid > 0);
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	v = (unsigned int)SCIProbeNode(sd, 0, 12, 0, &err);
+	kill(pid, SIGCONT);               /* first: a failed assertion must not leave it stopped */
+	assert_int_equal(v, 0);
+	assert_int_equal(err, SCI_ERR_NODE_NOT_RESPONDING);
+	assert_int_equal(SCIProbeNode(sd, 0, 12, 0, &err), 1);
+	assert_int_equal(err, SCI_ERR_OK);
+
+	SCIClose(sd, 0, &err);
+	SCITerminate();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_not_initialized),
 		cmocka_unit_test(test_open_node_probe),
+		cmocka_unit_test(test_probe_failures),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 #include "sisci_api.h"
-#include "devices/accel/accel_regs.h"
+#include "smartio/accel_regs.h"
 #include "util/smio_time.h"
 
 extern char **environ;

@@ -693,6 +693,8 @@ static void test_for_each_ntb(void **state)
 	assert_int_equal(v.count, 2);
 	assert_int_equal(topo_host_index(t, 0), 0);
 	assert_int_equal(topo_host_index(t, 1), -1);
+	assert_int_equal(topo_host_by_node(t, t->hosts[0].node_id), 0);
+	assert_int_equal(topo_host_by_node(t, t->hosts[0].node_id + 4), -1);
 	assert_string_equal(t->hosts[0].ports[1].sw.name, "switch0");
 	assert_string_equal(t->hosts[0].ports[1].sw.ports[1].sw.name, "switch1");
 	assert_int_equal(t->hosts[0].ports[1].sw.ports[1].line, 8);

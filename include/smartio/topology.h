@@ -161,6 +161,8 @@ void topo_free(struct topo *t);
 
 /* Index of the host with this id, or -1. */
 int topo_host_index(const struct topo *t, uint32_t id);
+/* Index of the host with this SISCI node ID, or -1. */
+int topo_host_by_node(const struct topo *t, uint32_t node_id);
 
 /* Visit every NTB of a host in depth-first port order (the order peer_ntb counts). */
 typedef int (*topo_ntb_visit_fn)(const struct topo_host *h, const struct topo_ntb *ntb,

@@ -38,6 +38,7 @@ static const struct {
 } handlers[SMIO_TYPE_MAX] = {
 	[SMIO_STATUS] = { .fn = h_status },
 	[SMIO_SHUTDOWN] = { .fn = h_shutdown },
+	[SMIO_NODE_LIST] = { .fn = h_node_list },
 	[SMIO_FUNC_LIST] = { .fn = h_func_list },
 	[SMIO_CFG_READ] = { .fn = h_cfg_read },
 	[SMIO_CFG_WRITE] = { .fn = h_cfg_write },
@@ -52,6 +53,8 @@ static const struct {
 	[SMIO_NTB_LINK] = { .fn = h_ntb_link },
 	[SMIO_NTB_DB_RING] = { .fn = h_ntb_db_ring },
 	[SMIO_NTB_SPAD] = { .fn = h_ntb_spad },
+	[SMIO_ADAPTER_INFO] = { .fn = h_adapter_info },
+	[SMIO_PROBE_NODE] = { .fn = h_probe_node },
 	[SMIO_IOMMU_DOMAIN] = { .fn = h_iommu_domain },
 	[SMIO_IOMMU_MAP] = { .fn = h_iommu_map },
 	[SMIO_IOMMU_UNMAP] = { .fn = h_iommu_unmap },

@@ -37,5 +37,9 @@ int h_dma(struct smd_req *r);
 int h_peer_step(struct smd_req *r);
 int h_peer_invalidate(struct smd_req *r);
 int h_peer_db(struct smd_req *r);
+/* The cluster as libsisci sees it (h_cluster.c). */
+int h_node_list(struct smd_req *r);
+int h_adapter_info(struct smd_req *r);
+int h_probe_node(struct smd_req *r);
 
 #endif

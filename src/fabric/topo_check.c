@@ -809,6 +809,14 @@ int topo_host_index(const struct topo *t, uint32_t id)
 	return -1;
 }
 
+int topo_host_by_node(const struct topo *t, uint32_t node_id)
+{
+	for (uint32_t i = 0; t && i < t->nhosts; i++)
+		if (t->hosts[i].node_id == node_id)
+			return (int)i;
+	return -1;
+}
+
 /* Depth-first, file order; recursion is bounded by TOPO_MAX_DEPTH. */
 static int visit_ports(const struct topo_host *h, const struct topo_port *ports, uint32_t n,
 		       topo_ntb_visit_fn fn, void *arg, uint32_t *idx)

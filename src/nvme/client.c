@@ -319,7 +319,7 @@ int snv_client_open(const struct snv_client_opts *o, struct snv_client **out, ch
 		rc = snv_errno(se);
 		goto fail;
 	}
-	c->dstrd = SNV_CAP_DSTRD(snv_rd64(c->bar, SNV_REG_CAP));
+	c->dstrd = (unsigned)NVME_CAP_DSTRD(snv_rd64(c->bar, NVME_REG_CAP));
 	rc = find_manager(c, err, errlen);
 	if (!rc)
 		rc = load_ctrl(c, err, errlen);

@@ -31,12 +31,12 @@ static int wait_csts(struct snv_manager *m, uint32_t mask, uint32_t want)
 	uint64_t deadline = smio_now_ms() + m->to_ms;
 
 	for (;;) {
-		uint32_t csts = snv_rd32(m->bar, SNV_REG_CSTS);
+		uint32_t csts = snv_rd32(m->bar, NVME_REG_CSTS);
 
 		if ((csts & mask) == want)
 			return 0;
-		if (want && (csts & 2u))
-			return -EIO;                  /* CFS: controller fatal status */
+		if (want && NVME_CSTS_CFS(csts))
+			return -EIO;                  /* controller fatal status */
 		if (smio_now_ms() >= deadline)
 			return -ETIMEDOUT;
 		snv_pause_ms(1);
@@ -75,7 +75,7 @@ int snv_mgr_admin(struct snv_manager *m, struct nvme_sqe *cmd, uint32_t *dw0)
 		}
 		if (smio_now_ms() >= deadline)
 			return -ETIMEDOUT;
-		if (snv_rd32(m->bar, SNV_REG_CSTS) & 2u)
+		if (NVME_CSTS_CFS(snv_rd32(m->bar, NVME_REG_CSTS)))
 			return -EIO;
 		snv_pause_ms(1);
 	}
@@ -131,31 +131,33 @@ static int ctrl_reset(struct snv_manager *m, char *err, size_t errlen)
 	uint64_t cap;
 	int rc;
 
-	cap = snv_rd64(m->bar, SNV_REG_CAP);
-	m->mqes = SNV_CAP_MQES(cap);
-	m->dstrd = SNV_CAP_DSTRD(cap);
-	m->to_ms = (SNV_CAP_TO(cap) ? SNV_CAP_TO(cap) : 1) * 500u;
+	cap = snv_rd64(m->bar, NVME_REG_CAP);
+	m->mqes = (unsigned)NVME_CAP_MQES(cap);
+	m->dstrd = (unsigned)NVME_CAP_DSTRD(cap);
+	m->to_ms = (unsigned)(NVME_CAP_TO(cap) ? NVME_CAP_TO(cap) : 1) * 500u;
 	if (m->mqes + 1 < d)
 		d = m->o.admin_depth = m->mqes + 1;
-	cc = snv_rd32(m->bar, SNV_REG_CC);
-	if (cc & 1u)
-		snv_wr32(m->bar, SNV_REG_CC, cc & ~1u);
-	rc = wait_csts(m, 1u, 0);
+	cc = snv_rd32(m->bar, NVME_REG_CC);
+	if (cc & SNV_CC_EN)
+		snv_wr32(m->bar, NVME_REG_CC, cc & ~SNV_CC_EN);
+	rc = wait_csts(m, SNV_CSTS_RDY, 0);
 	if (rc) {
 		snv_seterr(err, errlen, "controller did not become ready for reset (CSTS.RDY stays 1 "
 			   "for %u ms): check the device with `smartio lspci`", m->to_ms);
 		return rc;
 	}
-	snv_wr32(m->bar, SNV_REG_AQA, (d - 1) << 16 | (d - 1));
-	snv_wr64(m->bar, SNV_REG_ASQ, m->asq_io);
-	snv_wr64(m->bar, SNV_REG_ACQ, m->acq_io);
-	/* IOCQES 4, IOSQES 6, AMS round robin, MPS 4 KiB, CSS NVM, EN. */
-	snv_wr32(m->bar, SNV_REG_CC, 4u << 20 | 6u << 16 | 1u);
-	rc = wait_csts(m, 1u, 1u);
+	snv_wr32(m->bar, NVME_REG_AQA, NVME_SET(d - 1, AQA_ACQS) | NVME_SET(d - 1, AQA_ASQS));
+	snv_wr64(m->bar, NVME_REG_ASQ, m->asq_io);
+	snv_wr64(m->bar, NVME_REG_ACQ, m->acq_io);
+	/* IOCQES 16 B, IOSQES 64 B, AMS round robin, MPS 4 KiB (2^(12 + 0)), CSS NVM, EN. */
+	snv_wr32(m->bar, NVME_REG_CC, NVME_SET(NVME_CQES_LOG2, CC_IOCQES) |
+		 NVME_SET(NVME_SQES_LOG2, CC_IOSQES) | NVME_SET(NVME_CC_AMS_RR, CC_AMS) |
+		 NVME_SET(0u, CC_MPS) | NVME_SET(NVME_CC_CSS_NVM, CC_CSS) | SNV_CC_EN);
+	rc = wait_csts(m, SNV_CSTS_RDY, SNV_CSTS_RDY);
 	if (rc) {
 		snv_seterr(err, errlen, "controller %s after enable (CSTS %#x): the admin queues "
 			   "are not reachable by the device", rc == -EIO ? "failed" : "timed out",
-			   snv_rd32(m->bar, SNV_REG_CSTS));
+			   snv_rd32(m->bar, NVME_REG_CSTS));
 		return rc;
 	}
 	m->asq_tail = m->acq_head = 0;
@@ -349,11 +351,11 @@ void snv_manager_destroy(struct snv_manager *m)
 	if (m->have_chan)
 		SCIRemoveDataInterrupt(m->chan, 0, &se);
 	if (m->bar && m->asq) {
-		uint32_t cc = snv_rd32(m->bar, SNV_REG_CC);
+		uint32_t cc = snv_rd32(m->bar, NVME_REG_CC);
 
-		if (cc & 1u) {
-			snv_wr32(m->bar, SNV_REG_CC, cc & ~1u);
-			wait_csts(m, 1u, 0);
+		if (cc & SNV_CC_EN) {
+			snv_wr32(m->bar, NVME_REG_CC, cc & ~SNV_CC_EN);
+			wait_csts(m, SNV_CSTS_RDY, 0);
 		}
 	}
 	snv_dmamem_free(&m->data, m->o.adapter, m->dev);

@@ -12,44 +12,38 @@
 
 #include "snv_mgr.h"
 
-#define SNV_REG_CMBLOC          0x38
-#define CMBSZ_SQS               0x1u
-#define CMBSZ_SZU(v)            (((v) >> 8) & 0xfu)
-#define CMBSZ_SZ(v)             ((uint64_t)((v) >> 12))
-#define CMBLOC_BIR(v)           ((v) & 0x7u)
-#define CMBLOC_OFST(v)          ((uint64_t)((v) >> 12))
-
 void snv_mgr_cmb_setup(struct snv_manager *m)
 {
-	uint32_t loc = snv_rd32(m->bar, SNV_REG_CMBLOC), sz = snv_rd32(m->bar, SNV_REG_CMBSZ);
+	uint32_t loc = snv_rd32(m->bar, NVME_REG_CMBLOC), sz = snv_rd32(m->bar, NVME_REG_CMBSZ);
 	uint64_t unit, size, off;
 	sci_error_t se;
 
 	m->cmb_flags = 0;
 	if (!sz)
 		return;                               /* no CMB */
-	if (!(sz & CMBSZ_SQS) || CMBSZ_SZU(sz) > 6 || CMBLOC_BIR(loc) > 5) {
+	if (!NVME_CMBSZ_SQS(sz) || NVME_CMBSZ_SZU(sz) > NVME_CMBSZ_SZU_64G ||
+	    NVME_CMBLOC_BIR(loc) > 5) {
 		snv_mlog(m, "CMB (CMBLOC %#x CMBSZ %#x) not used: no SQ support or bad fields",
 			 loc, sz);
 		return;
 	}
-	unit = 4096ull << (4 * CMBSZ_SZU(sz));
-	size = CMBSZ_SZ(sz) * unit;
-	off = CMBLOC_OFST(loc) * unit;
+	unit = 4096ull << (4 * NVME_CMBSZ_SZU(sz));
+	size = (uint64_t)NVME_CMBSZ_SZ(sz) * unit;
+	off = (uint64_t)NVME_CMBLOC_OFST(loc) * unit;
 	if (!size)
 		return;
-	SCIConnectDeviceSegment(m->dev, &m->cmb_rs, CMBLOC_BIR(loc), SCI_MEMTYPE_BAR, NULL, NULL,
+	SCIConnectDeviceSegment(m->dev, &m->cmb_rs, NVME_CMBLOC_BIR(loc), SCI_MEMTYPE_BAR, NULL, NULL,
 				0, &se);
 	if (se) {
 		m->cmb_rs = NULL;
-		snv_mlog(m, "CMB in BAR%u not used: cannot connect the BAR (%s)", CMBLOC_BIR(loc),
+		snv_mlog(m, "CMB in BAR%u not used: cannot connect the BAR (%s)", NVME_CMBLOC_BIR(loc),
 			 SCIGetErrorString(se));
 		return;
 	}
 	if (off > SCIGetRemoteSegmentSize(m->cmb_rs) ||
 	    size > SCIGetRemoteSegmentSize(m->cmb_rs) - off) {
 		snv_mlog(m, "CMB (offset %#llx, %llu bytes) runs past BAR%u: not used",
-			 (unsigned long long)off, (unsigned long long)size, CMBLOC_BIR(loc));
+			 (unsigned long long)off, (unsigned long long)size, NVME_CMBLOC_BIR(loc));
 		snv_mgr_cmb_release(m);
 		return;
 	}
@@ -58,12 +52,12 @@ void snv_mgr_cmb_setup(struct snv_manager *m)
 		if (!se)
 			m->cmb_mapped = true;
 		snv_mlog(m, "CMB in BAR%u not used: cannot map it for the device (%s)",
-			 CMBLOC_BIR(loc), se ? SCIGetErrorString(se) : "unaligned");
+			 NVME_CMBLOC_BIR(loc), se ? SCIGetErrorString(se) : "unaligned");
 		snv_mgr_cmb_release(m);
 		return;
 	}
 	m->cmb_mapped = true;
-	m->cmb_bar = CMBLOC_BIR(loc);
+	m->cmb_bar = NVME_CMBLOC_BIR(loc);
 	m->cmb_off = off;
 	m->cmb_size = size & ~(uint64_t)(SNV_PAGE - 1);
 	m->cmb_flags = SNV_CMB_SQ;

@@ -478,7 +478,7 @@ void snv_mgr_handle(struct snv_manager *m, unsigned len)
 
 void snv_mgr_heartbeat(struct snv_manager *m)
 {
-	bool cfs = snv_rd32(m->bar, SNV_REG_CSTS) & 2u;
+	bool cfs = NVME_CSTS_CFS(snv_rd32(m->bar, NVME_REG_CSTS));
 
 	if (cfs && !m->fatal_logged)
 		snv_mlog(m, "controller fatal status (CSTS.CFS): a queue's memory became unreachable "

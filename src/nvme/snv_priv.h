@@ -11,9 +11,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <nvme/types.h>
+
 #include "sisci_api.h"
-#include "devices/nvme/nvme_queue.h"
 #include "smartio/nvme.h"
+#include "smartio/nvme_queue.h"
 #include "snv_msg.h"
 
 #define SNV_PAGE           4096u
@@ -22,19 +24,14 @@
 #define SNV_MAX_XFER       (128u * 1024) /* library cap on one transfer */
 #define SNV_NS_CACHE       16u           /* namespaces whose LBA size the client caches */
 
-/* BAR0 registers (NVMe 1.4 section 3.1). */
-#define SNV_REG_CAP       0x00
-#define SNV_REG_VS        0x08
-#define SNV_REG_CC        0x14
-#define SNV_REG_CSTS      0x1c
-#define SNV_REG_AQA       0x24
-#define SNV_REG_ASQ       0x28
-#define SNV_REG_ACQ       0x30
-#define SNV_REG_CMBSZ     0x3c
-
-#define SNV_CAP_MQES(c)   ((unsigned)((c) & 0xffff))
-#define SNV_CAP_TO(c)     ((unsigned)(((c) >> 24) & 0xff))
-#define SNV_CAP_DSTRD(c)  ((unsigned)(((c) >> 32) & 0xf))
+/*
+ * BAR0 registers and their fields are libnvme's (<nvme/types.h>: NVME_REG_*,
+ * NVME_CAP_*(), NVME_CSTS_*(), NVME_CMBSZ_*(), ...). Its *_MASK constants are
+ * unshifted, so single bits to test or set in place are spelled here.
+ */
+#define SNV_CSTS_RDY      NVME_SET(1u, CSTS_RDY)
+#define SNV_CSTS_CFS      NVME_SET(1u, CSTS_CFS)
+#define SNV_CC_EN         NVME_SET(1u, CC_EN)
 
 /* ---- util.c ---- */
 int snv_errno(sci_error_t e);

@@ -15,7 +15,8 @@
  * the type table, generated from the one message list (smartio/proto/msgs.h)
  * together with the list's queries (smio_msg_*); the per-family validators
  * are in proto_dev.c (driver and device-pool messages), proto_seg.c (SISCI
- * segments, interrupts, DMA queues) and proto_lend.c (Device Lending).
+ * segments, interrupts, DMA queues), proto_node.c (the cluster's nodes and a
+ * host's adapters, for libsisci) and proto_lend.c (Device Lending).
  */
 #include <errno.h>
 #include <string.h>

@@ -132,6 +132,11 @@ int smio_check_dma_queue_ref(const void *p, uint32_t len);
 int smio_check_dma_start(const void *p, uint32_t len);
 int smio_check_dma_state(const void *p, uint32_t len);
 
+/* The cluster's nodes and this host's adapters, for libsisci (proto_node.c). */
+int smio_check_node_list(const void *p, uint32_t len);
+int smio_check_adapter_list(const void *p, uint32_t len);
+int smio_check_probe_node(const void *p, uint32_t len);
+
 /* Device Lending (proto_lend.c). */
 int smio_check_lend_pool(const void *p, uint32_t len);
 int smio_check_lend_req(const void *p, uint32_t len);

@@ -2,7 +2,9 @@
 /*
  * libsisci: the library, descriptors, node IDs and queries. Nodes are the
  * cluster's hosts; a host's adapters are its NTBs (numbered as 'smartio topo'
- * lists them), all answering to the host's node ID.
+ * lists them), all answering to the host's node ID. Both come from this
+ * host's daemon (NODE_LIST, ADAPTER_INFO) when the library is initialised:
+ * a process talks to no other host and reads no cluster file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,7 +15,7 @@
 #include "sisci_priv.h"
 #include "util/log.h"
 
-struct sisci_lib sisci = { .host_index = -1 };
+struct sisci_lib sisci;
 
 /*
  * The library runs inside other people's programs: its own diagnostics (this
@@ -131,30 +133,105 @@ int sisci_call(struct sci_desc *sd, uint16_t type, const void *req, uint32_t len
 
 int sisci_node_host(unsigned int node_id)
 {
-	for (uint32_t i = 0; sisci.topo && i < sisci.topo->nhosts; i++)
-		if (sisci.topo->hosts[i].node_id == node_id)
-			return (int)i;
+	for (uint32_t i = 0; i < sisci.nnodes; i++)
+		if (sisci.nodes[i].node_id == node_id)
+			return (int)sisci.nodes[i].host;
 	return -1;
 }
 
-static int count_ntb(const struct topo_host *h, const struct topo_ntb *n, uint32_t i, void *arg)
+unsigned int sisci_host_node(uint32_t host)
 {
-	(*(unsigned int *)arg)++;
+	for (uint32_t i = 0; i < sisci.nnodes; i++)
+		if (sisci.nodes[i].host == host)
+			return sisci.nodes[i].node_id;
 	return 0;
 }
 
 unsigned int sisci_adapters(void)
 {
-	unsigned int n = 0;
+	return sisci.nadapters;
+}
 
-	if (sisci.topo && sisci.host_index >= 0)
-		topo_for_each_ntb(&sisci.topo->hosts[sisci.host_index], count_ntb, &n);
-	return n;
+const struct smio_adapter *sisci_adapter(unsigned int adapter)
+{
+	return adapter < sisci.nadapters ? &sisci.adapters[adapter] : NULL;
+}
+
+/* NODE_LIST and ADAPTER_INFO replies: { u32 n, u32 pad } then n entries. */
+#define LIST_HEAD 8
+_Static_assert(sizeof(struct smio_node_list) == LIST_HEAD &&
+	       sizeof(struct smio_adapter_list) == LIST_HEAD, "list heads");
+
+/* Ask the daemon on fd for such a list of at most max entries of esize. */
+static int fetch_list(int fd, uint16_t type, size_t esize, uint32_t max, void **out,
+		      uint32_t *n)
+{
+	size_t cap = LIST_HEAD + (size_t)max * esize;
+	uint8_t *buf = malloc(cap);
+	uint32_t rlen, cnt;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = smio_call(fd, type, NULL, 0, buf, (uint32_t)cap, &rlen, NULL, SISCI_TIMEOUT_MS);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	/* The codec checked the layout: the head, then exactly cnt entries. */
+	memcpy(&cnt, buf, sizeof(cnt));
+	*out = NULL;
+	if (cnt) {
+		*out = malloc(cnt * esize);
+		if (!*out) {
+			free(buf);
+			return -ENOMEM;
+		}
+		memcpy(*out, buf + LIST_HEAD, cnt * esize);
+	}
+	*n = cnt;
+	free(buf);
+	return 0;
+}
+
+/* This host's node ID and adapters, and every node ID of the cluster, from our daemon. */
+static int fetch_cluster(void)
+{
+	struct smio_hello hello = { .role = SMIO_ROLE_CLIENT, .host = sisci.host,
+				    .pid = (uint32_t)getpid(), .version = SMIO_VERSION };
+	struct smio_hello_reply hr;
+	void *nodes = NULL, *adapters = NULL;
+	uint32_t rlen, nn = 0, na = 0;
+	int fd, rc;
+
+	fd = smio_connect(sisci.dir, sisci.host, 0);
+	if (fd < 0)
+		return fd;
+	rc = smio_call(fd, SMIO_HELLO, &hello, sizeof(hello), &hr, sizeof(hr), &rlen, NULL,
+		       SISCI_TIMEOUT_MS);
+	if (!rc)
+		rc = fetch_list(fd, SMIO_NODE_LIST, sizeof(struct smio_node), SMIO_MAX_NODES,
+				&nodes, &nn);
+	if (!rc)
+		rc = fetch_list(fd, SMIO_ADAPTER_INFO, sizeof(struct smio_adapter),
+				SMIO_MAX_ADAPTERS, &adapters, &na);
+	close(fd);
+	if (rc) {
+		free(adapters);
+		free(nodes);
+		return rc;
+	}
+	sisci.nodes = nodes;
+	sisci.nnodes = nn;
+	sisci.adapters = adapters;
+	sisci.nadapters = na;
+	sisci.node_id = hr.node_id;
+	return 0;
 }
 
 void SCIInitialize(unsigned int flags, sci_error_t *error)
 {
-	char path[PATH_MAX + 16], err[256];
+	int rc;
 
 	if (flags) {
 		*error = SCI_ERR_ILLEGAL_FLAG;
@@ -171,29 +248,23 @@ void SCIInitialize(unsigned int flags, sci_error_t *error)
 		return;
 	}
 	smio_log_set_host((int)sisci.host);
-	snprintf(path, sizeof(path), "%s/topology.yaml", sisci.dir);
-	if (topo_load_file(path, &sisci.topo, err, sizeof(err))) {
-		smio_error("SISCI: no cluster in %s (%s)", sisci.dir, err);
+	rc = fetch_cluster();
+	if (rc) {
+		smio_error("SISCI: host %u of the cluster in %s does not answer (%s)%s", sisci.host,
+			   sisci.dir, strerror(-rc),
+			   rc == -EXDEV ? ": this process belongs to another host" : "");
 		*error = SCI_ERR_NOT_INITIALIZED;
 		return;
 	}
-	sisci.host_index = topo_host_index(sisci.topo, sisci.host);
-	if (sisci.host_index < 0) {
-		smio_error("SISCI: the cluster in %s has no host %u", sisci.dir, sisci.host);
-		topo_free(sisci.topo);
-		sisci.topo = NULL;
-		*error = SCI_ERR_NOT_INITIALIZED;
-		return;
-	}
-	sisci.node_id = sisci.topo->hosts[sisci.host_index].node_id;
 	sisci.initialized = true;
 	*error = SCI_ERR_OK;
 }
 
 void SCITerminate(void)
 {
-	topo_free(sisci.topo);
-	sisci = (struct sisci_lib){ .host_index = -1 };
+	free(sisci.adapters);
+	free(sisci.nodes);
+	sisci = (struct sisci_lib){ 0 };
 }
 
 void SCIOpen(sci_desc_t *sd, unsigned int flags, sci_error_t *error)
@@ -285,9 +356,8 @@ static int ntb_info(sci_desc_t sd, unsigned int adapter, struct smio_ntb_info *n
 int SCIProbeNode(sci_desc_t sd, unsigned int localAdapterNo, unsigned int nodeId,
 		 unsigned int flags, sci_error_t *error)
 {
-	struct smio_ntb_info ni;
-	const struct topo_ntb *n;
-	int hi, rc;
+	struct smio_probe_node m = { .adapter = localAdapterNo, .node_id = nodeId };
+	int rc;
 
 	*error = sisci_check_init();
 	if (*error)
@@ -300,43 +370,33 @@ int SCIProbeNode(sci_desc_t sd, unsigned int localAdapterNo, unsigned int nodeId
 		*error = SCI_ERR_ILLEGAL_FLAG;
 		return 0;
 	}
-	n = topo_host_ntb(&sisci.topo->hosts[sisci.host_index], localAdapterNo);
-	if (!n) {
+	if (localAdapterNo >= sisci_adapters()) {
 		*error = SCI_ERR_NO_SUCH_ADAPTERNO;
 		return 0;
 	}
-	hi = sisci_node_host(nodeId);
-	if (hi < 0) {
+	if (sisci_node_host(nodeId) < 0) {
 		*error = SCI_ERR_NO_SUCH_NODEID;
 		return 0;
 	}
-	if ((uint32_t)hi == (uint32_t)sisci.host_index) {
+	if (nodeId == sisci.node_id) {
 		*error = SCI_ERR_OK;       /* this node */
 		return 1;
 	}
-	rc = ntb_info(sd, localAdapterNo, &ni);
-	if (rc || !ni.link_up) {
-		*error = rc ? sisci_errno(rc) : SCI_ERR_NO_LINK_ACCESS;
-		return 0;
+	/*
+	 * Our daemon checks the adapter's link and that its cable reaches the
+	 * node (back-to-back to it, or the same cluster-switch fabric), then asks
+	 * the node's daemon - its kernel - whether it answers.
+	 */
+	rc = sisci_call(sd, SMIO_PROBE_NODE, &m, sizeof(m), NULL, 0, NULL, NULL);
+	switch (rc) {
+	case 0: *error = SCI_ERR_OK; return 1;
+	case -ENODEV: *error = SCI_ERR_NO_SUCH_ADAPTERNO; break;
+	case -EHOSTUNREACH: *error = SCI_ERR_NO_SUCH_NODEID; break;
+	case -ENOLINK: *error = SCI_ERR_NO_LINK_ACCESS; break;
+	case -EHOSTDOWN: *error = SCI_ERR_NODE_NOT_RESPONDING; break;
+	default: *error = sisci_errno(rc); break;
 	}
-	/* Cabled to it (back-to-back), or on the same cluster-switch fabric. */
-	if ((n->peer_kind == TOPO_PEER_NTB && n->peer_host != (uint32_t)hi) ||
-	    n->peer_kind == TOPO_PEER_NONE) {
-		*error = SCI_ERR_NO_SUCH_NODEID;
-		return 0;
-	}
-	{
-		/* Does the node answer? Its daemon is its kernel. */
-		int fd = smio_connect(sisci.dir, sisci.topo->hosts[hi].id, 0);
-
-		if (fd < 0) {
-			*error = SCI_ERR_NODE_NOT_RESPONDING;
-			return 0;
-		}
-		close(fd);
-	}
-	*error = SCI_ERR_OK;
-	return 1;
+	return 0;
 }
 
 static void query_adapter(sci_query_adapter_t *q, sci_error_t *error)
@@ -376,14 +436,8 @@ static void query_adapter(sci_query_adapter_t *q, sci_error_t *error)
 	switch (q->subcommand) {
 	case SCI_Q_ADAPTER_CONFIGURED: *out = 1; break;
 	case SCI_Q_ADAPTER_LINK_OPERATIONAL: *out = ni.link_up; break;
-	case SCI_Q_ADAPTER_LINK_WIDTH:
-		*out = topo_host_ntb(&sisci.topo->hosts[sisci.host_index],
-				     q->localAdapterNo)->cable.width;
-		break;
-	case SCI_Q_ADAPTER_LINK_SPEED:
-		*out = topo_host_ntb(&sisci.topo->hosts[sisci.host_index],
-				     q->localAdapterNo)->cable.gen;
-		break;
+	case SCI_Q_ADAPTER_LINK_WIDTH: *out = sisci_adapter(q->localAdapterNo)->link_width; break;
+	case SCI_Q_ADAPTER_LINK_SPEED: *out = sisci_adapter(q->localAdapterNo)->link_gen; break;
 	case SCI_Q_ADAPTER_DMA_MTU: *out = 1u << 20; break;
 	case SCI_Q_ADAPTER_DMA_SIZE_ALIGNMENT:
 	case SCI_Q_ADAPTER_DMA_OFFSET_ALIGNMENT: *out = 8; break;

@@ -320,15 +320,6 @@ unsigned int SCIGetFabricDeviceId(sci_smartio_device_t device)
 	return fdid;
 }
 
-/* SISCI node ID of topology host id host (0 if unknown). */
-static unsigned int host_node(uint32_t host)
-{
-	for (uint32_t i = 0; i < sisci.topo->nhosts; i++)
-		if (sisci.topo->hosts[i].id == host)
-			return sisci.topo->hosts[i].node_id;
-	return 0;
-}
-
 void SCIConnectDeviceSegment(sci_smartio_device_t device, sci_remote_segment_t *segment,
 			     unsigned int segmentId, unsigned int memtype,
 			     sci_cb_remote_segment_t callback, void *callbackArg,
@@ -387,7 +378,7 @@ void SCIConnectDeviceSegment(sci_smartio_device_t device, sci_remote_segment_t *
 	r->host = sc.host;
 	/* A BAR is at the lender; a device segment where it was placed. */
 	r->node_id = req.memtype == SMIO_DEV_MEMTYPE_BAR ? FDID_NODE(device->fdid) :
-		     host_node(sc.host);
+		     sisci_host_node(sc.host);
 	r->segid = segmentId;
 	r->adapter = 0;
 	r->size = sc.size;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * smartio wire protocol, core messages: HELLO, STATUS, SHUTDOWN, the host's
- * functions (FUNC_LIST) and their configuration space (CFG_*).
+ * smartio wire protocol, core messages: HELLO, STATUS, SHUTDOWN, the
+ * cluster's hosts (NODE_LIST), the host's functions (FUNC_LIST) and their
+ * configuration space (CFG_*).
  */
 #ifndef SMARTIO_PROTO_CORE_H
 #define SMARTIO_PROTO_CORE_H
@@ -11,6 +12,7 @@
 #include "wire.h"
 
 #define SMIO_MAX_FUNCS    256
+#define SMIO_MAX_NODES    256            /* hosts of a cluster (NODE_LIST) */
 #define SMIO_CFG_SPACE    4096           /* SMIO_CFG_DUMP reply length, cfg offsets below */
 
 struct smio_hello {
@@ -42,6 +44,22 @@ struct smio_status {
 	uint64_t iommu_faults;
 	uint64_t epoch;
 	char name[SMIO_NAME_MAX];
+};
+
+/*
+ * One host of the cluster as SISCI names it (NODE_LIST): what libsisci needs
+ * to turn node IDs into hosts without reading the topology itself.
+ */
+struct smio_node {
+	uint32_t host;             /* topology host id (SMARTIO_HOST), <= 65535 */
+	uint32_t node_id;          /* SISCI node ID: a non-zero multiple of 4 */
+	char name[SMIO_NAME_MAX];
+};
+
+struct smio_node_list {
+	uint32_t n;                /* <= SMIO_MAX_NODES; payload = 8 + n * sizeof(node) */
+	uint32_t pad;
+	struct smio_node node[];
 };
 
 struct smio_func_info {

@@ -89,7 +89,7 @@ enum smio_payload_kind {
 #define SMIO_PL_BYTES(n, check)  (SMIO_PAYLOAD_FIXED, (n), check)
 
 #define SMIO_MSG_LIST(X)									\
-	/* core: the host itself (core.h) */							\
+	/* core: the host and its cluster (core.h) */						\
 	X(HELLO,                  1, CORE,   SMIO_R_ANY,   0, /* first on every connection */	\
 	  SMIO_PL_FIXED(smio_hello, check_hello),						\
 	  SMIO_PL_FIXED(smio_hello_reply, check_hello_reply))					\
@@ -99,6 +99,9 @@ enum smio_payload_kind {
 	X(SHUTDOWN,               3, CORE,   SMIO_R_ADMIN, 0, /* daemon exits after replying */	\
 	  SMIO_PL_EMPTY,									\
 	  SMIO_PL_EMPTY)									\
+	X(NODE_LIST,              4, CORE,   SMIO_R_LOCAL, 0, /* the cluster's hosts */		\
+	  SMIO_PL_EMPTY,									\
+	  SMIO_PL_VAR(smio_node_list, smio_check_node_list))					\
 	X(FUNC_LIST,             10, CORE,   SMIO_R_LOCAL, 0,					\
 	  SMIO_PL_EMPTY,									\
 	  SMIO_PL_VAR(smio_func_list, check_func_list))						\
@@ -145,6 +148,12 @@ enum smio_payload_kind {
 	X(NTB_SPAD,              37, NTB,    SMIO_R_ADMIN, 0,					\
 	  SMIO_PL_FIXED(smio_ntb_spad, check_ntb_spad),						\
 	  SMIO_PL_FIXED(smio_ntb_spad, check_ntb_spad))						\
+	X(ADAPTER_INFO,          38, NTB,    SMIO_R_LOCAL, 0, /* this host's adapters */	\
+	  SMIO_PL_EMPTY,									\
+	  SMIO_PL_VAR(smio_adapter_list, smio_check_adapter_list))				\
+	X(PROBE_NODE,            39, NTB,    SMIO_R_LOCAL, 0, /* asks the node's daemon */	\
+	  SMIO_PL_FIXED(smio_probe_node, smio_check_probe_node),				\
+	  SMIO_PL_EMPTY)									\
 												\
 	/* the IOMMU (iommu.h) */								\
 	X(IOMMU_DOMAIN,          40, IOMMU,  SMIO_R_ADMIN, 0, /* op alloc/free/attach/detach */	\

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "devices/accel/accel_regs.h"
 #include "devices/dev.h"
+#include "smartio/accel_regs.h"
 
 /* Descriptors started per poll at most, so tiny descriptors stay bounded too. */
 #define ACCEL_DESC_PER_POLL     64

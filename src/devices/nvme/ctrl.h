@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "devices/dev.h"
-#include "nvme_queue.h"
+#include "smartio/nvme_queue.h"
 
 #define NVME_MAX_NS             256
 #define NVME_PENDING_MAX        4096    /* executed commands awaiting their CQE */

@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "devices/accel/accel_regs.h"
 #include "host/pci.h"
+#include "smartio/accel_regs.h"
 
 #define ACCEL_DRV_RING_SIZE   256u             /* descriptors; at most SIZE - 1 in flight */
 #define ACCEL_DRV_BUF_SIZE    (16u << 20)      /* driver-owned RAM buffer for *_RAM ops */

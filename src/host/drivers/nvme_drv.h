@@ -16,8 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "devices/nvme/nvme_queue.h"
 #include "host/pci.h"
+#include "smartio/nvme_queue.h"
 
 #define NVME_DRV_MAX_IOQ        16     /* I/O queue pairs the driver will use */
 #define NVME_DRV_QDEPTH         64     /* entries per I/O queue (capped by MQES + 1) */

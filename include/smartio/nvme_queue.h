@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * NVMe queue and command helpers shared by the controller model and host
- * drivers: the 64-byte submission queue entry, the 16-byte completion queue
- * entry, doorbell offsets, phase tags, PRP arithmetic and the status field.
+ * NVMe queue and command helpers shared by the controller model and the
+ * drivers (the host's in-kernel driver, libsmartio-nvme): the 64-byte
+ * submission queue entry, the 16-byte completion queue entry, doorbell
+ * offsets, phase tags, PRP arithmetic and the status field. Installed as
+ * <smartio/nvme_queue.h> next to <smartio/nvme.h>, for programs that build
+ * raw SQEs (snv_submit_raw) or decode completion status.
  *
- * Header-only; depends on libc and libnvme's <nvme/types.h> (constants only).
+ * Header-only; depends on libc and libnvme's <nvme/types.h> (constants only:
+ * Debian's libnvme-dev).
  * All structures are little-endian as on the wire; smartio runs on
  * little-endian hosts only (asserted below).
  */

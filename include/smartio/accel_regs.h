@@ -2,9 +2,11 @@
 /*
  * The accelerator's programming interface: BAR0 register layout, the DMA
  * descriptor format and the status codes. Shared by the device model
- * (src/devices/accel) and the host driver, so it is header-only and depends
- * on nothing but the C library. docs/devices.md ("Accelerator") explains
- * every register; the comments here say what each field is for.
+ * (src/devices/accel), the host's in-kernel driver and programs that borrow
+ * the device through libsisci and map its BARs, so it is a public header
+ * (installed as <smartio/accel_regs.h>), header-only, and depends on nothing
+ * but the C library. docs/devices.md ("Accelerator") explains every
+ * register; the comments here say what each field is for.
  *
  * All registers are little-endian, naturally aligned, 32 or 64 bits wide.
  * BAR memory is shared memory, so the device cannot see individual stores:
@@ -15,8 +17,8 @@
  *     device, which clears the bits it took. Software sets bits with an
  *     atomic OR, or writes one command and waits for it to read back 0.
  */
-#ifndef SMARTIO_DEVICES_ACCEL_REGS_H
-#define SMARTIO_DEVICES_ACCEL_REGS_H
+#ifndef SMARTIO_ACCEL_REGS_H
+#define SMARTIO_ACCEL_REGS_H
 
 #include <stddef.h>
 #include <stdint.h>
