@@ -517,7 +517,8 @@ static int read_some(struct smd_conn *c)
 	return c->have == HDR + ((const struct smio_hdr *)c->in)->len ? 1 : 2;
 }
 
-/* Bounded: SMD_MSGS_PER_WAKE messages, then the other connections' turn. */
+/* Bounded: SMD_MSGS_PER_WAKE messages, then the other connections' turn (the
+ * socket stays readable: level-triggered, the loop comes back to it). */
 static void read_messages(struct smd_conn *c)
 {
 	unsigned msgs = 0;

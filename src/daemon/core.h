@@ -46,7 +46,13 @@ typedef struct sd_event_source sd_event_source;
 #define SMD_MAX_PEER_CONNS   4         /* incoming, per peer host */
 #define SMD_PEER_INFLIGHT    64        /* a peer's requests served at once */
 #define SMD_WORKERS_MAX      32
-#define SMD_MSGS_PER_WAKE    16        /* messages of one connection per turn */
+/*
+ * Messages of one connection per turn. One: a connection's next request is
+ * read only after every event already pending has had its turn, so what a
+ * client did before sending a request (closing another connection, say) is
+ * always seen before that request is answered, and connections take turns.
+ */
+#define SMD_MSGS_PER_WAKE    1
 
 /* ---------- thread contexts ---------- */
 
