@@ -114,7 +114,8 @@ sci_error_t sisci_errno(int rc)
 	case -EPERM:
 	case -EACCES: return SCI_ERR_ACCESS;
 	case -ECONNRESET:
-	case -EPIPE: return SCI_ERR_NODE_NOT_RESPONDING;
+	case -EPIPE:
+	case -EHOSTDOWN: return SCI_ERR_NODE_NOT_RESPONDING;   /* its daemon went away */
 	default: return SCI_ERR_SYSTEM;
 	}
 }
