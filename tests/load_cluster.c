@@ -7,10 +7,17 @@
  * start-up; a stop is SIGTERM (or another signal), a pidfd wait and a reap.
  *
  * Daemon-side effects of a close are asynchronous; sync_host() is the
- * barrier: two STATUS round trips on the admin connection (see
- * test_daemon.c for why two suffice). A close that frees something only once
- * a worker or a peer is done may take longer: check_daemons() then polls the
- * fd count, bounded, with a barrier between looks (never a bare sleep).
+ * barrier: a STATUS round trip on one admin connection, then one on
+ * another. The close made before the first request was seen by the loop no
+ * later than that request; the second request arrives only after the first
+ * was served, so it is seen in a later turn of the loop, and sd-event
+ * dispatches what has waited longest first: the close is handled before the
+ * second reply. (Two round trips on the same connection are not enough: the
+ * daemon reads up to SMD_MSGS_PER_WAKE messages of a connection in one turn,
+ * so it may serve both before it looks at the closed one.) A close whose
+ * connection still has a request on a worker is handled once that request
+ * ends: check_daemons() polls the fd count, bounded, with a barrier between
+ * looks (never a bare sleep).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -164,6 +171,30 @@ int count_fds(pid_t pid)
 	return n;
 }
 
+/* What a daemon holds, for the log of a failed fd check. */
+static void list_fds(pid_t pid)
+{
+	char path[64], lnk[PATH_MAX + 64], tgt[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(lnk, sizeof(lnk), "%s/%s", path, e->d_name);
+		n = readlink(lnk, tgt, sizeof(tgt) - 1);
+		tgt[n > 0 ? n : 0] = '\0';
+		fprintf(stderr, "  pid %d fd %s -> %s\n", (int)pid, e->d_name, tgt);
+	}
+	closedir(d);
+}
+
 void start_daemon(uint32_t host)
 {
 	char hostarg[16], line[16];
@@ -200,6 +231,7 @@ void start_daemon(uint32_t host)
 	g.d[host].pid = pid;
 	g.d[host].ctl = open_conn(host, SMIO_ROLE_ADMIN, host);
 	g.d[host].node_id = rbuf.hr.node_id;
+	g.d[host].ctl2 = open_conn(host, SMIO_ROLE_ADMIN, host);
 }
 
 int stop_daemon(uint32_t host, int sig)
@@ -209,7 +241,9 @@ int stop_daemon(uint32_t host, int sig)
 
 	if (g.d[host].ctl >= 0)
 		close(g.d[host].ctl);
-	g.d[host].ctl = -1;
+	if (g.d[host].ctl2 >= 0)
+		close(g.d[host].ctl2);
+	g.d[host].ctl = g.d[host].ctl2 = -1;
 	if (pid <= 0)
 		return 0;
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -238,7 +272,7 @@ void restart_daemon(uint32_t host)
 void sync_host(uint32_t host)
 {
 	assert_int_equal(status(g.d[host].ctl), 0);
-	assert_int_equal(status(g.d[host].ctl), 0);
+	assert_int_equal(status(g.d[host].ctl2), 0);
 }
 
 void assert_alive(uint32_t host)
@@ -257,6 +291,7 @@ void snapshot(void)
 {
 	for (uint32_t i = 0; i < NHOSTS; i++) {
 		sync_host(i);
+		wait_clients(i, 2, IO_MS);    /* ctl and ctl2: the rest is gone */
 		g.d[i].fds = count_fds(g.d[i].pid);
 	}
 }
@@ -276,8 +311,10 @@ void check_daemons(void)
 				break;
 			poll(NULL, 0, 10);
 		}
-		if (n != g.d[i].fds)
+		if (n != g.d[i].fds) {
+			list_fds(g.d[i].pid);
 			fail_msg("host %u: %d open fds, %d before the test", i, n, g.d[i].fds);
+		}
 	}
 }
 
@@ -351,7 +388,7 @@ int cluster_setup(rlim_t nofile)
 	if (!f || fwrite(yaml, 1, strlen(yaml), f) != strlen(yaml) || fclose(f))
 		return -1;
 	for (uint32_t i = 0; i < NHOSTS; i++)
-		g.d[i].ctl = -1;
+		g.d[i].ctl = g.d[i].ctl2 = -1;
 	for (uint32_t i = 0; i < NHOSTS; i++)
 		start_daemon(i);
 	return 0;
@@ -429,6 +466,15 @@ void lat_print(const struct lat *l)
 {
 	print_message("[   INFO   ] %-36s n=%-5u p50=%7.3f ms  p99=%7.3f ms  max=%7.3f ms\n",
 		      l->name, l->n, MS(lat_pct(l, 50)), MS(lat_pct(l, 99)), MS(lat_max(l)));
+}
+
+void lat_check(const struct lat *l, unsigned p99_ms, unsigned max_ms)
+{
+	double p99 = MS(lat_pct(l, 99)), max = MS(lat_max(l));
+
+	if (p99 >= p99_ms || max >= max_ms)
+		fail_msg("%s: p99 %.3f ms (bound %u ms), max %.3f ms (bound %u ms)", l->name, p99,
+			 p99_ms, max, max_ms);
 }
 
 void lat_free(struct lat *l)

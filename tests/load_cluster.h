@@ -48,7 +48,8 @@
 
 struct daemon {
 	pid_t pid;
-	int ctl;                  /* admin connection: barrier and table reads */
+	int ctl;                  /* admin connection: table reads, barrier */
+	int ctl2;                 /* a second one: the barrier's other half */
 	int fds;                  /* /proc/PID/fd count at the start of a test */
 	uint32_t node_id;
 };
@@ -100,11 +101,14 @@ int count_fds(pid_t pid);
 void start_daemon(uint32_t host);
 int stop_daemon(uint32_t host, int sig);           /* wait status */
 void restart_daemon(uint32_t host);                /* clean stop, start again */
-/* Every close made before this call has been handled by host's daemon. */
+/*
+ * Every close made before this call (of a connection not busy with a
+ * request) has been handled by host's daemon.
+ */
 void sync_host(uint32_t host);
 /* A fresh client connection gets HELLO + STATUS answered by host's daemon. */
 void assert_alive(uint32_t host);
-/* Remember each daemon's fd count (after a barrier). */
+/* Remember each daemon's fd count; the test holds only ctl and ctl2. */
 void snapshot(void);
 /* Each daemon alive, its fd count back where snapshot() saw it (bounded wait). */
 void check_daemons(void);
@@ -127,6 +131,8 @@ uint64_t lat_max(const struct lat *l);
 uint64_t lat_pct(const struct lat *l, unsigned pct);     /* nearest rank */
 /* "[   INFO   ] name: n=.. p50=..ms p99=..ms max=..ms" */
 void lat_print(const struct lat *l);
+/* Fail unless the 99th percentile and the maximum are below their bounds. */
+void lat_check(const struct lat *l, unsigned p99_ms, unsigned max_ms);
 void lat_free(struct lat *l);
 
 #define MS(ns) ((double)(ns) / 1e6)
