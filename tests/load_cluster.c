@@ -464,7 +464,7 @@ uint64_t lat_pct(const struct lat *l, unsigned pct)
 
 void lat_print(const struct lat *l)
 {
-	print_message("[   INFO   ] %-36s n=%-5u p50=%7.3f ms  p99=%7.3f ms  max=%7.3f ms\n",
+	print_message("[   INFO   ] %-38s n=%-5u p50=%7.3f ms  p99=%7.3f ms  max=%7.3f ms\n",
 		      l->name, l->n, MS(lat_pct(l, 50)), MS(lat_pct(l, 99)), MS(lat_max(l)));
 }
 
