@@ -411,6 +411,75 @@ int cluster_teardown(void)
 	return rc;
 }
 
+/* ---------- probes: what a well-behaved application asks ---------- */
+
+/* What `smartio lspci` asks: FUNC_LIST, then CFG_DUMP of every function. */
+void lspci(int fd, struct lat *l)
+{
+	uint16_t bdf[SMIO_MAX_FUNCS];
+	uint32_t n, rlen;
+
+	TIMED(l, assert_int_equal(call(fd, SMIO_FUNC_LIST, NULL, 0, &rlen), 0));
+	n = rbuf.fl.n;
+	assert_true(n > 0 && n <= SMIO_MAX_FUNCS);
+	for (uint32_t i = 0; i < n; i++)
+		bdf[i] = rbuf.fl.f[i].bdf;
+	for (uint32_t i = 0; i < n; i++) {
+		struct smio_bdf q = { .bdf = bdf[i] };
+
+		TIMED(l, assert_int_equal(call(fd, SMIO_CFG_DUMP, &q, sizeof(q), &rlen), 0));
+		assert_int_equal(rlen, SMIO_CFG_SPACE);
+	}
+}
+
+void probe_init(struct probe *p, const char *what)
+{
+	static char names[3][3][64];
+	static unsigned k;
+	char (*nm)[64] = names[k++ % 3];
+
+	snprintf(nm[0], 64, "%s connect+HELLO", what);
+	snprintf(nm[1], 64, "%s STATUS", what);
+	snprintf(nm[2], 64, "%s lspci requests", what);
+	lat_init(&p->conn, nm[0], 1 << 14);
+	lat_init(&p->status, nm[1], 1 << 14);
+	lat_init(&p->lspci, nm[2], 1 << 16);
+}
+
+/* A new application on host: HELLO, STATUS, lspci; each request timed. */
+void probe_round(uint32_t host, struct probe *p)
+{
+	uint64_t t0 = smio_now_ns();
+	int fd = open_conn(host, SMIO_ROLE_CLIENT, host);
+
+	lat_add(&p->conn, smio_now_ns() - t0);
+	TIMED(&p->status, assert_int_equal(status(fd), 0));
+	assert_int_equal(rbuf.st.host, host);
+	lspci(fd, &p->lspci);
+	close(fd);
+}
+
+void probe_print(const struct probe *p)
+{
+	lat_print(&p->conn);
+	lat_print(&p->status);
+	lat_print(&p->lspci);
+}
+
+void probe_check(const struct probe *p)
+{
+	lat_check(&p->conn, FAST_MS, STALL_MS);
+	lat_check(&p->status, FAST_MS, STALL_MS);
+	lat_check(&p->lspci, FAST_MS, STALL_MS);
+}
+
+void probe_free(struct probe *p)
+{
+	lat_free(&p->conn);
+	lat_free(&p->status);
+	lat_free(&p->lspci);
+}
+
 /* ---------- latency samples ---------- */
 
 void lat_init(struct lat *l, const char *name, unsigned cap)

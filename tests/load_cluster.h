@@ -4,7 +4,8 @@
  * cluster (the built-in default topology) started from
  * $SMARTIO_BUILD_DIR/src/daemon/smartiod with ready pipes, the way
  * tests/test_daemon.c starts it; calls with one reply buffer; a barrier per
- * daemon; latency samples with their percentiles.
+ * daemon; latency samples with their percentiles, the suite's bounds, and
+ * the probes that time what a well-behaved application asks.
  *
  * The cluster directory is made searchable by everyone (0755) so that a
  * process running as another user can reach the daemons' sockets (0666).
@@ -21,6 +22,7 @@
 #include "daemon/core.h"
 #include "fabric/route.h"
 #include "smartio/proto.h"
+#include "util/smio_time.h"
 
 #define NHOSTS		3
 #define IO_MS		5000      /* generous bound for one reply or close */
@@ -136,5 +138,44 @@ void lat_check(const struct lat *l, unsigned p99_ms, unsigned max_ms);
 void lat_free(struct lat *l);
 
 #define MS(ns) ((double)(ns) / 1e6)
+
+/* ---------- bounds ---------- */
+
+/*
+ * What a request that does not need the misbehaving party may take, loaded or
+ * not: its 99th percentile stays below FAST_MS and its maximum below
+ * STALL_MS. The two bounds because the machine is shared: with a load
+ * average of 10 on 2 vCPUs, scheduling alone gave single samples of 60 ms
+ * (one ROUTE of 1,207). A request that waited for the misbehaver instead
+ * takes SMD_PEER_TIMEOUT (3 s) or SMD_SEND_TIMEOUT (5 s): far above both.
+ */
+#define FAST_MS		(50 * LOAD_SCALE)
+#define STALL_MS	(250 * LOAD_SCALE)
+/* Beyond SMD_PEER_TIMEOUT, for a request that needs a stopped peer. */
+#define TIMEOUT_MARGIN_MS	(1000 * LOAD_SCALE)
+
+#define TIMED(l, expr) do {                                             \
+		uint64_t t0_ = smio_now_ns();                           \
+		expr;                                                   \
+		lat_add((l), smio_now_ns() - t0_);                      \
+	} while (0)
+
+/* ---------- probes: what a well-behaved application asks ---------- */
+
+struct probe {
+	struct lat conn;          /* connect + HELLO */
+	struct lat status;
+	struct lat lspci;         /* each FUNC_LIST and CFG_DUMP */
+};
+
+/* What `smartio lspci` asks: FUNC_LIST, then CFG_DUMP of every function. */
+void lspci(int fd, struct lat *l);
+void probe_init(struct probe *p, const char *what);
+/* A new application on host: HELLO, STATUS, lspci; each request timed. */
+void probe_round(uint32_t host, struct probe *p);
+void probe_print(const struct probe *p);
+/* p99 under FAST_MS, max under STALL_MS, for each kind. */
+void probe_check(const struct probe *p);
+void probe_free(struct probe *p);
 
 #endif
