@@ -7,9 +7,10 @@
 BUILD     ?= build
 BUILD_SAN ?= build-san
 BUILD_TSAN ?= build-tsan
-# Suites whose code runs threads (device models, the log module); run under ThreadSanitizer.
+# Suites whose code runs threads (device models, the log module, the daemon's workers
+# under load); run under ThreadSanitizer.
 TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment lend \
-               nvme_drv_borrowed accel_drv_borrowed lend_cli nvme_dist util
+               nvme_drv_borrowed accel_drv_borrowed lend_cli nvme_dist util daemon_load
 MESON     ?= meson
 CC        ?= cc
 
