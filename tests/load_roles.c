@@ -5,7 +5,6 @@
  * suite's overview).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,7 +15,6 @@
 #include <string.h>
 #include <setjmp.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
