@@ -12,7 +12,8 @@ BUILD_TSAN ?= build-tsan
 # workers and device threads); run under ThreadSanitizer.
 TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment lend \
                nvme_drv_borrowed accel_drv_borrowed lend_cli nvme_dist util \
-               daemon segment cli cluster60 sisci sisci_register sisci_device nvme_dist_cli
+               daemon segment cli cluster60 sisci sisci_register sisci_device nvme_dist_cli \
+               daemon_load
 MESON     ?= meson
 CC        ?= cc
 
