@@ -217,19 +217,6 @@ void test_half_open_storm(void **state)
 	wait_clients(0, base, IO_MS * LOAD_SCALE);
 	close(u1);
 	close(own0);
-	if (h.status == -EHOSTUNREACH) {
-		/*
-		 * FIXME(daemon): known weakness, left for the daemon's owner. A
-		 * daemon opens its peer connection with one non-blocking connect
-		 * (call.c, peer_out); while a storm of connections keeps host 0's
-		 * listen backlog full it fails with EAGAIN, and the call fails at
-		 * once (-EHOSTDOWN, which SEG_CONNECT reports as -EHOSTUNREACH)
-		 * instead of retrying within the call's deadline.
-		 */
-		print_message("[   INFO   ] FIXME(daemon): a peer cannot connect while a connection "
-			      "storm fills the listen backlog: skipped\n");
-		skip();
-	}
 	assert_int_equal(h.status, 0);
 }
 

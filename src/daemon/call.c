@@ -62,16 +62,42 @@ static void hello_done(struct smd *d, void *arg, int rc, const struct smio_hdr *
 static int call_on(struct smd_conn *c, uint16_t type, const void *req, uint32_t len,
 		   int timeout_ms, smd_call_fn fn, void *arg);
 
+/*
+ * Connect c's socket to its host. 0: connected and it is that host's daemon;
+ * -EAGAIN: its backlog is full (a storm of connections), try again later;
+ * -EHOSTDOWN: nobody listens, or not the daemon the cluster lists.
+ */
+int smd_conn_dial(struct smd_conn *c)
+{
+	struct smd *d = c->d;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+
+	if (smio_sock_path(d->dir, c->host, sa.sun_path, sizeof(sa.sun_path)) < 0)
+		return -EHOSTDOWN;
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return errno == EAGAIN ? -EAGAIN : -EHOSTDOWN;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
+		return -EHOSTDOWN;
+	/* Whoever listens there must be that host's daemon. */
+	if (smd_auth_server(d, (uint32_t)cr.pid, (uint32_t)cr.uid, c->host)) {
+		smio_warn("the process on host %u's socket (pid %d) is not its daemon: not "
+			  "talking to it", c->host, (int)cr.pid);
+		return -EHOSTDOWN;
+	}
+	c->pid = (uint32_t)cr.pid;
+	c->uid = (uint32_t)cr.uid;
+	return 0;
+}
+
 /* Our connection to host, opened now if there is none. */
 static struct smd_conn *peer_out(struct smd *d, uint32_t host, int *err)
 {
 	struct smd_core *k = d->core;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct smio_hello hello = { .role = SMIO_ROLE_PEER, .host = d->host_id,
 				    .pid = (uint32_t)getpid(), .version = SMIO_VERSION };
 	struct smd_conn *c;
-	struct ucred cr;
-	socklen_t crlen = sizeof(cr);
 	int hi = topo_host_index(d->topo, host), fd, rc;
 
 	if (hi < 0 || host == d->host_id) {
@@ -84,29 +110,9 @@ static struct smd_conn *peer_out(struct smd *d, uint32_t host, int *err)
 		*err = -ESHUTDOWN;
 		return NULL;
 	}
-	if (smio_sock_path(d->dir, host, sa.sun_path, sizeof(sa.sun_path)) < 0) {
-		*err = -ENAMETOOLONG;
-		return NULL;
-	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		*err = -errno;
-		return NULL;
-	}
-	/* A Unix socket connects at once or not at all (a full backlog: EAGAIN). */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0) {
-		close(fd);
-		*err = -EHOSTDOWN;
-		return NULL;
-	}
-	/* Whoever listens there must be that host's daemon. */
-	rc = smd_auth_server(d, (uint32_t)cr.pid, (uint32_t)cr.uid, host);
-	if (rc) {
-		smio_warn("the process on host %u's socket (pid %d) is not its daemon: not "
-			"talking to it", host, (int)cr.pid);
-		close(fd);
-		*err = -EHOSTDOWN;
 		return NULL;
 	}
 	c = smd_conn_new(d, fd, true, SMIO_ROLE_PEER, host);
@@ -115,8 +121,23 @@ static struct smd_conn *peer_out(struct smd *d, uint32_t host, int *err)
 		*err = -ENOMEM;
 		return NULL;
 	}
-	c->pid = (uint32_t)cr.pid;
-	c->uid = (uint32_t)cr.uid;
+	/*
+	 * A Unix socket connects at once, or not at all when the peer's backlog is
+	 * full (EAGAIN): then the connection keeps retrying, with our requests
+	 * queued, until they are sent or their deadlines pass.
+	 */
+	rc = smd_conn_dial(c);
+	if (rc == -EAGAIN) {
+		c->connecting = true;
+		sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+		smd_conn_retry_later(c);
+	} else if (rc) {
+		c->refs++;
+		smd_conn_close(c, NULL);
+		smd_conn_put(c);
+		*err = rc;
+		return NULL;
+	}
 	k->peer_out[hi] = c;
 	/* Requests may follow HELLO at once: the peer reads them in order. */
 	c->refs++;
@@ -144,6 +165,64 @@ static void pending_unlink(struct smd_pending *p)
 	p->timer = NULL;
 }
 
+/*
+ * The answer to a call that had already timed out. The peer did what we
+ * asked; where that left state there on our behalf, undo it (the request is
+ * sent on, its answer dropped): a reference it counted, a borrow, a device
+ * mapping, a lend. What the connection holds is dropped with it anyway.
+ */
+static void late_reply(struct smd_conn *c, uint16_t type, const struct smio_hdr *h,
+		       const void *payload)
+{
+	struct smd *d = c->d;
+	union {
+		struct smio_peer_seg ps;
+		struct smio_peer_dev_ref dr;
+		struct smio_peer_dev_map dm;
+		struct smio_lend_grant lg;
+	} a;
+	union {
+		struct smio_peer_seg_ref sr;
+		struct smio_peer_dev_ref dr;
+		struct smio_peer_dev_map dm;
+		struct smio_peer_lend_ref lr;
+	} u;
+	uint16_t undo = 0;
+	uint32_t len = 0;
+
+	if (h->status < 0 || h->type != type || h->len > sizeof(a))
+		return;
+	memcpy(&a, payload, h->len);
+	memset(&u, 0, sizeof(u));
+	switch (type) {
+	case SMIO_PEER_SEG_LOOKUP:
+		u.sr = (struct smio_peer_seg_ref){ .segid = a.ps.segid, .ref = a.ps.ref };
+		undo = SMIO_PEER_SEG_RELEASE;
+		len = sizeof(u.sr);
+		break;
+	case SMIO_PEER_DEV_BORROW:
+		u.dr = a.dr;
+		undo = SMIO_PEER_DEV_RETURN;
+		len = sizeof(u.dr);
+		break;
+	case SMIO_PEER_DEV_MAP:
+		u.dm = a.dm;
+		undo = SMIO_PEER_DEV_UNMAP;
+		len = sizeof(u.dm);
+		break;
+	case SMIO_PEER_LEND_SETUP:
+		u.lr = (struct smio_peer_lend_ref){ .bdf = a.lg.bdf };
+		undo = SMIO_PEER_LEND_RELEASE;
+		len = sizeof(u.lr);
+		break;
+	default:
+		return;               /* nothing was left behind (a lookup, a step, a memfd) */
+	}
+	smio_info("host %u answered a %s after its deadline: undoing it (%s)", c->host,
+		  smio_type_name(type), smio_type_name(undo));
+	smd_conn_queue(c, undo, smd_next_seq(d), 0, 0, &u, len, -1);
+}
+
 static void pending_end(struct smd *d, struct smd_pending *p, int rc, const struct smio_hdr *h,
 			const void *payload, int fd)
 {
@@ -153,8 +232,12 @@ static void pending_end(struct smd *d, struct smd_pending *p, int rc, const stru
 	c->refs++;
 	if (p->fn)
 		p->fn(d, p->arg, rc, h, payload, fd);
-	else if (fd >= 0)
-		close(fd);
+	else {
+		if (fd >= 0)
+			close(fd);
+		if (p->late && h)
+			late_reply(c, p->type, h, payload);
+	}
 	free(p);
 	smd_conn_put(c);
 }
@@ -162,11 +245,27 @@ static void pending_end(struct smd *d, struct smd_pending *p, int rc, const stru
 static int on_call_timeout(sd_event_source *s, uint64_t usec, void *arg)
 {
 	struct smd_pending *p = arg;
-	struct smd *d = p->c->d;
+	struct smd_conn *c = p->c;
+	struct smd *d = c->d;
+	smd_call_fn fn = p->fn;
+	void *a = p->arg;
 
 	fab_host_lock(d->host);
-	/* A late answer finds no entry and is dropped; the connection stays. */
-	pending_end(d, p, -ETIMEDOUT, NULL, NULL, -1);
+	if (p->late || !fn) {
+		pending_end(d, p, -ETIMEDOUT, NULL, NULL, -1);    /* nothing came: forget it */
+	} else {
+		/*
+		 * The caller hears of the timeout now; the entry stays a while, so
+		 * that an answer still coming can be undone (late_reply).
+		 */
+		p->fn = NULL;
+		p->late = true;
+		sd_event_source_set_time_relative(p->timer, SMD_LATE_KEEP * 1000ull);
+		sd_event_source_set_enabled(p->timer, SD_EVENT_ONESHOT);
+		c->refs++;
+		fn(d, a, -ETIMEDOUT, NULL, NULL, -1);
+		smd_conn_put(c);
+	}
 	fab_host_unlock(d->host);
 	return 0;
 }
@@ -229,6 +328,15 @@ bool smd_call_reply(struct smd_conn *c, const struct smio_hdr *h, const void *pa
 			pending_end(c->d, p, 0, h, payload, fd);
 			return true;
 		}
+	return false;
+}
+
+/* Does c carry a call somebody still waits for (not only late ones)? */
+bool smd_calls_live(const struct smd_conn *c)
+{
+	for (const struct smd_pending *p = c->calls; p; p = p->next)
+		if (!p->late)
+			return true;
 	return false;
 }
 

@@ -280,12 +280,45 @@ static void arm_timer(struct smd_conn *c)
 		when = c->in_started_ns / 1000 + SMD_CLIENT_TIMEOUT * 1000ull;
 	if (c->out_stuck_ns && c->out_stuck_ns / 1000 + SMD_SEND_TIMEOUT * 1000ull < when)
 		when = c->out_stuck_ns / 1000 + SMD_SEND_TIMEOUT * 1000ull;
+	if (c->connecting && c->retry_ns / 1000 < when)
+		when = c->retry_ns / 1000;
 	if (when == UINT64_MAX) {
 		sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
 		return;
 	}
 	sd_event_source_set_time(c->timer, when);
 	sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
+}
+
+/* The next attempt to connect: soon at first, then less often (1 ms to 50 ms). */
+void smd_conn_retry_later(struct smd_conn *c)
+{
+	c->retry_ms = c->retry_ms ? (c->retry_ms * 2 > 50 ? 50 : c->retry_ms * 2) : 1;
+	c->retry_ns = smio_now_ns() + c->retry_ms * 1000000ull;
+	arm_timer(c);
+}
+
+/* Connecting to a peer whose backlog was full: try again, while calls wait. */
+static void redial(struct smd_conn *c)
+{
+	int rc;
+
+	if (!smd_calls_live(c)) {
+		smd_conn_close(c, "could not connect before the calls' deadlines");
+		return;
+	}
+	rc = smd_conn_dial(c);
+	if (rc == -EAGAIN) {
+		smd_conn_retry_later(c);
+		return;
+	}
+	if (rc) {
+		smd_conn_close(c, "connect failed");
+		return;
+	}
+	c->connecting = false;
+	sd_event_source_set_enabled(c->io, SD_EVENT_ON);
+	flush(c);                     /* HELLO and what waited behind it */
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *arg)
@@ -297,13 +330,19 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *arg)
 
 	fab_host_lock(d->host);
 	c->refs++;
-	if (!c->role && !c->outgoing && now >= c->since_ns + SMD_HELLO_TIMEOUT * 1000000ull)
+	if (c->connecting && now >= c->retry_ns)
+		redial(c);
+	if (c->dead)
+		;
+	else if (!c->role && !c->outgoing && now >= c->since_ns + SMD_HELLO_TIMEOUT * 1000000ull)
 		why = "no HELLO in time";
 	else if (c->in_started_ns && now >= c->in_started_ns + SMD_CLIENT_TIMEOUT * 1000000ull)
 		why = "message not finished in time";
 	else if (c->out_stuck_ns && now >= c->out_stuck_ns + SMD_SEND_TIMEOUT * 1000000ull)
 		why = "reader stopped reading";
-	if (why)
+	if (c->dead)
+		;
+	else if (why)
 		smd_conn_close(c, why);
 	else
 		arm_timer(c);
@@ -330,6 +369,11 @@ static void update_events(struct smd_conn *c)
 
 	if (c->dead)
 		return;
+	if (c->connecting) {
+		/* Off, not just quiet: an unconnected socket reports a hang-up. */
+		sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+		return;
+	}
 	if (want_read(c))
 		ev |= EPOLLIN;
 	if (c->out)
@@ -341,6 +385,9 @@ static void update_events(struct smd_conn *c)
 static void flush(struct smd_conn *c)
 {
 	bool progress = false;
+
+	if (c->connecting)
+		return;
 
 	while (c->out) {
 		struct smd_frame *f = c->out;

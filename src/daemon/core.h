@@ -35,6 +35,7 @@ typedef struct sd_event_source sd_event_source;
 /* ---------- limits and deadlines ---------- */
 
 #define SMD_PEER_TIMEOUT     3000      /* ms for a peer to answer one call */
+#define SMD_LATE_KEEP        30000     /* ms a timed-out call waits for a late answer */
 #define SMD_CLIENT_TIMEOUT   2000      /* ms for the rest of a started message */
 #define SMD_HELLO_TIMEOUT    10000     /* ms for a new connection to say HELLO */
 #define SMD_SEND_TIMEOUT     5000      /* ms a half-sent message may wait for its reader */
@@ -84,6 +85,9 @@ struct smd_conn {
 	uint64_t out_stuck_ns;    /* since when the head frame waits for the reader (0: not) */
 	struct smd_pending *calls;/* outgoing: our calls awaiting replies */
 	bool hello_ok;            /* outgoing: the peer answered our HELLO */
+	bool connecting;          /* outgoing: the peer's backlog was full; retrying */
+	uint64_t retry_ns;        /* connecting: next attempt */
+	unsigned retry_ms;        /* connecting: the wait before it */
 	unsigned busy;            /* requests being served (work or continuation) */
 	bool dead;                /* closed: no more I/O, no new requests */
 	bool cleaned;             /* the services have forgotten it */
@@ -253,6 +257,8 @@ struct smd_conn *smd_conn_new(struct smd *d, int fd, bool outgoing, uint32_t rol
 void smd_conn_close(struct smd_conn *c, const char *why);
 void smd_conn_put(struct smd_conn *c);
 void smd_conn_set_role(struct smd_conn *c, uint32_t role, uint32_t host);
+void smd_conn_retry_later(struct smd_conn *c);
+int smd_conn_dial(struct smd_conn *c);
 int smd_conn_queue(struct smd_conn *c, uint16_t type, uint32_t seq, int32_t status,
 		   uint32_t flags, const void *payload, uint32_t len, int fd);
 void smd_conn_resume(struct smd_conn *c);
@@ -260,6 +266,7 @@ void smd_conns_close_all(struct smd *d);
 void smd_conn_closed_hooks(struct smd *d, struct smd_conn *c);
 bool smd_call_reply(struct smd_conn *c, const struct smio_hdr *h, const void *payload, int fd);
 void smd_calls_fail(struct smd_conn *c, int rc);
+bool smd_calls_live(const struct smd_conn *c);
 uint32_t smd_next_seq(struct smd *d);
 void smd_dispatch(struct smd_conn *c, uint8_t *msg, int fd);
 int smd_auth_hello(struct smd *d, struct smd_conn *c, const struct smio_hello *m);

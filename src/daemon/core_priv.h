@@ -26,8 +26,9 @@ struct smd_pending {
 	struct smd_conn *c;
 	uint32_t seq;
 	uint16_t type;
-	smd_call_fn fn;           /* NULL: a post, the reply is dropped */
+	smd_call_fn fn;           /* NULL: none (a post, or a call that timed out) */
 	void *arg;
+	bool late;                /* timed out: kept to undo what a late answer did */
 	sd_event_source *timer;
 };
 
@@ -63,6 +64,7 @@ struct smd_core {
 	pthread_t threads[SMD_WORKERS_MAX];
 	uint64_t running_key[SMD_WORKERS_MAX][2];
 	unsigned nthreads, nidle, npending;
+	unsigned nqueued;         /* items in the queue, not yet taken */
 	bool wq_stop;             /* no new calls from device threads */
 	bool wq_exit;             /* threads end once the queue is empty */
 	/* authentication */

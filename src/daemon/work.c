@@ -56,6 +56,7 @@ static struct smd_work *take(struct smd_core *k, unsigned self)
 		if (!*pp)
 			k->wq_tail = pp;
 		w->next = NULL;
+		k->nqueued--;
 		k->running_key[self][0] = w->key;
 		k->running_key[self][1] = w->key2;
 		return w;
@@ -113,13 +114,17 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* Another thread, if none is idle and the pool may grow (wq_mu held). */
+/*
+ * Another thread, if more items wait than threads are idle (a thread already
+ * woken for an item still counts as idle until it takes one) and the pool may
+ * grow (wq_mu held).
+ */
 static void grow(struct smd *d)
 {
 	struct smd_core *k = d->core;
 	struct worker_arg *wa;
 
-	if (k->nidle || k->nthreads >= SMD_WORKERS_MAX || k->wq_exit)
+	if (k->nqueued <= k->nidle || k->nthreads >= SMD_WORKERS_MAX || k->wq_exit)
 		return;
 	wa = malloc(sizeof(*wa));
 	if (!wa)
@@ -143,6 +148,7 @@ static void enqueue(struct smd *d, struct smd_work *w)
 	*k->wq_tail = w;
 	k->wq_tail = &w->next;
 	k->npending++;
+	k->nqueued++;
 	grow(d);
 	pthread_cond_signal(&k->wq_cv);
 }
@@ -179,7 +185,9 @@ int smd_work_init(struct smd *d)
 	pthread_cond_init(&k->wq_idle_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_lock(&k->wq_mu);
-	grow(d);                 /* one thread up front: the first request waits for none */
+	k->nqueued = 1;          /* one thread up front: the first request waits for none */
+	grow(d);
+	k->nqueued = 0;
 	pthread_mutex_unlock(&k->wq_mu);
 	return k->nthreads ? 0 : -EAGAIN;
 }
