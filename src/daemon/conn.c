@@ -159,7 +159,8 @@ void smd_conn_close(struct smd_conn *c, const char *why)
 	c->out_tail = &c->out;
 	c->out_bytes = 0;
 	free(c->in);
-	c->in = NULL;
+	free(c->spare);
+	c->in = c->spare = NULL;
 	if (c->in_fd >= 0)
 		close(c->in_fd);
 	c->in_fd = -1;
@@ -530,7 +531,8 @@ static int read_some(struct smd_conn *c)
 	ssize_t n;
 
 	if (!c->in) {
-		c->in = malloc(HDR + SMIO_MAX_PAYLOAD);
+		c->in = c->spare ? c->spare : malloc(HDR + SMIO_MAX_PAYLOAD);
+		c->spare = NULL;
 		if (!c->in) {
 			smd_conn_close(c, "out of memory");
 			return -1;
