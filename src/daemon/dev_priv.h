@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "daemon.h"
+#include "util/vec.h"
 #include "host/ntb_drv.h"
 
 #define PAGE          SMIO_SEG_PAGE
@@ -110,24 +111,8 @@ struct smd_devs {
 	unsigned nrids;
 };
 
-static inline int grow(void **v, unsigned n, unsigned *cap, size_t size)
-{
-	void *p;
-	unsigned c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? 2 * *cap : 8;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
-#define RESERVE(s, name) grow((void **)&(s)->name, (s)->n##name, &(s)->cap##name, \
-			      sizeof(*(s)->name))
+#define RESERVE(s, name) smio_vec_reserve((void **)&(s)->name, (s)->n##name, \
+					  &(s)->cap##name, sizeof(*(s)->name))
 
 /* Borrower side (h_device_brw.c): c's borrow handle (-ENOENT, -EPERM another's). */
 struct brw *smd_devs_brw_get(struct smd_devs *s, const struct smd_conn *c, uint32_t handle,

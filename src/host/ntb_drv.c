@@ -10,6 +10,7 @@
 
 #include "fabric/ntb.h"
 #include "ntb_drv_priv.h"
+#include "util/vec.h"
 
 /* Owner of a LUT entry: 0 nobody known, the admin, or a mapping's tag. */
 #define OWNER_NONE  0
@@ -49,22 +50,6 @@ static uint64_t tag_counter;
 static uint64_t new_tag(void)
 {
 	return __atomic_add_fetch(&tag_counter, 1, __ATOMIC_RELAXED);
-}
-
-static int grow(void **v, unsigned n, unsigned *cap, size_t size)
-{
-	unsigned c;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? 2 * *cap : 8;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
 }
 
 /* ---------- instances ---------- */
@@ -310,7 +295,8 @@ int ntb_rid_get(struct ntb_drv *ntb, uint16_t rid)
 		r->refs++;
 		return 0;
 	}
-	rc = grow((void **)&ntb->rids, ntb->nrids, &ntb->caprids, sizeof(*ntb->rids));
+	rc = smio_vec_reserve((void **)&ntb->rids, ntb->nrids, &ntb->caprids,
+			      sizeof(*ntb->rids));
 	if (rc)
 		return rc;
 	rc = ntb_rid_add(ntb->hw, rid);
@@ -389,8 +375,8 @@ int ntb_drv_register_client(struct ntb_drv *ntb, const struct ntb_client_ops *op
 		return -EINVAL;
 	if (client_find(ntb, ops, ctx))
 		return -EEXIST;
-	rc = grow((void **)&ntb->clients, ntb->nclients, &ntb->capclients,
-		  sizeof(*ntb->clients));
+	rc = smio_vec_reserve((void **)&ntb->clients, ntb->nclients, &ntb->capclients,
+			      sizeof(*ntb->clients));
 	if (rc)
 		return rc;
 	ntb->clients[ntb->nclients++] = (struct client){ ops, ctx };
