@@ -356,7 +356,7 @@ int cluster_setup(const char *suite, rlim_t nofile)
 	return 0;
 }
 
-int cluster_teardown(void)
+int cluster_teardown(void **state)
 {
 	int rc = 0;
 
@@ -371,4 +371,16 @@ int cluster_teardown(void)
 	}
 	remove_tree(g.dir);
 	return rc;
+}
+
+int cluster_test_setup(void **state)
+{
+	snapshot();
+	return 0;
+}
+
+int cluster_test_teardown(void **state)
+{
+	check_daemons();
+	return 0;
 }

@@ -109,7 +109,13 @@ void check_daemons(void);
  * daemons inherit it; 0 leaves it); SIGPIPE ignored. 0 or -1 (said on stderr).
  */
 int cluster_setup(const char *suite, rlim_t nofile);
-/* Every daemon stopped with SIGTERM and the directory removed; -1 unless each exited 0. */
-int cluster_teardown(void);
+
+/* ---------- cmocka fixtures ---------- */
+
+/* The group's: every daemon stopped (SIGTERM), the directory removed; -1 unless each exited 0. */
+int cluster_teardown(void **state);
+/* Per test: snapshot() before, check_daemons() after. */
+int cluster_test_setup(void **state);
+int cluster_test_teardown(void **state);
 
 #endif

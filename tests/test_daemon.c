@@ -118,24 +118,6 @@ static int group_setup(void **state)
 	return cluster_setup("test_daemon", SMD_MAX_UNAUTH + NEXTRA + 256);
 }
 
-static int group_teardown(void **state)
-{
-	return cluster_teardown();
-}
-
-/* Per test: remember each daemon's fd count; afterwards, alive and no leak. */
-static int test_setup(void **state)
-{
-	snapshot();
-	return 0;
-}
-
-static int test_teardown(void **state)
-{
-	check_daemons();
-	return 0;
-}
-
 /* ---------- 1. garbage ---------- */
 
 static void garbage_once(uint64_t seed, size_t len, bool after_hello)
@@ -265,7 +247,8 @@ static void test_handshake(void **state)
 
 	/* A refused HELLO leaves the connection usable and without a role. */
 	fd = raw_conn(0);
-	assert_int_equal(hello_version(fd, SMIO_ROLE_CLIENT, 0, SMIO_VERSION + 1), -EPROTONOSUPPORT);
+	assert_int_equal(hello_version(fd, SMIO_ROLE_CLIENT, 0, SMIO_VERSION + 1),
+			 -EPROTONOSUPPORT);
 	assert_int_equal(hello_version(fd, SMIO_ROLE_CLIENT, 0, 0), -EPROTONOSUPPORT);
 	assert_int_equal(status(fd), -EACCES);
 	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 1), -EXDEV);
@@ -822,7 +805,8 @@ static void test_lying_peer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, test_setup, test_teardown)
+/* Per test: remember each daemon's fd count; afterwards, alive and no leak. */
+#define T(fn) cmocka_unit_test_setup_teardown(fn, cluster_test_setup, cluster_test_teardown)
 		T(test_garbage),
 		T(test_bad_payload),
 		T(test_handshake),
@@ -838,5 +822,5 @@ int main(void)
 #undef T
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, cluster_teardown);
 }

@@ -52,17 +52,6 @@ static int group_setup(void **state)
 	return chmod(g.dir, 0755) ? -1 : 0;
 }
 
-static int group_teardown(void **state)
-{
-	return cluster_teardown();
-}
-
-static int test_setup(void **state)
-{
-	snapshot();
-	return 0;
-}
-
 static int test_teardown(void **state)
 {
 	/* A case that failed half-way may have left a daemon stopped. */
@@ -484,7 +473,7 @@ static void test_non_reader(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, test_setup, test_teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, cluster_test_setup, test_teardown)
 		T(test_stopped_peer),
 		T(test_stopped_owner),
 		T(test_non_reader),
@@ -497,5 +486,5 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--claim-helper"))
 		return claim_helper(argv[2]);
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, cluster_teardown);
 }

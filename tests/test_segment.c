@@ -196,11 +196,6 @@ static int group_setup(void **state)
 	return 0;
 }
 
-static int group_teardown(void **state)
-{
-	return cluster_teardown();
-}
-
 static int test_setup(void **state)
 {
 	snapshot();
@@ -760,5 +755,5 @@ int main(void)
 		T(test_fd_stable),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, cluster_teardown);
 }
