@@ -100,6 +100,34 @@ int open_conn(uint32_t host, uint32_t role, uint32_t as_host)
 	return fd;
 }
 
+uint64_t lut_window(uint32_t host, uint32_t dest_host, uint64_t dest_addr, uint32_t *entry)
+{
+	struct smio_ntb_lut lut = { .ntb = 0, .entry = UINT32_MAX, .dest_host = dest_host,
+				    .dest_addr = dest_addr };
+	struct smio_ntb_ref nr = { .ntb = 0 };
+	int ad = g.d[host].ctl;
+	uint64_t win;
+
+	assert_int_equal(call(ad, SMIO_NTB_INFO, &nr, sizeof(nr), NULL), 0);
+	assert_int_equal(rbuf.ni.link_up, 1);
+	assert_true(rbuf.ni.win_size > 0);
+	win = rbuf.ni.win_size;
+	assert_int_equal(call(ad, SMIO_NTB_LUT_SET, &lut, sizeof(lut), NULL), 0);
+	assert_int_not_equal(rbuf.lut.entry, UINT32_MAX);
+	assert_int_equal(rbuf.lut.dest_host, dest_host);
+	*entry = rbuf.lut.entry;
+	win *= rbuf.lut.entry;
+	assert_int_equal(call(ad, SMIO_NTB_INFO, &nr, sizeof(nr), NULL), 0);
+	return win + rbuf.ni.bar_addr;
+}
+
+void lut_clear(uint32_t host, uint32_t entry)
+{
+	struct smio_ntb_lut lut = { .ntb = 0, .entry = entry };
+
+	assert_int_equal(call(g.d[host].ctl, SMIO_NTB_LUT_CLEAR, &lut, sizeof(lut), NULL), 0);
+}
+
 /* ---------- cluster ---------- */
 
 int build_exe(char *out, size_t n, const char *rel)

@@ -78,6 +78,14 @@ int raw_conn(uint32_t host);
 /* A connection that said HELLO as role of as_host. */
 int open_conn(uint32_t host, uint32_t role, uint32_t as_host);
 
+/*
+ * Through host's admin connection, an entry of its NTB 0's LUT programmed
+ * onto dest_host's address dest_addr: the bus address of that window (the
+ * entry to *entry).
+ */
+uint64_t lut_window(uint32_t host, uint32_t dest_host, uint64_t dest_addr, uint32_t *entry);
+void lut_clear(uint32_t host, uint32_t entry);
+
 /* ---------- cluster ---------- */
 
 /* $SMARTIO_BUILD_DIR/rel (./build/rel without it); -ENOENT unless executable. */

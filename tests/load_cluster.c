@@ -28,33 +28,6 @@ int route(int fd, uint64_t addr, bool nocache)
 	return rbuf.rr.status;
 }
 
-uint64_t lut_window(uint32_t host, uint32_t dest_host, uint64_t dest_addr, uint32_t *entry)
-{
-	struct smio_ntb_lut lut = { .ntb = 0, .entry = UINT32_MAX, .dest_host = dest_host,
-				    .dest_addr = dest_addr };
-	struct smio_ntb_ref nr = { .ntb = 0 };
-	int ad = g.d[host].ctl;
-	uint64_t win;
-
-	assert_int_equal(call(ad, SMIO_NTB_INFO, &nr, sizeof(nr), NULL), 0);
-	assert_int_equal(rbuf.ni.link_up, 1);
-	assert_true(rbuf.ni.win_size > 0);
-	win = rbuf.ni.win_size;
-	assert_int_equal(call(ad, SMIO_NTB_LUT_SET, &lut, sizeof(lut), NULL), 0);
-	assert_int_not_equal(rbuf.lut.entry, UINT32_MAX);
-	*entry = rbuf.lut.entry;
-	win *= rbuf.lut.entry;
-	assert_int_equal(call(ad, SMIO_NTB_INFO, &nr, sizeof(nr), NULL), 0);
-	return win + rbuf.ni.bar_addr;
-}
-
-void lut_clear(uint32_t host, uint32_t entry)
-{
-	struct smio_ntb_lut lut = { .ntb = 0, .entry = entry };
-
-	assert_int_equal(call(g.d[host].ctl, SMIO_NTB_LUT_CLEAR, &lut, sizeof(lut), NULL), 0);
-}
-
 uint32_t seg_new(int fd, uint64_t size)
 {
 	struct smio_seg_create cr = { .segid = SMIO_SEGID_AUTO, .size = size };

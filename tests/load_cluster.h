@@ -44,9 +44,6 @@ extern char smartio_cli[PATH_MAX];
 
 /* ROUTE of 64 bytes at addr; the reply's route status (rbuf.rr). */
 int route(int fd, uint64_t addr, bool nocache);
-/* The bus address of host's NTB 0 LUT window programmed to dest_host's addr. */
-uint64_t lut_window(uint32_t host, uint32_t dest_host, uint64_t dest_addr, uint32_t *entry);
-void lut_clear(uint32_t host, uint32_t entry);
 /* An available segment of size bytes owned by connection fd; its id. */
 uint32_t seg_new(int fd, uint64_t size);
 /* SEG_CONNECT from fd to segid on owner through NTB 0 (rbuf.sc on success). */
