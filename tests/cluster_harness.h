@@ -7,9 +7,11 @@
  * For each daemon the harness holds its pid, two admin connections (ctl and
  * ctl2, the barrier's two halves), its node id and its fd baseline.
  *
- * The helpers fail the running cmocka test on anything unexpected; their
- * replies land in the one reply buffer, rbuf. A suite keeps what is its own
- * (its messages, its bounds, its extra checks) in its own file.
+ * call(), hello() and status() return the reply's status (a negative errno);
+ * the other helpers fail the running cmocka test on anything unexpected.
+ * Replies land in the one reply buffer, rbuf. A suite keeps what is its own
+ * (its messages, its bounds, its extra checks) in its own file. (test_proto
+ * links the harness only for count_fds().)
  */
 #ifndef SMARTIO_TESTS_CLUSTER_HARNESS_H
 #define SMARTIO_TESTS_CLUSTER_HARNESS_H
