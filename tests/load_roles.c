@@ -26,6 +26,8 @@
 
 /* ---------- 5. role claims ---------- */
 
+char smartio_cli[PATH_MAX];
+
 /*
  * The helper mode of this binary (`--claim-helper DIR`), run by the test as
  * `smartio exec --host 0 --dir DIR -- SELF --claim-helper DIR`: a process of
@@ -121,7 +123,7 @@ static const char *self_exe(void)
 /* A process of host 0, started by smartio exec, claiming roles on host 1. */
 static int exec_claims(void)
 {
-	execl(g.cli, "smartio", "exec", "--host", "0", "--dir", g.dir, "--", self_exe(),
+	execl(smartio_cli, "smartio", "exec", "--host", "0", "--dir", g.dir, "--", self_exe(),
 	      "--claim-helper", g.dir, (char *)NULL);
 	return 127;
 }

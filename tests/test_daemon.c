@@ -4,28 +4,19 @@
  * alive; a peer that dies turns routes through it into FAB_HOST_DOWN.
  *
  * The group setup starts a real 3-host cluster (the built-in default
- * topology) from $SMARTIO_BUILD_DIR/src/daemon/smartiod, each daemon with a
- * ready pipe, so nothing here sleeps or polls for start-up. Every test is
- * followed by a check that every daemon still answers HELLO + STATUS and
- * that its open fd count (/proc/PID/fd) is what it was before the test.
- *
- * Daemon-side effects of a close are asynchronous; sync_host() is the
- * barrier: a STATUS round trip on a control connection, then one on a
- * second. Every close made before the first request was seen by the loop no
- * later than that request; the second request is sent after the first was
- * answered, so the loop sees it later, and it dispatches what has waited
- * longest first: the closes before the second request. (Two requests on one
- * connection are no barrier: the loop reads up to SMD_MSGS_PER_WAKE
- * messages of a connection in one turn and may answer both before it looks
- * at the closed ones.)
+ * topology, tests/cluster_harness.c: daemons with ready pipes, so nothing
+ * here sleeps or polls for start-up). Every test is followed by a check
+ * that every daemon still answers HELLO + STATUS and that its open fd count
+ * (/proc/PID/fd) is what it was before the test; sync_host() is the barrier
+ * for the asynchronous effects of a close (cluster_harness.c says why it
+ * takes two connections).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,53 +24,23 @@
 #include <string.h>
 #include <setjmp.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "cluster_harness.h"
 #include "daemon/daemon.h"
 #include "peer_impostor.h"
 #include "smartio/proto.h"
-#include "smartio/topology.h"
 #include "util/smio_time.h"
 
-#define NHOSTS		3
-#define IO_MS		5000      /* generous bound for one reply or close */
-#define READY_MS	30000     /* daemon start-up (sanitizer builds are slow) */
-#define EXIT_MS		10000
 #define NEXTRA		64        /* connections beyond SMD_MAX_UNAUTH */
 
-struct daemon {
-	pid_t pid;
-	int ctl;                  /* admin connection used as a sync barrier */
-	int ctl2;                 /* the barrier's second connection */
-	int fds;                  /* /proc/PID/fd count at the start of a test */
-};
-
-static struct {
-	char dir[64];
-	char smartiod[PATH_MAX];
-	struct daemon d[NHOSTS];
-	uint64_t win;             /* host 0's NTB window onto host 1's RAM */
-} g;
-
-/* One message buffer; replies are at most SMIO_MAX_PAYLOAD. */
-static union {
-	uint8_t b[SMIO_MAX_PAYLOAD];
-	struct smio_status st;
-	struct smio_route_reply rr;
-	struct smio_map_reply mr;
-	struct smio_ntb_info ni;
-	struct smio_ntb_lut lut;
-	struct smio_cfg cfg;
-	struct smio_hello_reply hr;
-	uint64_t align;
-} rbuf;
+/* Host 0's NTB window onto host 1's RAM, programmed by test_peer_failure. */
+static uint64_t peer_win;
 
 /* ---------- small helpers ---------- */
 
@@ -90,66 +51,6 @@ static uint64_t rnd(uint64_t *s)
 	*s ^= *s << 25;
 	*s ^= *s >> 27;
 	return *s * 0x2545f4914f6cdd1dull;
-}
-
-static int count_fds(pid_t pid)
-{
-	char path[64];
-	struct dirent *e;
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
-static int call(int fd, uint16_t type, const void *req, uint32_t len, uint32_t *rlen)
-{
-	uint32_t n;
-
-	return smio_call(fd, type, req, len, rbuf.b, sizeof(rbuf.b), rlen ? rlen : &n, NULL,
-			 IO_MS);
-}
-
-static int hello(int fd, uint32_t role, uint32_t host, uint32_t version)
-{
-	struct smio_hello m = { .role = role, .host = host, .pid = (uint32_t)getpid(),
-				.version = version };
-
-	return call(fd, SMIO_HELLO, &m, sizeof(m), NULL);
-}
-
-static int status(int fd)
-{
-	uint32_t len;
-	int rc = call(fd, SMIO_STATUS, NULL, 0, &len);
-
-	if (!rc && len != sizeof(struct smio_status))
-		return -EPROTO;
-	return rc;
-}
-
-/* A connection to host's daemon, nothing sent yet. */
-static int raw_conn(uint32_t host)
-{
-	int fd = smio_connect(g.dir, host, IO_MS);
-
-	assert_true(fd >= 0);
-	return fd;
-}
-
-static int open_conn(uint32_t host, uint32_t role, uint32_t as_host)
-{
-	int fd = raw_conn(host);
-
-	assert_int_equal(hello(fd, role, as_host, SMIO_VERSION), 0);
-	return fd;
 }
 
 static int send_all(int fd, const void *buf, size_t len)
@@ -209,190 +110,12 @@ static void expect_eof(int rfd)
 	close(rfd);
 }
 
-/* Every close made before this call has been handled by the daemon. */
-static void sync_host(uint32_t host)
-{
-	assert_int_equal(status(g.d[host].ctl), 0);
-	assert_int_equal(status(g.d[host].ctl2), 0);
-}
-
-/* A fresh application connection is served: HELLO, then STATUS of this daemon. */
-static void assert_alive(uint32_t host)
-{
-	int fd;
-
-	assert_int_equal(kill(g.d[host].pid, 0), 0);
-	fd = open_conn(host, SMIO_ROLE_CLIENT, host);
-	assert_int_equal(status(fd), 0);
-	assert_int_equal(rbuf.st.host, host);
-	assert_int_equal(rbuf.st.pid, (uint32_t)g.d[host].pid);
-	close(fd);
-}
-
 /* ---------- cluster ---------- */
-
-static void start_daemon(uint32_t host)
-{
-	char hostarg[16], line[16];
-	struct pollfd p;
-	int pfd[2], n;
-	pid_t pid;
-
-	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
-	snprintf(hostarg, sizeof(hostarg), "%u", host);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		/* Never outlive the test, even if it crashes. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (pfd[1] == 3)
-			fcntl(3, F_SETFD, 0);
-		else if (dup2(pfd[1], 3) < 0)
-			_exit(126);
-		/* Only stdio and the ready pipe: nothing the test harness holds. */
-		syscall(SYS_close_range, 4u, ~0u, 0u);
-		execl(g.smartiod, "smartiod", "--cluster", g.dir, "--host", hostarg,
-		      "--ready-fd", "3", (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	p = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
-	assert_int_equal(poll(&p, 1, READY_MS), 1);
-	n = (int)read(pfd[0], line, sizeof(line) - 1);
-	close(pfd[0]);
-	if (n <= 0)
-		fail_msg("smartiod host %u died before it was ready (%s)", host, g.smartiod);
-	line[n] = '\0';
-	assert_string_equal(line, "ready\n");
-	g.d[host].pid = pid;
-	g.d[host].ctl = open_conn(host, SMIO_ROLE_ADMIN, host);
-	g.d[host].ctl2 = open_conn(host, SMIO_ROLE_ADMIN, host);
-}
-
-/* SIGTERM (or SIGKILL) and reap; returns the wait status. */
-static int stop_daemon(uint32_t host, int sig)
-{
-	pid_t pid = g.d[host].pid;
-	int pidfd, ws = 0;
-
-	if (g.d[host].ctl >= 0)
-		close(g.d[host].ctl);
-	if (g.d[host].ctl2 >= 0)
-		close(g.d[host].ctl2);
-	g.d[host].ctl = g.d[host].ctl2 = -1;
-	if (pid <= 0)
-		return 0;
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	kill(pid, sig);
-	if (pidfd >= 0) {
-		struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-		if (poll(&p, 1, EXIT_MS) != 1)
-			kill(pid, SIGKILL);
-		close(pidfd);
-	}
-	waitpid(pid, &ws, 0);
-	g.d[host].pid = 0;
-	return ws;
-}
-
-static void remove_dir(const char *dir)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
 
 static int group_setup(void **state)
 {
-	const char *bd = getenv("SMARTIO_BUILD_DIR");
-	const char *yaml = topo_default_yaml();
-	char path[PATH_MAX];
-	struct rlimit rl;
-	rlim_t want = SMD_MAX_UNAUTH + NEXTRA + 256;
-	FILE *f;
-
-	signal(SIGPIPE, SIG_IGN);
 	/* The connection-limit test holds more than SMD_MAX_UNAUTH sockets. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
-		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	snprintf(g.smartiod, sizeof(g.smartiod), "%s/src/daemon/smartiod",
-		 bd && *bd ? bd : "./build");
-	if (access(g.smartiod, X_OK)) {
-		fprintf(stderr, "test_daemon: no executable %s\n", g.smartiod);
-		return -1;
-	}
-	snprintf(g.dir, sizeof(g.dir), "/tmp/smio-td-XXXXXX");
-	if (!mkdtemp(g.dir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/topology.yaml", g.dir);
-	f = fopen(path, "w");
-	if (!f || fwrite(yaml, 1, strlen(yaml), f) != strlen(yaml) || fclose(f))
-		return -1;
-	for (uint32_t i = 0; i < NHOSTS; i++)
-		g.d[i].ctl = g.d[i].ctl2 = -1;
-	for (uint32_t i = 0; i < NHOSTS; i++)
-		start_daemon(i);
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	int rc = 0;
-
-	for (uint32_t i = 0; i < NHOSTS; i++) {
-		int ws = stop_daemon(i, SIGTERM);
-
-		/* A clean exit on SIGTERM: no crash, no sanitizer report. */
-		if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-			fprintf(stderr, "test_daemon: host %u exited with status 0x%x\n", i, ws);
-			rc = -1;
-		}
-	}
-	remove_dir(g.dir);
-	return rc;
-}
-
-/* Per test: remember each daemon's fd count; afterwards, alive and no leak. */
-static void snapshot(void)
-{
-	for (uint32_t i = 0; i < NHOSTS; i++) {
-		sync_host(i);
-		g.d[i].fds = count_fds(g.d[i].pid);
-	}
-}
-
-static int test_setup(void **state)
-{
-	snapshot();
-	return 0;
-}
-
-static int test_teardown(void **state)
-{
-	int n;
-
-	for (uint32_t i = 0; i < NHOSTS; i++) {
-		assert_alive(i);
-		sync_host(i);
-		n = count_fds(g.d[i].pid);
-		if (n != g.d[i].fds)
-			fail_msg("host %u: %d open fds, %d before the test", i, n, g.d[i].fds);
-	}
-	return 0;
+	return cluster_setup("test_daemon", SMD_MAX_UNAUTH + NEXTRA + 256);
 }
 
 /* ---------- 1. garbage ---------- */
@@ -513,28 +236,29 @@ static void test_handshake(void **state)
 	assert_int_equal(status(fd), -EACCES);
 	assert_int_equal(call(fd, SMIO_CFG_READ, &cfg, sizeof(cfg), NULL), -EACCES);
 	assert_int_equal(call(fd, SMIO_ROUTE, &rt, sizeof(rt), NULL), -EACCES);
-	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 0, SMIO_VERSION), 0);
+	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 0), 0);
 	assert_int_equal(rbuf.hr.host, 0);
 	assert_int_equal(rbuf.hr.version, SMIO_VERSION);
 	assert_int_equal(status(fd), 0);
-	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 0, SMIO_VERSION), -EALREADY);
-	assert_int_equal(hello(fd, SMIO_ROLE_ADMIN, 0, SMIO_VERSION), -EALREADY);
+	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 0), -EALREADY);
+	assert_int_equal(hello(fd, SMIO_ROLE_ADMIN, 0), -EALREADY);
 	assert_int_equal(status(fd), 0);
 	close(fd);
 
 	/* A refused HELLO leaves the connection usable and without a role. */
 	fd = raw_conn(0);
-	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 0, SMIO_VERSION + 1), -EPROTONOSUPPORT);
-	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 0, 0), -EPROTONOSUPPORT);
+	assert_int_equal(hello_version(fd, SMIO_ROLE_CLIENT, 0, SMIO_VERSION + 1),
+			 -EPROTONOSUPPORT);
+	assert_int_equal(hello_version(fd, SMIO_ROLE_CLIENT, 0, 0), -EPROTONOSUPPORT);
 	assert_int_equal(status(fd), -EACCES);
-	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 1, SMIO_VERSION), -EXDEV);
-	assert_int_equal(hello(fd, SMIO_ROLE_ADMIN, 2, SMIO_VERSION), -EXDEV);
-	assert_int_equal(hello(fd, SMIO_ROLE_PEER, 99, SMIO_VERSION), -EINVAL);
-	assert_int_equal(hello(fd, SMIO_ROLE_PEER, 0, SMIO_VERSION), -EINVAL); /* itself */
-	assert_int_equal(hello(fd, 0, 0, SMIO_VERSION), -EINVAL);
-	assert_int_equal(hello(fd, SMIO_ROLE_ADMIN + 1, 0, SMIO_VERSION), -EINVAL);
+	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 1), -EXDEV);
+	assert_int_equal(hello(fd, SMIO_ROLE_ADMIN, 2), -EXDEV);
+	assert_int_equal(hello(fd, SMIO_ROLE_PEER, 99), -EINVAL);
+	assert_int_equal(hello(fd, SMIO_ROLE_PEER, 0), -EINVAL); /* itself */
+	assert_int_equal(hello(fd, 0, 0), -EINVAL);
+	assert_int_equal(hello(fd, SMIO_ROLE_ADMIN + 1, 0), -EINVAL);
 	assert_int_equal(status(fd), -EACCES);
-	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 0, SMIO_VERSION), 0);
+	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 0), 0);
 	assert_int_equal(status(fd), 0);
 	close(fd);
 }
@@ -559,11 +283,11 @@ static void test_roles(void **state)
 	int pe = raw_conn(0);
 
 	/* A process that is not a daemon of the cluster is no peer... */
-	assert_int_equal(hello(pe, SMIO_ROLE_PEER, 1, SMIO_VERSION), -EACCES);
+	assert_int_equal(hello(pe, SMIO_ROLE_PEER, 1), -EACCES);
 	assert_int_equal(status(pe), -EACCES);
 	/* ...unless the cluster directory says it is host 1's (the owner's word). */
 	impostor_begin(&im, g.dir, 1);
-	assert_int_equal(hello(pe, SMIO_ROLE_PEER, 1, SMIO_VERSION), 0);
+	assert_int_equal(hello(pe, SMIO_ROLE_PEER, 1), 0);
 	impostor_end(&im);
 
 	assert_int_equal(call(cl, SMIO_NTB_INFO, &nr, sizeof(nr), NULL), 0);
@@ -838,7 +562,7 @@ static void test_conn_limit(void **state)
 			break;
 	}
 	for (int i = 0; i < N; i++) {
-		int rc = hello(fds[i], SMIO_ROLE_CLIENT, 0, SMIO_VERSION);
+		int rc = hello(fds[i], SMIO_ROLE_CLIENT, 0);
 
 		if (!rc) {
 			ok++;
@@ -857,7 +581,7 @@ static void test_conn_limit(void **state)
 	assert_int_equal(status(g.d[0].ctl), 0);
 	assert_int_equal(rbuf.st.nclients + rbuf.st.npeers, base + SMD_MAX_UNAUTH);
 	fd = raw_conn(0);
-	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 0, SMIO_VERSION), 0);
+	assert_int_equal(hello(fd, SMIO_ROLE_CLIENT, 0), 0);
 	assert_int_equal(status(fd), 0);
 	close(fd);
 	for (int i = 0; i < N; i++)
@@ -937,26 +661,15 @@ static int route(int conn, uint64_t addr, bool nocache, int64_t *ms)
 
 static void test_peer_failure(void **state)
 {
-	struct smio_ntb_ref nr = { .ntb = 0 };
-	struct smio_ntb_lut lut = { .ntb = 0, .entry = UINT32_MAX, .dest_host = 1,
-				    .dest_addr = 0 };
 	struct smio_route_req mreq = { .len = 64 };
 	int ad = g.d[0].ctl;
 	int ws, mfd, cl;
+	uint32_t entry;
 	int64_t ms;
 	uint64_t win;
 
-	assert_int_equal(call(ad, SMIO_NTB_INFO, &nr, sizeof(nr), NULL), 0);
-	assert_int_equal(rbuf.ni.link_up, 1);
-	assert_true(rbuf.ni.win_size > 0);
-	win = rbuf.ni.win_size;
-	/* Host 0's NTB: a window onto host 1's RAM at 0. */
-	assert_int_equal(call(ad, SMIO_NTB_LUT_SET, &lut, sizeof(lut), NULL), 0);
-	assert_int_not_equal(rbuf.lut.entry, UINT32_MAX);
-	assert_int_equal(rbuf.lut.dest_host, 1);
-	win *= rbuf.lut.entry;
-	assert_int_equal(call(ad, SMIO_NTB_INFO, &nr, sizeof(nr), NULL), 0);
-	win += rbuf.ni.bar_addr;
+	/* Host 0's NTB: a window onto host 1's RAM at 0 (kept for test_lying_peer). */
+	win = lut_window(0, 1, 0, &entry);
 
 	assert_int_equal(route(ad, win, false, NULL), 0);
 	assert_int_equal(rbuf.rr.tgt.host, 1);
@@ -995,7 +708,7 @@ static void test_peer_failure(void **state)
 	assert_int_equal(rbuf.rr.tgt.host, 1);
 	assert_int_equal(rbuf.rr.cached, 0);
 	close(cl);
-	g.win = win;
+	peer_win = win;
 }
 
 /*
@@ -1007,7 +720,7 @@ static void test_peer_failure(void **state)
 static void test_lying_peer(void **state)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct smio_route_req mreq = { .len = 64, .addr = g.win };
+	struct smio_route_req mreq = { .len = 64, .addr = peer_win };
 	struct smio_hello_reply hr = { .host = 1, .node_id = 8, .version = SMIO_VERSION };
 	struct smio_route_reply lie = { .status = 0 };
 	struct impostor im;
@@ -1015,7 +728,7 @@ static void test_lying_peer(void **state)
 	struct smio_hdr h;
 	int lfd, pfd, cl, mfd, ws;
 
-	assert_true(g.win != 0);    /* test_peer_failure programmed the window */
+	assert_true(peer_win != 0);    /* test_peer_failure programmed the window */
 	cl = open_conn(0, SMIO_ROLE_CLIENT, 0);
 	ws = stop_daemon(1, SIGTERM);
 	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
@@ -1073,7 +786,7 @@ static void test_lying_peer(void **state)
 
 	/* The real host 1 again: routes through the window are honest again. */
 	start_daemon(1);
-	assert_int_equal(route(cl, g.win, false, NULL), 0);
+	assert_int_equal(route(cl, peer_win, false, NULL), 0);
 	assert_int_equal(rbuf.rr.tgt.host, 1);
 	close(cl);
 }
@@ -1081,7 +794,8 @@ static void test_lying_peer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, test_setup, test_teardown)
+/* Per test: remember each daemon's fd count; afterwards, alive and no leak. */
+#define T(fn) cmocka_unit_test_setup_teardown(fn, cluster_test_setup, cluster_test_teardown)
 		T(test_garbage),
 		T(test_bad_payload),
 		T(test_handshake),
@@ -1097,5 +811,5 @@ int main(void)
 #undef T
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, cluster_teardown);
 }

@@ -13,7 +13,7 @@
  *  5. roles are the kernel's word: a process of host 0 (smartio exec) is
  *     refused by host 1, a non-daemon cannot be a peer, nobody is no admin.
  *
- * The cluster (load_cluster.c) is 3 real daemons of the default topology:
+ * The cluster (cluster_harness.c) is 3 real daemons of the default topology:
  * every host's NTB on one cluster switch, so host 0 reaches host 2 without
  * host 1. Each case ends with every daemon alive and its fd count back where
  * it was. Cases 1 and 2 are here, 3 and 4 in load_flood.c, 5 in
@@ -30,6 +30,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -41,18 +42,14 @@
 
 static int group_setup(void **state)
 {
-	return cluster_setup(NOFILE_WANT);
-}
-
-static int group_teardown(void **state)
-{
-	return cluster_teardown();
-}
-
-static int test_setup(void **state)
-{
-	snapshot();
-	return 0;
+	if (build_exe(smartio_cli, sizeof(smartio_cli), "tools/smartio/smartio")) {
+		fprintf(stderr, "daemon_load: no executable %s\n", smartio_cli);
+		return -1;
+	}
+	if (cluster_setup("daemon_load", NOFILE_WANT))
+		return -1;
+	/* Searchable by every user: the role test connects as nobody (sockets are 0666). */
+	return chmod(g.dir, 0755) ? -1 : 0;
 }
 
 static int test_teardown(void **state)
@@ -476,7 +473,7 @@ static void test_non_reader(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, test_setup, test_teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, cluster_test_setup, test_teardown)
 		T(test_stopped_peer),
 		T(test_stopped_owner),
 		T(test_non_reader),
@@ -489,5 +486,5 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--claim-helper"))
 		return claim_helper(argv[2]);
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, cluster_teardown);
 }

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "cluster_harness.h"    /* count_fds() */
 #include "smartio/proto.h"
 #include "util/smio_time.h"
 
@@ -33,20 +33,6 @@
 #define NO_DIR	((size_t)-1)
 
 /* ---- helpers ---- */
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
 
 static void pair(int sv[2])
 {
@@ -1423,7 +1409,7 @@ static void test_fd_passing(void **state)
 	int sv[2], mfd, rfd, before;
 	void *p;
 
-	before = count_fds();
+	before = count_fds(getpid());
 	pair(sv);
 	mfd = memfd_create("smio-test", MFD_CLOEXEC);
 	assert_true(mfd >= 0);
@@ -1455,7 +1441,7 @@ static void test_fd_passing(void **state)
 	close(mfd);
 	assert_int_equal(smio_recv(sv[1], &h, buf, BUFSZ, NULL, 1000), 0);
 	close_pair(sv);
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(count_fds(getpid()), before);
 }
 
 /* Send raw header+payload bytes with nfds copies of an fd attached. */
@@ -1487,7 +1473,7 @@ static void test_fd_mismatch(void **state)
 	struct smio_hdr h;
 	int sv[2], rfd, before, nfd;
 
-	before = count_fds();
+	before = count_fds(getpid());
 	pair(sv);
 	nfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	assert_true(nfd >= 0);
@@ -1525,7 +1511,7 @@ static void test_fd_mismatch(void **state)
 
 	close(nfd);
 	close_pair(sv);
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(count_fds(getpid()), before);
 }
 
 /*
@@ -1761,7 +1747,7 @@ static void test_short_writes(void **state)
 	int sv[2], sz = 4096, rfd, before;
 	pthread_t th;
 
-	before = count_fds();
+	before = count_fds(getpid());
 	pair(sv);
 	assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)), 0);
 	assert_int_equal(setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)), 0);
@@ -1779,7 +1765,7 @@ static void test_short_writes(void **state)
 	close(rfd);
 	close(b.fd);
 	close_pair(sv);
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(count_fds(getpid()), before);
 }
 
 /* ---- smio_call against a scripted server thread ---- */
@@ -1863,7 +1849,7 @@ static void *server_thread(void *arg)
 
 /* Run one smio_call of type against a server following script. */
 static int call_with(enum script script, uint16_t type, const void *req, uint32_t reqlen,
-		     void *rbuf, uint32_t rcap, uint32_t *rlen, int *fd, int timeout_ms)
+		     void *buf, uint32_t rcap, uint32_t *rlen, int *fd, int timeout_ms)
 {
 	struct server s = { .script = script };
 	pthread_t th;
@@ -1872,7 +1858,7 @@ static int call_with(enum script script, uint16_t type, const void *req, uint32_
 	pair(sv);
 	s.sock = sv[1];
 	assert_int_equal(pthread_create(&th, NULL, server_thread, &s), 0);
-	ret = smio_call(sv[0], type, req, reqlen, rbuf, rcap, rlen, fd, timeout_ms);
+	ret = smio_call(sv[0], type, req, reqlen, buf, rcap, rlen, fd, timeout_ms);
 	pthread_join(th, NULL);
 	assert_int_equal(s.ret, 0);
 	close_pair(sv);
@@ -1881,50 +1867,50 @@ static int call_with(enum script script, uint16_t type, const void *req, uint32_
 
 static void test_call(void **state)
 {
-	static uint8_t rbuf[BUFSZ];
-	struct smio_status *st = (struct smio_status *)rbuf;
+	static uint8_t buf[BUFSZ];
+	struct smio_status *st = (struct smio_status *)buf;
 	struct smio_route_req rr = { .len = 4096 };
 	uint32_t rlen = 0;
-	int fd, before = count_fds();
+	int fd, before = count_fds(getpid());
 	char text[8] = { 0 };
 
-	assert_int_equal(call_with(SRV_OK, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen, &fd, 2000),
+	assert_int_equal(call_with(SRV_OK, SMIO_STATUS, NULL, 0, buf, BUFSZ, &rlen, &fd, 2000),
 			 0);
 	assert_int_equal(rlen, sizeof(*st));
 	assert_int_equal(st->host, 3);
 	assert_string_equal(st->name, "h3");
 	assert_int_equal(fd, -1);
 
-	assert_int_equal(call_with(SRV_ERROR, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen, NULL,
+	assert_int_equal(call_with(SRV_ERROR, SMIO_STATUS, NULL, 0, buf, BUFSZ, &rlen, NULL,
 				   2000), -ENODEV);
-	assert_int_equal(call_with(SRV_STALE, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen, &fd,
+	assert_int_equal(call_with(SRV_STALE, SMIO_STATUS, NULL, 0, buf, BUFSZ, &rlen, &fd,
 				   2000), 0);
 	assert_int_equal(fd, -1);	/* the stale reply's fd was closed */
 	assert_int_equal(st->host, 3);
-	assert_int_equal(call_with(SRV_REQUEST, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen, NULL,
+	assert_int_equal(call_with(SRV_REQUEST, SMIO_STATUS, NULL, 0, buf, BUFSZ, &rlen, NULL,
 				   2000), -EPROTO);
-	assert_int_equal(call_with(SRV_WRONG_TYPE, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen,
+	assert_int_equal(call_with(SRV_WRONG_TYPE, SMIO_STATUS, NULL, 0, buf, BUFSZ, &rlen,
 				   NULL, 2000), -EPROTO);
-	assert_int_equal(call_with(SRV_BAD_PAYLOAD, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen,
+	assert_int_equal(call_with(SRV_BAD_PAYLOAD, SMIO_STATUS, NULL, 0, buf, BUFSZ, &rlen,
 				   NULL, 2000), -EPROTO);
-	assert_int_equal(call_with(SRV_SILENT, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen, NULL,
+	assert_int_equal(call_with(SRV_SILENT, SMIO_STATUS, NULL, 0, buf, BUFSZ, &rlen, NULL,
 				   50), -ETIMEDOUT);
-	assert_int_equal(call_with(SRV_CLOSE, SMIO_STATUS, NULL, 0, rbuf, BUFSZ, &rlen, NULL,
+	assert_int_equal(call_with(SRV_CLOSE, SMIO_STATUS, NULL, 0, buf, BUFSZ, &rlen, NULL,
 				   2000), -ECONNRESET);
 	/* Reply larger than the caller's buffer. */
-	assert_int_equal(call_with(SRV_OK, SMIO_STATUS, NULL, 0, rbuf, 8, &rlen, NULL, 2000),
+	assert_int_equal(call_with(SRV_OK, SMIO_STATUS, NULL, 0, buf, 8, &rlen, NULL, 2000),
 			 -EMSGSIZE);
 
-	assert_int_equal(call_with(SRV_FD, SMIO_MAP, &rr, sizeof(rr), rbuf, BUFSZ, &rlen, &fd,
+	assert_int_equal(call_with(SRV_FD, SMIO_MAP, &rr, sizeof(rr), buf, BUFSZ, &rlen, &fd,
 				   2000), 0);
 	assert_true(fd >= 0);
 	assert_int_equal(pread(fd, text, 6, 0), 6);
 	assert_string_equal(text, "mapped");
 	close(fd);
 	/* fd not wanted: closed by smio_call. */
-	assert_int_equal(call_with(SRV_FD, SMIO_MAP, &rr, sizeof(rr), rbuf, BUFSZ, &rlen, NULL,
+	assert_int_equal(call_with(SRV_FD, SMIO_MAP, &rr, sizeof(rr), buf, BUFSZ, &rlen, NULL,
 				   2000), 0);
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(count_fds(getpid()), before);
 
 	/* Bad arguments: nothing is sent. */
 	assert_int_equal(smio_call(-1, SMIO_STATUS, NULL, 0, NULL, 0, NULL, NULL, 10), -EINVAL);

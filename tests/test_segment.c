@@ -9,18 +9,18 @@
  * its NTB ends in host 1's RAM memfd, passed daemon to daemon to process),
  * and then both processes share memory with no daemon in between.
  *
- * As in test_daemon.c: daemons start with ready pipes (no sleeping), every
- * test ends with a check that every daemon answers and has as many open fds
- * as before it, and sync_host() is the barrier for asynchronous effects
- * (closes, one-way messages between daemons): two STATUS round trips.
+ * The cluster is tests/cluster_harness.c's, as in test_daemon.c: daemons
+ * start with ready pipes (no sleeping), every test ends with a check that
+ * every daemon answers and has as many open fds as before it, and
+ * sync_host() is the barrier for asynchronous effects (closes, one-way
+ * messages between daemons): STATUS round trips on two connections.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,113 +28,33 @@
 #include <string.h>
 #include <setjmp.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "cluster_harness.h"
 #include "fabric/route.h"
 #include "peer_impostor.h"
 #include "smartio/proto.h"
-#include "smartio/topology.h"
 
-#define NHOSTS		3
-#define IO_MS		5000      /* generous bound for one reply */
-#define READY_MS	30000     /* daemon start-up (sanitizer builds are slow) */
-#define EXIT_MS		10000
 #define PAGE		4096ull
 #define OWNER		1         /* the host whose RAM holds the segments */
 #define USER		0         /* the host that connects to them */
 
-struct daemon {
-	pid_t pid;
-	int ctl;                  /* admin connection: barrier and NTB_INFO */
-	int fds;                  /* /proc/PID/fd count at the start of a test */
-	uint32_t node_id;
-};
-
-static struct {
-	char dir[64];
-	char smartiod[PATH_MAX];
-	struct daemon d[NHOSTS];
-	int self_fds;
-} g;
-
-static union {
-	uint8_t b[SMIO_MAX_PAYLOAD];
-	struct smio_status st;
-	struct smio_ntb_info ni;
-	struct smio_seg_info si;
-	struct smio_seg_conn sc;
-	struct smio_map_reply mr;
-	struct smio_route_reply rr;
-	struct smio_peer_seg ps;
-	struct smio_peer_memfd pm;
-	struct smio_seg_state ss;
-	uint64_t align;
-} rbuf;
+static int self_fds;              /* this process's open fds at the start of a test */
 
 /* ---------- plumbing ---------- */
-
-static int count_fds(pid_t pid)
-{
-	char path[64];
-	struct dirent *e;
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
-/* One round trip; a descriptor in the reply goes to *fd (closed if fd is NULL). */
-static int call_fd(int sock, uint16_t type, const void *req, uint32_t len, int *fd)
-{
-	uint32_t n;
-
-	return smio_call(sock, type, req, len, rbuf.b, sizeof(rbuf.b), &n, fd, IO_MS);
-}
-
-static int call(int sock, uint16_t type, const void *req, uint32_t len)
-{
-	return call_fd(sock, type, req, len, NULL);
-}
-
-static int open_conn(uint32_t host, uint32_t role, uint32_t as_host)
-{
-	struct smio_hello m = { .role = role, .host = as_host, .pid = (uint32_t)getpid(),
-				.version = SMIO_VERSION };
-	int fd = smio_connect(g.dir, host, IO_MS);
-
-	assert_true(fd >= 0);
-	assert_int_equal(call(fd, SMIO_HELLO, &m, sizeof(m)), 0);
-	return fd;
-}
 
 static int client(uint32_t host)
 {
 	return open_conn(host, SMIO_ROLE_CLIENT, host);
 }
 
-static void sync_host(uint32_t host)
-{
-	assert_int_equal(call(g.d[host].ctl, SMIO_STATUS, NULL, 0), 0);
-	assert_int_equal(call(g.d[host].ctl, SMIO_STATUS, NULL, 0), 0);
-}
-
 static uint32_t lut_used(uint32_t host)
 {
 	struct smio_ntb_ref r = { .ntb = 0 };
 
-	assert_int_equal(call(g.d[host].ctl, SMIO_NTB_INFO, &r, sizeof(r)), 0);
+	assert_int_equal(call(g.d[host].ctl, SMIO_NTB_INFO, &r, sizeof(r), NULL), 0);
 	return rbuf.ni.lut_used;
 }
 
@@ -144,7 +64,7 @@ static int seg_create(int fd, uint32_t id, uint64_t size, uint32_t flags,
 		      struct smio_seg_info *out)
 {
 	struct smio_seg_create m = { .segid = id, .flags = flags, .size = size };
-	int rc = call(fd, SMIO_SEG_CREATE, &m, sizeof(m));
+	int rc = call(fd, SMIO_SEG_CREATE, &m, sizeof(m), NULL);
 
 	if (!rc && out)
 		*out = rbuf.si;
@@ -155,14 +75,14 @@ static int seg_avail(int fd, uint32_t id, uint32_t on)
 {
 	struct smio_seg_avail m = { .segid = id, .available = on };
 
-	return call(fd, SMIO_SEG_AVAILABLE, &m, sizeof(m));
+	return call(fd, SMIO_SEG_AVAILABLE, &m, sizeof(m), NULL);
 }
 
 static int seg_remove(int fd, uint32_t id)
 {
 	struct smio_seg_id m = { .segid = id };
 
-	return call(fd, SMIO_SEG_REMOVE, &m, sizeof(m));
+	return call(fd, SMIO_SEG_REMOVE, &m, sizeof(m), NULL);
 }
 
 /* An available segment of size bytes on the owner, created by fd. */
@@ -179,7 +99,7 @@ static int seg_connect(int fd, uint32_t host, uint32_t id, struct smio_seg_conn 
 {
 	struct smio_seg_connect m = { .node_id = g.d[host].node_id, .segid = id,
 				      .adapter = 0 };
-	int rc = call(fd, SMIO_SEG_CONNECT, &m, sizeof(m));
+	int rc = call(fd, SMIO_SEG_CONNECT, &m, sizeof(m), NULL);
 
 	if (!rc && out)
 		*out = rbuf.sc;
@@ -190,7 +110,7 @@ static int seg_disconnect(int fd, uint32_t conn)
 {
 	struct smio_seg_conn_ref m = { .conn = conn };
 
-	return call(fd, SMIO_SEG_DISCONNECT, &m, sizeof(m));
+	return call(fd, SMIO_SEG_DISCONNECT, &m, sizeof(m), NULL);
 }
 
 /* mmap what a map reply names; the fd is closed: the mapping keeps it alive. */
@@ -241,85 +161,6 @@ static volatile uint32_t *map_remote(int fd, uint32_t conn, uint64_t off, uint64
 
 /* ---------- cluster ---------- */
 
-static void start_daemon(uint32_t host)
-{
-	char hostarg[16], line[16];
-	struct pollfd p;
-	int pfd[2], n;
-	pid_t pid;
-
-	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
-	snprintf(hostarg, sizeof(hostarg), "%u", host);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (pfd[1] == 3)
-			fcntl(3, F_SETFD, 0);
-		else if (dup2(pfd[1], 3) < 0)
-			_exit(126);
-		syscall(SYS_close_range, 4u, ~0u, 0u);
-		execl(g.smartiod, "smartiod", "--cluster", g.dir, "--host", hostarg,
-		      "--ready-fd", "3", (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	p = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
-	assert_int_equal(poll(&p, 1, READY_MS), 1);
-	n = (int)read(pfd[0], line, sizeof(line) - 1);
-	close(pfd[0]);
-	if (n <= 0)
-		fail_msg("smartiod host %u died before it was ready (%s)", host, g.smartiod);
-	line[n] = '\0';
-	assert_string_equal(line, "ready\n");
-	g.d[host].pid = pid;
-	g.d[host].ctl = open_conn(host, SMIO_ROLE_ADMIN, host);
-	assert_int_equal(call(g.d[host].ctl, SMIO_STATUS, NULL, 0), 0);
-	g.d[host].node_id = rbuf.st.node_id;
-}
-
-static int stop_daemon(uint32_t host)
-{
-	pid_t pid = g.d[host].pid;
-	int pidfd, ws = 0;
-
-	if (g.d[host].ctl >= 0)
-		close(g.d[host].ctl);
-	g.d[host].ctl = -1;
-	if (pid <= 0)
-		return 0;
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	kill(pid, SIGTERM);
-	if (pidfd >= 0) {
-		struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-		if (poll(&p, 1, EXIT_MS) != 1)
-			kill(pid, SIGKILL);
-		close(pidfd);
-	}
-	waitpid(pid, &ws, 0);
-	g.d[host].pid = 0;
-	return ws;
-}
-
-static void remove_dir(const char *dir)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 /*
  * The first remote map opens host 0's peer connection to host 1 and caches
  * host 1's RAM memfd in host 0's daemon (a connect to host 2 opens one there):
@@ -349,77 +190,26 @@ static void warm_up(void)
 
 static int group_setup(void **state)
 {
-	const char *bd = getenv("SMARTIO_BUILD_DIR");
-	const char *yaml = topo_default_yaml();
-	char path[PATH_MAX];
-	FILE *f;
-
-	signal(SIGPIPE, SIG_IGN);
-	snprintf(g.smartiod, sizeof(g.smartiod), "%s/src/daemon/smartiod",
-		 bd && *bd ? bd : "./build");
-	if (access(g.smartiod, X_OK)) {
-		fprintf(stderr, "test_segment: no executable %s\n", g.smartiod);
+	if (cluster_setup("test_segment", 0))
 		return -1;
-	}
-	snprintf(g.dir, sizeof(g.dir), "/tmp/smio-ts-XXXXXX");
-	if (!mkdtemp(g.dir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/topology.yaml", g.dir);
-	f = fopen(path, "w");
-	if (!f || fwrite(yaml, 1, strlen(yaml), f) != strlen(yaml) || fclose(f))
-		return -1;
-	for (uint32_t i = 0; i < NHOSTS; i++)
-		g.d[i].ctl = -1;
-	for (uint32_t i = 0; i < NHOSTS; i++)
-		start_daemon(i);
 	warm_up();
 	return 0;
 }
 
-static int group_teardown(void **state)
-{
-	int rc = 0;
-
-	for (uint32_t i = 0; i < NHOSTS; i++) {
-		int ws = stop_daemon(i);
-
-		if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-			fprintf(stderr, "test_segment: host %u exited with status 0x%x\n", i, ws);
-			rc = -1;
-		}
-	}
-	remove_dir(g.dir);
-	return rc;
-}
-
 static int test_setup(void **state)
 {
-	for (uint32_t i = 0; i < NHOSTS; i++) {
-		sync_host(i);
-		g.d[i].fds = count_fds(g.d[i].pid);
-	}
-	g.self_fds = count_fds(getpid());
+	snapshot();
+	self_fds = count_fds(getpid());
 	return 0;
 }
 
 /* Every daemon alive, nothing leaked there or here, no LUT entry left over. */
 static int test_teardown(void **state)
 {
-	for (uint32_t i = 0; i < NHOSTS; i++) {
-		int fd, n;
-
-		assert_int_equal(kill(g.d[i].pid, 0), 0);
-		fd = client(i);
-		assert_int_equal(call(fd, SMIO_STATUS, NULL, 0), 0);
-		assert_int_equal(rbuf.st.pid, (uint32_t)g.d[i].pid);
-		close(fd);
-		sync_host(i);
-		n = count_fds(g.d[i].pid);
-		if (n != g.d[i].fds)
-			fail_msg("host %u: %d open fds, %d before the test", i, n, g.d[i].fds);
+	check_daemons();
+	for (uint32_t i = 0; i < NHOSTS; i++)
 		assert_int_equal(lut_used(i), 0);
-	}
-	assert_int_equal(count_fds(getpid()), g.self_fds);
+	assert_int_equal(count_fds(getpid()), self_fds);
 	return 0;
 }
 
@@ -431,7 +221,7 @@ static void test_share(void **state)
 	const unsigned nw = (unsigned)(size / 4);
 	int own = client(OWNER), use = client(USER);
 	volatile uint32_t *lp, *rp;
-	struct smio_seg_info si;
+	struct smio_seg_info si = { 0 };
 	struct smio_seg_conn sc;
 	struct smio_route_req rq;
 	uint32_t base = lut_used(USER);
@@ -457,7 +247,7 @@ static void test_share(void **state)
 
 	/* The window address really goes through the NTB to host 1's RAM. */
 	rq = (struct smio_route_req){ .addr = sc.win_addr + sc.offset, .len = size };
-	assert_int_equal(call(use, SMIO_ROUTE, &rq, sizeof(rq)), 0);
+	assert_int_equal(call(use, SMIO_ROUTE, &rq, sizeof(rq), NULL), 0);
 	assert_int_equal(rbuf.rr.status, FAB_OK);
 	assert_int_equal(rbuf.rr.tgt.host, OWNER);
 	assert_int_equal(rbuf.rr.tgt.kind, FAB_TGT_RAM);
@@ -696,7 +486,7 @@ static void test_kill_owner(void **state)
 	lut = lut_used(USER);
 	assert_int_equal(call_fd(use, SMIO_SEG_EVENTS, &cr, sizeof(cr), &efd), 0);
 	assert_true(efd >= 0);
-	assert_int_equal(call(use, SMIO_SEG_STATE, &cr, sizeof(cr)), 0);
+	assert_int_equal(call(use, SMIO_SEG_STATE, &cr, sizeof(cr), NULL), 0);
 	assert_int_equal(rbuf.ss.state, SMIO_SEG_CONNECTED);
 	assert_int_equal(read(efd, &count, sizeof(count)), -1);    /* nothing yet */
 
@@ -706,7 +496,7 @@ static void test_kill_owner(void **state)
 	/* The importer was told (PEER_SEG_GONE): its windows are closed, the
 	 * connection is lost, and its eventfd says so. */
 	assert_int_equal(lut_used(USER), lut - sc.lut_count);
-	assert_int_equal(call(use, SMIO_SEG_STATE, &cr, sizeof(cr)), 0);
+	assert_int_equal(call(use, SMIO_SEG_STATE, &cr, sizeof(cr), NULL), 0);
 	assert_int_equal(rbuf.ss.state, SMIO_SEG_LOST);
 	assert_int_equal(read(efd, &count, sizeof(count)), sizeof(count));
 	assert_int_equal(count, 1);
@@ -778,30 +568,30 @@ static void test_rejected(void **state)
 	impostor_end(&im);
 
 	/* Malformed: the codec refuses them, the connection stays. */
-	assert_int_equal(call(own, SMIO_SEG_CREATE, &cr, sizeof(cr)), -EINVAL);
+	assert_int_equal(call(own, SMIO_SEG_CREATE, &cr, sizeof(cr), NULL), -EINVAL);
 	cr = (struct smio_seg_create){ .segid = 1, .size = PAGE, .flags = 0x80 };
-	assert_int_equal(call(own, SMIO_SEG_CREATE, &cr, sizeof(cr)), -EINVAL);
+	assert_int_equal(call(own, SMIO_SEG_CREATE, &cr, sizeof(cr), NULL), -EINVAL);
 	cr = (struct smio_seg_create){ .segid = 1, .size = (1ull << 40) + 1 };
-	assert_int_equal(call(own, SMIO_SEG_CREATE, &cr, sizeof(cr)), -EINVAL);
-	assert_int_equal(call(own, SMIO_SEG_CREATE, &cr, sizeof(cr) - 1), -EINVAL);
-	assert_int_equal(call(own, SMIO_SEG_REMOVE, &sid, sizeof(sid)), -EINVAL);
+	assert_int_equal(call(own, SMIO_SEG_CREATE, &cr, sizeof(cr), NULL), -EINVAL);
+	assert_int_equal(call(own, SMIO_SEG_CREATE, &cr, sizeof(cr) - 1, NULL), -EINVAL);
+	assert_int_equal(call(own, SMIO_SEG_REMOVE, &sid, sizeof(sid), NULL), -EINVAL);
 	sid = (struct smio_seg_id){ .segid = SMIO_SEGID_AUTO };
-	assert_int_equal(call(own, SMIO_SEG_REMOVE, &sid, sizeof(sid)), -EINVAL);
-	assert_int_equal(call(own, SMIO_SEG_MAP_LOCAL, &sid, sizeof(sid)), -EINVAL);
-	assert_int_equal(call(own, SMIO_SEG_AVAILABLE, &av, sizeof(av)), -EINVAL);
-	assert_int_equal(call(use, SMIO_SEG_CONNECT, &cn, sizeof(cn)), -EINVAL);
-	assert_int_equal(call(use, SMIO_SEG_MAP_REMOTE, &mp, sizeof(mp)), -EINVAL);
+	assert_int_equal(call(own, SMIO_SEG_REMOVE, &sid, sizeof(sid), NULL), -EINVAL);
+	assert_int_equal(call(own, SMIO_SEG_MAP_LOCAL, &sid, sizeof(sid), NULL), -EINVAL);
+	assert_int_equal(call(own, SMIO_SEG_AVAILABLE, &av, sizeof(av), NULL), -EINVAL);
+	assert_int_equal(call(use, SMIO_SEG_CONNECT, &cn, sizeof(cn), NULL), -EINVAL);
+	assert_int_equal(call(use, SMIO_SEG_MAP_REMOTE, &mp, sizeof(mp), NULL), -EINVAL);
 	mp = (struct smio_seg_map){ .conn = 1, .offset = UINT64_MAX, .size = 2 };
-	assert_int_equal(call(use, SMIO_SEG_MAP_REMOTE, &mp, sizeof(mp)), -EINVAL);
-	assert_int_equal(call(own, SMIO_STATUS, NULL, 0), 0);
+	assert_int_equal(call(use, SMIO_SEG_MAP_REMOTE, &mp, sizeof(mp), NULL), -EINVAL);
+	assert_int_equal(call(own, SMIO_STATUS, NULL, 0, NULL), 0);
 
 	/* Well-formed but wrong. */
 	assert_int_equal(seg_connect(use, OWNER, 0x777, NULL), -ENOENT);
 	cn = (struct smio_seg_connect){ .node_id = 999, .segid = 1 };
-	assert_int_equal(call(use, SMIO_SEG_CONNECT, &cn, sizeof(cn)), -EHOSTUNREACH);
+	assert_int_equal(call(use, SMIO_SEG_CONNECT, &cn, sizeof(cn), NULL), -EHOSTUNREACH);
 	cn = (struct smio_seg_connect){ .node_id = g.d[OWNER].node_id, .segid = 1,
 					.adapter = 7 };
-	assert_int_equal(call(use, SMIO_SEG_CONNECT, &cn, sizeof(cn)), -ENODEV);
+	assert_int_equal(call(use, SMIO_SEG_CONNECT, &cn, sizeof(cn), NULL), -ENODEV);
 	assert_int_equal(seg_disconnect(use, 4242), -ENOENT);
 	assert_int_equal(seg_remove(own, 0x777), -ENOENT);
 	assert_int_equal(seg_avail(own, 0x777, 1), -ENOENT);
@@ -814,7 +604,7 @@ static void test_rejected(void **state)
 	assert_int_equal(si.size, 3 * PAGE);
 	assert_int_equal(seg_avail(own, 0x11, 1), -ENXIO);
 	sid = (struct smio_seg_id){ .segid = 0x11 };
-	assert_int_equal(call(own, SMIO_SEG_MAP_LOCAL, &sid, sizeof(sid)), -ENXIO);
+	assert_int_equal(call(own, SMIO_SEG_MAP_LOCAL, &sid, sizeof(sid), NULL), -ENXIO);
 	assert_int_equal(seg_connect(use, OWNER, 0x11, NULL), -ECONNREFUSED);
 
 	/* Someone else's segment or connection. */
@@ -822,27 +612,27 @@ static void test_rejected(void **state)
 	assert_int_equal(seg_remove(other, id), -EPERM);
 	assert_int_equal(seg_avail(other, id, 0), -EPERM);
 	sid = (struct smio_seg_id){ .segid = id };
-	assert_int_equal(call(other, SMIO_SEG_MAP_LOCAL, &sid, sizeof(sid)), -EPERM);
+	assert_int_equal(call(other, SMIO_SEG_MAP_LOCAL, &sid, sizeof(sid), NULL), -EPERM);
 	assert_int_equal(seg_connect(use, OWNER, id, &sc), 0);
 	assert_int_equal(seg_disconnect(use2, sc.conn), -EPERM);
 	assert_int_equal(map_remote_rc(use2, sc.conn, 0, PAGE, NULL), -EPERM);
 
 	/* Peer messages are for daemons, and a fake peer gets nothing it did not take. */
-	assert_int_equal(call(own, SMIO_PEER_SEG_LOOKUP, &sid, sizeof(sid)), -EPERM);
-	assert_int_equal(call(own, SMIO_PEER_MEMFD, &pm, sizeof(pm)), -EPERM);
-	assert_int_equal(call(peer, SMIO_PEER_SEG_RELEASE, &pr, sizeof(pr)), -ENOENT);
-	assert_int_equal(call(peer, SMIO_PEER_MEMFD, &pm, sizeof(pm)), -ENOENT);
+	assert_int_equal(call(own, SMIO_PEER_SEG_LOOKUP, &sid, sizeof(sid), NULL), -EPERM);
+	assert_int_equal(call(own, SMIO_PEER_MEMFD, &pm, sizeof(pm), NULL), -EPERM);
+	assert_int_equal(call(peer, SMIO_PEER_SEG_RELEASE, &pr, sizeof(pr), NULL), -ENOENT);
+	assert_int_equal(call(peer, SMIO_PEER_MEMFD, &pm, sizeof(pm), NULL), -ENOENT);
 	cr = (struct smio_seg_create){ .segid = 0x12, .size = PAGE };
-	assert_int_equal(call(peer, SMIO_SEG_CREATE, &cr, sizeof(cr)), -EPERM);
+	assert_int_equal(call(peer, SMIO_SEG_CREATE, &cr, sizeof(cr), NULL), -EPERM);
 	/* The reference host 0 holds is not the fake peer's to drop. */
 	pr = (struct smio_peer_seg_ref){ .segid = id, .ref = 1 };
 	for (uint32_t r = 1; r < 64; r++) {
 		pr.ref = r;
-		assert_int_equal(call(peer, SMIO_PEER_SEG_RELEASE, &pr, sizeof(pr)), -ENOENT);
+		assert_int_equal(call(peer, SMIO_PEER_SEG_RELEASE, &pr, sizeof(pr), NULL), -ENOENT);
 	}
 	assert_int_equal(seg_remove(own, id), -EBUSY);
 	/* A lookup it makes is its own; closing its connection gives it back. */
-	assert_int_equal(call(peer, SMIO_PEER_SEG_LOOKUP, &sid, sizeof(sid)), 0);
+	assert_int_equal(call(peer, SMIO_PEER_SEG_LOOKUP, &sid, sizeof(sid), NULL), 0);
 	assert_int_equal(rbuf.ps.segid, id);
 	close(peer);
 	sync_host(OWNER);
@@ -896,7 +686,7 @@ static void test_iommu_owner(void **state)
 	assert_int_equal(call_fd(own, SMIO_SEG_MAP_LOCAL, &lm, sizeof(lm), &memfd), 0);
 	lp = map_reply(memfd, 4 * PAGE);
 	lp[100] = 0xfeedface;
-	assert_int_equal(call(use, SMIO_SEG_CONNECT, &m, sizeof(m)), 0);
+	assert_int_equal(call(use, SMIO_SEG_CONNECT, &m, sizeof(m), NULL), 0);
 	sc = rbuf.sc;
 	assert_int_equal(sc.host, 2);
 	rp = map_remote(use, sc.conn, 0, 4 * PAGE);
@@ -965,5 +755,5 @@ int main(void)
 		T(test_fd_stable),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, cluster_teardown);
 }
