@@ -89,7 +89,7 @@ test: build
 	./.ci/run-tests
 
 fuzz: deps
-	CC=clang $(MESON) setup build-fuzz -Dfuzz=true -Dtests=false --werror 2>/dev/null || true
+	CC=clang $(MESON) setup build-fuzz -Dfuzz=true -Dtests=false -Db_lundef=false --werror 2>/dev/null || true
 	ninja -C build-fuzz
 	./fuzz/run.sh build-fuzz
 
