@@ -3,6 +3,7 @@
 #               show it, stop it
 #   make test   install missing Debian packages, build, run every test suite
 #               (plain build, then AddressSanitizer + UndefinedBehaviorSanitizer)
+#   make fuzz   every libFuzzer target for FUZZ_SECONDS (60) each, then a table
 
 BUILD     ?= build
 BUILD_SAN ?= build-san
@@ -11,6 +12,7 @@ BUILD_TSAN ?= build-tsan
 TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment lend \
                nvme_drv_borrowed accel_drv_borrowed lend_cli nvme_dist util
 MESON     ?= meson
+FUZZ_SECONDS ?= 60
 CC        ?= cc
 
 DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev \
@@ -88,10 +90,12 @@ test-tsan: deps $(BUILD_TSAN)/build.ninja
 test: build
 	./.ci/run-tests
 
-fuzz: deps
+# Every fuzz target for FUZZ_SECONDS each, then a table of edges and executions
+# (docs/protocol.md, "Fuzzing"). fuzz_daemon's peers are the normal build's smartiod.
+fuzz: build
 	CC=clang $(MESON) setup build-fuzz -Dfuzz=true -Dtests=false -Db_lundef=false --werror 2>/dev/null || true
 	ninja -C build-fuzz
-	./fuzz/run.sh build-fuzz
+	SMARTIOD=$(abspath $(BUILD))/src/daemon/smartiod ./fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
 bench: build
 	./bench/run-all.sh $(BUILD)
