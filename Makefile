@@ -93,7 +93,11 @@ test: build
 # Every fuzz target for FUZZ_SECONDS each, then a table of edges and executions
 # (docs/protocol.md, "Fuzzing"). fuzz_daemon's peers are the normal build's smartiod.
 fuzz: build
-	CC=clang $(MESON) setup build-fuzz -Dfuzz=true -Dtests=false -Db_lundef=false --werror 2>/dev/null || true
+	@if [ -f build-fuzz/build.ninja ]; then \
+	  $(MESON) configure build-fuzz -Dfuzz=true -Dtests=false -Db_lundef=false; \
+	else \
+	  CC=clang $(MESON) setup build-fuzz -Dfuzz=true -Dtests=false -Db_lundef=false --werror; \
+	fi
 	ninja -C build-fuzz
 	SMARTIOD=$(abspath $(BUILD))/src/daemon/smartiod ./fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 

@@ -402,17 +402,21 @@ static void send_all(unsigned i, const uint8_t *buf, size_t len, int fd)
 }
 
 /* Run the loop until i has a reply beyond `before`, is closed, or is idle. */
-static void wait_reply(unsigned i, unsigned before)
+static void wait_reply(unsigned i, unsigned before, uint16_t type)
 {
-	uint64_t end = smio_now_ms() + WAIT_MS;
+	uint64_t t0 = smio_now_ms(), end = t0 + WAIT_MS;
 
 	while (g.c[i].replies == before && !g.c[i].gone && smio_now_ms() < end) {
 		if (idle(i)) {
 			drain(i);             /* the answer, if any, is in our socket */
-			return;
+			break;
 		}
 		turn(1000);
 	}
+	/* Slow answers make slow fuzzing: say which (a peer call timing out?). */
+	if (g.trace && smio_now_ms() - t0 >= 500)
+		say("  conn %u: %s took %llu ms\n", i, smio_type_name(type),
+		    (unsigned long long)(smio_now_ms() - t0));
 }
 
 static void request(unsigned i, uint16_t type, const void *p, uint32_t len)
@@ -429,7 +433,7 @@ static void request(unsigned i, uint16_t type, const void *p, uint32_t len)
 	if (i == FD_ADMIN)
 		log_sent(h.seq, type, p, len);
 	send_all(i, g.out, HDR + len, -1);
-	wait_reply(i, before);
+	wait_reply(i, before, type);
 	g.internal = was;
 }
 
@@ -541,7 +545,7 @@ static size_t one_record(const uint8_t *data, size_t size)
 	if (fd >= 0)
 		close(fd);
 	if (!(sel & FD_SEL_NOWAIT))
-		wait_reply(i, before);
+		wait_reply(i, before, h.type);
 	if (sel & FD_SEL_CLOSE)
 		close_conn(i);
 	return 1 + HDR + plen;
@@ -590,6 +594,8 @@ static void forget_all(void)
 		}
 		turn(1000);
 	}
+	if (g.trace && smio_now_ms() + FORGET_MS - end >= 500)
+		say("  closing took %llu ms\n", (unsigned long long)(smio_now_ms() + FORGET_MS - end));
 	g.ncids = 0;
 }
 
