@@ -409,6 +409,45 @@ static void gen_sessions(void)
 	write_file("daemon", "session-pipelined", buf, blen);
 }
 
+/* Shadows of borrowed devices on host 0 (the first is f0:00.0, the next f0:00.1). */
+#define SHADOW0        0xf000
+#define SHADOW1        0xf001
+
+/* Borrowed devices driven by host 0's own drivers, across the NTB. */
+static void gen_shadow_session(void)
+{
+	struct smio_lend_req nv = { .fdid = H2_NVME }, gpu = { .fdid = H1_GPU0 };
+	struct smio_lend_req rnv = { .fdid = H2_NVME, .flags = SMIO_LEND_F_UNBIND };
+	struct smio_lend_req rgpu = { .fdid = H1_GPU0, .flags = SMIO_LEND_F_UNBIND };
+	struct smio_nvme_admin id = { .bdf = SHADOW0, .dir = SMIO_DIR_FROM_DEV, .data_len = 4096 };
+	struct nvme_sqe idc = { .opcode = nvme_admin_identify, .cdw10 = 1 };
+	struct smio_nvme_io rd = { .bdf = SHADOW0, .op = SMIO_NVME_READ, .nsid = 1, .slba = 8,
+				   .nlb = 1 };
+	struct smio_nvme_io wr = { .bdf = SHADOW0, .op = SMIO_NVME_WRITE, .nsid = 1, .slba = 8,
+				   .nlb = 1, .data_len = 512 };
+	struct smio_accel_op cp = { .bdf = SHADOW1, .kind = SMIO_ACCEL_COPY, .len = 4096,
+				    .dst = 8192 };
+	struct smio_cfg cr = { .bdf = SHADOW0, .off = 0, .size = 4 };
+	struct smio_bdf dump = { .bdf = SHADOW1 };
+	uint8_t w[sizeof(wr) + 512];
+
+	blen = 0;
+	REC(FD_ADMIN, SMIO_LEND_BORROW, nv);
+	REC(FD_ADMIN, SMIO_LEND_BORROW, gpu);
+	memcpy(id.sqe, &idc, sizeof(idc));
+	REC(FD_CLIENT_A, SMIO_NVME_ADMIN, id);
+	memcpy(w, &wr, sizeof(wr));
+	memset(w + sizeof(wr), 0x5a, 512);
+	rec(FD_CLIENT_A, SMIO_NVME_IO, w, sizeof(w), 0);
+	REC(FD_CLIENT_A, SMIO_NVME_IO, rd);
+	REC(FD_CLIENT_B, SMIO_ACCEL_OP, cp);
+	REC(FD_CLIENT_A, SMIO_CFG_READ, cr);
+	REC(FD_CLIENT_A, SMIO_CFG_DUMP, dump);
+	REC(FD_ADMIN, SMIO_LEND_RETURN, rgpu);
+	REC(FD_ADMIN, SMIO_LEND_RETURN, rnv);
+	write_file("daemon", "session-shadow", buf, blen);
+}
+
 static void gen_daemon(void)
 {
 	static uint8_t p[SMIO_MAX_PAYLOAD];
@@ -442,6 +481,7 @@ static void gen_daemon(void)
 		}
 	}
 	gen_sessions();
+	gen_shadow_session();
 }
 
 int main(int argc, char **argv)
