@@ -67,6 +67,7 @@
 #define MAX_CIDS      (FD_MAX_RECORDS + 2 * FD_NCONN)
 #define MAX_SNAP      32
 #define UNDO_BYTES    48
+#define FD_SLACK      32        /* descriptors the daemon may cache (peers' memory) */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -94,6 +95,7 @@ static struct {
 	char dir[64];
 	pid_t peer[NPEERS + 1];   /* by host id */
 	bool ready;
+	int base_fds;             /* open descriptors once the cluster is up */
 	uint32_t seq;
 	struct hconn c[FD_NCONN];
 	uint32_t cids[MAX_CIDS];  /* every connection of this input */
@@ -599,6 +601,20 @@ static void forget_all(void)
 	g.ncids = 0;
 }
 
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n++;
+	closedir(d);
+	return n;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t off = 0, n;
@@ -622,6 +638,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	forget_all();
 	if (g.d.core->stopping)
 		die("host 0 is stopping (a signal?)");
+	/* Everything of the input is gone: so are its descriptors. */
+	if (count_fds() > g.base_fds + FD_SLACK) {
+		say("fuzz_daemon: %d descriptors open, %d after set-up\n", count_fds(), g.base_fds);
+		die("descriptors leak");
+	}
 	return 0;
 }
 
@@ -866,6 +887,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		die("cannot read host 0's config spaces");
 	say("fuzz_daemon: cluster in %s: host 0 here, hosts 1-2 pids %d %d (%s)\n",
 		g.dir, (int)g.peer[1], (int)g.peer[2], exe);
+	g.base_fds = count_fds();
 	g.ready = true;
 	return 0;
 }
