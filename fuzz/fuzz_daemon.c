@@ -31,7 +31,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <linux/sockios.h>
 #include <poll.h>
@@ -42,16 +41,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
 #include "daemon/bringup.h"
 #include "daemon/core_priv.h"
 #include "daemon/daemon.h"
+#include "fuzz_cluster.h"
 #include "fuzz_daemon.h"
 #include "peer_impostor.h"
 #include "smartio/proto.h"
@@ -61,13 +58,17 @@
 #define HOST          0u        /* the host in this process */
 #define NPEERS        2u        /* hosts 1 and 2: real daemons */
 #define HDR           sizeof(struct smio_hdr)
-#define READY_MS      30000     /* a peer daemon's start-up */
+#define READY_MS      30000     /* the daemons' connections made */
 #define WAIT_MS       (SMD_PEER_TIMEOUT + 1000)   /* one reply, a peer call included */
 #define FORGET_MS     (2 * SMD_PEER_TIMEOUT + 4000) /* closed connections forgotten */
 #define MAX_CIDS      (FD_MAX_RECORDS + 2 * FD_NCONN)
 #define MAX_SNAP      32
 #define UNDO_BYTES    48
 #define FD_SLACK      32        /* descriptors the daemon may cache (peers' memory) */
+/* Accelerator work per request: the models copy at memory speed, so 2 GiB
+ * times 91 is a 90-second benchmark, not a protocol case. */
+#define ACCEL_MAX_LEN   (1u << 20)
+#define ACCEL_MAX_ITERS 64u
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -96,6 +97,7 @@ static struct {
 	pid_t peer[NPEERS + 1];   /* by host id */
 	bool ready;
 	int base_fds;             /* open descriptors once the cluster is up */
+	int wait_ms, forget_ms;   /* WAIT_MS, FORGET_MS, or $FUZZ_DAEMON_WAIT_MS/_FORGET_MS */
 	uint32_t seq;
 	struct hconn c[FD_NCONN];
 	uint32_t cids[MAX_CIDS];  /* every connection of this input */
@@ -369,7 +371,7 @@ static void drain(unsigned i)
 static void send_all(unsigned i, const uint8_t *buf, size_t len, int fd)
 {
 	struct hconn *c = &g.c[i];
-	uint64_t end = smio_now_ms() + WAIT_MS;
+	uint64_t end = smio_now_ms() + (uint64_t)g.wait_ms;
 	size_t off = 0;
 
 	while (off < len && c->fd >= 0 && !c->gone && smio_now_ms() < end) {
@@ -406,7 +408,7 @@ static void send_all(unsigned i, const uint8_t *buf, size_t len, int fd)
 /* Run the loop until i has a reply beyond `before`, is closed, or is idle. */
 static void wait_reply(unsigned i, unsigned before, uint16_t type)
 {
-	uint64_t t0 = smio_now_ms(), end = t0 + WAIT_MS;
+	uint64_t t0 = smio_now_ms(), end = t0 + (uint64_t)g.wait_ms;
 
 	while (g.c[i].replies == before && !g.c[i].gone && smio_now_ms() < end) {
 		if (idle(i)) {
@@ -503,6 +505,21 @@ static void resolve_refs(uint8_t *p, uint32_t len)
 	}
 }
 
+/* Keep device work small enough to fuzz (ACCEL_MAX_LEN, ACCEL_MAX_ITERS). */
+static void bound_work(uint16_t type, uint8_t *p, uint32_t len)
+{
+	struct smio_accel_op m;
+
+	if (type != SMIO_ACCEL_OP || len != sizeof(m))
+		return;
+	memcpy(&m, p, sizeof(m));
+	if (m.len > ACCEL_MAX_LEN)
+		m.len = ACCEL_MAX_LEN;
+	if (m.iters > ACCEL_MAX_ITERS)
+		m.iters = ACCEL_MAX_ITERS;
+	memcpy(p, &m, sizeof(m));
+}
+
 /* Send one record on its connection; returns the bytes it took, 0 at the end. */
 static size_t one_record(const uint8_t *data, size_t size)
 {
@@ -538,6 +555,7 @@ static size_t one_record(const uint8_t *data, size_t size)
 	memcpy(g.out + HDR, data + 1 + HDR, plen);
 	if (!(sel & FD_SEL_RAW))
 		resolve_refs(g.out + HDR, plen);
+	bound_work(h.type, g.out + HDR, plen);
 	if (i == FD_ADMIN && !(h.flags & SMIO_F_REPLY))
 		log_sent(h.seq, h.type, g.out + HDR, plen);
 	if (sel & FD_SEL_FD)
@@ -575,7 +593,7 @@ static void undo_all(void)
 /* Close every connection and run the loop until the daemon has forgotten them. */
 static void forget_all(void)
 {
-	uint64_t end = smio_now_ms() + FORGET_MS;
+	uint64_t t0 = smio_now_ms(), end = t0 + (uint64_t)g.forget_ms;
 	bool left = true;
 
 	for (unsigned i = 0; i < FD_NCONN; i++)
@@ -591,13 +609,13 @@ static void forget_all(void)
 			break;
 		if (smio_now_ms() >= end) {
 			say("fuzz_daemon: a connection was not forgotten in %d ms "
-				"(a request that never ends, or a lost reference)\n", FORGET_MS);
+				"(a request that never ends, or a lost reference)\n", g.forget_ms);
 			abort();
 		}
 		turn(1000);
 	}
-	if (g.trace && smio_now_ms() + FORGET_MS - end >= 500)
-		say("  closing took %llu ms\n", (unsigned long long)(smio_now_ms() + FORGET_MS - end));
+	if (g.trace && smio_now_ms() - t0 >= 500)
+		say("  closing took %llu ms\n", (unsigned long long)(smio_now_ms() - t0));
 	g.ncids = 0;
 }
 
@@ -629,7 +647,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		off += n;
 	/* Requests still in flight (FD_SEL_NOWAIT) are answered before anything closes. */
 	for (unsigned i = 0; i < FD_NCONN; i++) {
-		uint64_t end = smio_now_ms() + WAIT_MS;
+		uint64_t end = smio_now_ms() + (uint64_t)g.wait_ms;
 
 		while (!idle(i) && smio_now_ms() < end)
 			turn(1000);
@@ -648,106 +666,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 /* ---------- the cluster, once ---------- */
 
-static void remove_tree(const char *dir)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (unlink(path) && errno == EISDIR)
-			remove_tree(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 static void cluster_down(void)
 {
 	for (uint32_t h = 1; h <= NPEERS; h++) {
-		if (g.peer[h] <= 0)
-			continue;
-		kill(g.peer[h], SIGTERM);
-		waitpid(g.peer[h], NULL, 0);
+		fzc_stop_peer(g.peer[h]);
 		g.peer[h] = 0;
 	}
 	/* Host 0's threads go with the process; its files go now. */
 	unlink(g.up.sock);
 	unlink(g.up.pidfile);
 	if (!getenv("FUZZ_DAEMON_KEEP"))
-		remove_tree(g.dir);
-}
-
-/* $SMARTIOD, else the normal build's beside ours, else our own build's. */
-static int find_smartiod(const char *argv0, char *out, size_t len)
-{
-	const char *env = getenv("SMARTIOD");
-	char self[PATH_MAX], *dir;
-
-	if (env && *env) {
-		snprintf(out, len, "%s", env);
-		return access(out, X_OK) ? -1 : 0;
-	}
-	if (!realpath(argv0, self))
-		return -1;
-	dir = dirname(dirname(self));            /* BUILD-FUZZ/fuzz/fuzz_daemon -> BUILD-FUZZ */
-	snprintf(out, len, "%s/../build/src/daemon/smartiod", dir);
-	if (!access(out, X_OK))
-		return 0;
-	snprintf(out, len, "%s/src/daemon/smartiod", dir);
-	return access(out, X_OK) ? -1 : 0;
-}
-
-/* A real daemon for host, its log in DIR/host-N.log; waits for its ready line. */
-static pid_t start_peer(const char *exe, uint32_t host)
-{
-	char arg[16], line[16], log[PATH_MAX];
-	struct pollfd p;
-	int pfd[2], n;
-	pid_t pid;
-
-	if (pipe2(pfd, O_CLOEXEC))
-		return -1;
-	snprintf(arg, sizeof(arg), "%u", host);
-	snprintf(log, sizeof(log), "%s/host-%u.log", g.dir, host);
-	pid = fork();
-	if (pid == 0) {
-		int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);   /* never outlive the fuzzer */
-		if (lfd >= 0)
-			dup2(lfd, 2);
-		if (dup2(pfd[1], 3) < 0)
-			_exit(126);
-		syscall(SYS_close_range, 4u, ~0u, 0u);
-		execl(exe, "smartiod", "--cluster", g.dir, "--host", arg, "--ready-fd", "3",
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	if (pid < 0) {
-		close(pfd[0]);
-		return -1;
-	}
-	p = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
-	n = poll(&p, 1, READY_MS) == 1 ? (int)read(pfd[0], line, sizeof(line) - 1) : -1;
-	close(pfd[0]);
-	if (n <= 0 || strncmp(line, "ready\n", 6)) {
-		say("fuzz_daemon: %s --host %u did not start (see %s)\n", exe, host, log);
-		return -1;
-	}
-	return pid;
+		fzc_remove_dir(g.dir);
 }
 
 /* Run our loop until a reply to what we sent on fd (a connection to a peer) is in. */
 static int peer_call(int fd, uint16_t type, const void *p, uint32_t len)
 {
-	uint64_t end = smio_now_ms() + WAIT_MS;
+	uint64_t end = smio_now_ms() + (uint64_t)g.wait_ms;
 	struct smio_hdr h;
 	int rfd, rc;
 
@@ -852,27 +787,24 @@ static int snapshot(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *yaml = topo_default_yaml();
 	char exe[PATH_MAX], topo[PATH_MAX];
-	FILE *f;
 
 	g.errfd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	g.wait_ms = getenv("FUZZ_DAEMON_WAIT_MS") ? atoi(getenv("FUZZ_DAEMON_WAIT_MS")) : WAIT_MS;
+	g.forget_ms = getenv("FUZZ_DAEMON_FORGET_MS") ? atoi(getenv("FUZZ_DAEMON_FORGET_MS"))
+						     : FORGET_MS;
 	g.trace = getenv("FUZZ_DAEMON_TRACE") != NULL;
 	for (unsigned i = 0; i < FD_NCONN; i++)
 		g.c[i].fd = -1;
-	if (find_smartiod((*argv)[0], exe, sizeof(exe)))
+	if (fzc_find_smartiod((*argv)[0], exe, sizeof(exe)))
 		die("no smartiod: set SMARTIOD=PATH (the normal build's src/daemon/smartiod)");
-	snprintf(g.dir, sizeof(g.dir), "/tmp/smio-fuzz-XXXXXX");
-	if (!mkdtemp(g.dir))
+	if (fzc_make_dir(g.dir, sizeof(g.dir)))
 		die("cannot make the cluster directory");
 	snprintf(topo, sizeof(topo), "%s/topology.yaml", g.dir);
-	f = fopen(topo, "w");
-	if (!f || fwrite(yaml, 1, strlen(yaml), f) != strlen(yaml) || fclose(f))
-		die("cannot write the topology");
 	atexit(cluster_down);
 	/* The peers first: nothing of host 0 runs yet when they fork. */
 	for (uint32_t h = 1; h <= NPEERS; h++) {
-		g.peer[h] = start_peer(exe, h);
+		g.peer[h] = fzc_start_peer(g.dir, exe, h);
 		if (g.peer[h] < 0)
 			die("a peer daemon did not start");
 	}
