@@ -4,6 +4,7 @@
 #   make test   install missing Debian packages, build, run every test suite
 #               (plain build, then AddressSanitizer + UndefinedBehaviorSanitizer)
 #   make control-plane   the daemons' control plane, this tree vs an older one
+#   make fuzz   every libFuzzer target for FUZZ_SECONDS (60) each, then a table
 
 BUILD     ?= build
 BUILD_SAN ?= build-san
@@ -15,6 +16,7 @@ TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment lend
                daemon segment cli cluster60 sisci sisci_register sisci_device nvme_dist_cli \
                daemon_load
 MESON     ?= meson
+FUZZ_SECONDS ?= 60
 CC        ?= cc
 
 DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev \
@@ -92,10 +94,16 @@ test-tsan: deps $(BUILD_TSAN)/build.ninja
 test: build
 	./.ci/run-tests
 
-fuzz: deps
-	CC=clang $(MESON) setup build-fuzz -Dfuzz=true -Dtests=false --werror 2>/dev/null || true
+# Every fuzz target for FUZZ_SECONDS each, then a table of edges and executions
+# (docs/protocol.md, "Fuzzing"). fuzz_daemon's peers are the normal build's smartiod.
+fuzz: build
+	@if [ -f build-fuzz/build.ninja ]; then \
+	  $(MESON) configure build-fuzz -Dfuzz=true -Dtests=false -Db_lundef=false; \
+	else \
+	  CC=clang $(MESON) setup build-fuzz -Dfuzz=true -Dtests=false -Db_lundef=false --werror; \
+	fi
 	ninja -C build-fuzz
-	./fuzz/run.sh build-fuzz
+	SMARTIOD=$(abspath $(BUILD))/src/daemon/smartiod ./fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
 bench: build
 	./bench/run-all.sh $(BUILD)

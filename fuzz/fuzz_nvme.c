@@ -24,6 +24,7 @@
 #define IOCQ            0x40000ull
 #define CMB_BUS         0x40000000ull
 #define QUEUES          4
+#define BAR0_SIZE       16384ull
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -67,7 +68,7 @@ static void make_sqe(struct in *in, struct nvme_sqe *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const uint64_t bars[6] = { 16384, 0, 65536, 0, 65536, 0 };
+	static const uint64_t bars[6] = { BAR0_SIZE, 0, 65536, 0, 65536, 0 };
 	struct harness *h = calloc(1, sizeof(*h));
 	struct in in = { data, size };
 	uint32_t tail[QUEUES + 1] = { 0 };
@@ -114,12 +115,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t off = take(&in, 1) & 1 ? nvme_cq_head_db(q, dstrd)
 							: nvme_sq_tail_db(q, dstrd);
 
-			if (off + 4 <= 16384)
+			if (off + 4 <= BAR0_SIZE)
 				dev_set_reg32(&h->d, 0, off, (uint32_t)take(&in, 2));
 			break;
 		}
 		case 5:         /* any register offset */
-			dev_set_reg32(&h->d, 0, (take(&in, 2) % 16384) & ~3ull,
+			dev_set_reg32(&h->d, 0, (take(&in, 2) % BAR0_SIZE) & ~3ull,
 				      (uint32_t)take(&in, 4));
 			break;
 		case 6: {       /* 64 bytes anywhere in RAM */
@@ -167,7 +168,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			memcpy(h->ram + base + (uint64_t)(tail[q] % 16) * 64, &s, sizeof(s));
 			tail[q] = (tail[q] + 1) % 16;
-			dev_set_reg32(&h->d, 0, nvme_sq_tail_db(q, dstrd), tail[q]);
+			/* Case 5 may have written any stride into CAP: stay inside BAR0. */
+			if (nvme_sq_tail_db(q, dstrd) + 4 <= BAR0_SIZE)
+				dev_set_reg32(&h->d, 0, nvme_sq_tail_db(q, dstrd), tail[q]);
 			break;
 		}
 		case 13:        /* bus mastering, MSI-X function mask, a vector mask */

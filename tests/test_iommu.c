@@ -583,6 +583,28 @@ static void test_randomized(void **state)
 	assert_int_equal(n4k + n2m, 0);
 }
 
+/*
+ * A map that would need more than IOMMU_MAX_TABLES page tables (a huge range
+ * in 4 KiB pages: iova and paddr not 2 MiB co-aligned) fails with -ENOMEM and
+ * leaves nothing behind; the budget is whole again afterwards.
+ */
+static void test_table_budget(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t huge = (uint64_t)(IOMMU_MAX_TABLES + 16) * M2;
+
+	assert_int_equal(iommu_map(f->mmu, f->dom, 0, K4, huge, RW), -ENOMEM);
+	expect_stats(f, 0, 0);
+	assert_int_equal(f->changes, 0);
+	expect_fault(f, 0x100, 0, false, IOMMU_FAULT_NOT_PRESENT);
+	/* The same size in 2 MiB pages needs few tables. */
+	assert_int_equal(iommu_map(f->mmu, f->dom, 0, 0, huge, RW), 0);
+	expect_stats(f, 0, IOMMU_MAX_TABLES + 16);
+	assert_int_equal(iommu_unmap(f->mmu, f->dom, 0, huge), 0);
+	assert_int_equal(iommu_map(f->mmu, f->dom, 0, K4, 64 * M2, RW), 0);
+	expect_stats(f, 64 * 512, 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -603,6 +625,7 @@ int main(void)
 		T(test_fault_ring),
 		T(test_changed_callback),
 		T(test_map_rollback),
+		T(test_table_budget),
 		T(test_randomized),
 	};
 

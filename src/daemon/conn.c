@@ -356,7 +356,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *arg)
 
 static bool want_read(const struct smd_conn *c)
 {
-	if (c->dead || c->out_bytes > SMD_OUTQ_PAUSE)
+	if (c->dead || c->failing || c->out_bytes > SMD_OUTQ_PAUSE)
 		return false;
 	/* A client's requests one at a time; a peer's in parallel, up to a bound. */
 	if (c->role == SMIO_ROLE_PEER || c->outgoing)
@@ -377,9 +377,48 @@ static void update_events(struct smd_conn *c)
 	}
 	if (want_read(c))
 		ev |= EPOLLIN;
-	if (c->out)
+	if (c->out && !c->failing)
 		ev |= EPOLLOUT;
 	sd_event_source_set_io_events(c->io, ev);
+}
+
+struct failx {
+	struct smd_defer x;
+	struct smd_conn *c;
+	char why[64];
+};
+
+static void fail_now(struct smd *d, struct smd_defer *x)
+{
+	struct failx *f = (struct failx *)x;
+
+	smd_conn_close(f->c, f->why);
+	smd_conn_put(f->c);
+	free(f);
+}
+
+/*
+ * A send failed: close c on the loop's next turn, not inside the send. A
+ * sender may be walking the connections, or be in another connection's
+ * clean-up: closing here would run c's hooks and free c under its feet.
+ */
+static void conn_fail(struct smd_conn *c, const char *why)
+{
+	struct failx *f;
+
+	if (c->failing || c->dead)
+		return;
+	c->failing = true;
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		smd_conn_close(c, why);   /* no memory to wait: now, as before */
+		return;
+	}
+	f->x.fn = fail_now;
+	f->c = c;
+	snprintf(f->why, sizeof(f->why), "%s", why);
+	c->refs++;
+	smd_defer(c->d, &f->x);
 }
 
 /* Send what the socket takes now. */
@@ -387,7 +426,7 @@ static void flush(struct smd_conn *c)
 {
 	bool progress = false;
 
-	if (c->connecting)
+	if (c->connecting || c->failing)
 		return;
 
 	while (c->out) {
@@ -413,7 +452,7 @@ static void flush(struct smd_conn *c)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				break;
-			smd_conn_close(c, errno == EPIPE ? "reader went away" : strerror(errno));
+			conn_fail(c, errno == EPIPE ? "reader went away" : strerror(errno));
 			return;
 		}
 		progress = true;
@@ -447,13 +486,13 @@ int smd_conn_queue(struct smd_conn *c, uint16_t type, uint32_t seq, int32_t stat
 			      .flags = flags | (fd >= 0 ? SMIO_F_FD : 0) };
 	struct smd_frame *f;
 
-	if (c->dead)
+	if (c->dead || c->failing)
 		return -ENOTCONN;
 	/* Never put a frame on the wire that the receiver would have to drop. */
 	if (smio_hdr_check(&h) || (len && !payload))
 		return -EINVAL;
 	if (c->out_bytes + HDR + len > SMD_OUTQ_MAX) {
-		smd_conn_close(c, "output queue overflow");
+		conn_fail(c, "output queue overflow");
 		return -ENOBUFS;
 	}
 	f = malloc(sizeof(*f) + HDR + len);

@@ -91,6 +91,7 @@ struct smd_conn {
 	unsigned retry_ms;        /* connecting: the wait before it */
 	unsigned busy;            /* requests being served (work or continuation) */
 	bool dead;                /* closed: no more I/O, no new requests */
+	bool failing;             /* a send failed: closed on the loop's next turn */
 	bool cleaned;             /* the services have forgotten it */
 	int refs;
 	struct smd_conn *prev, *next;

@@ -219,10 +219,21 @@ static void fan_out_invalidate(struct fab_world *w, uint32_t origin)
 	 * peer that does not take it loses its connection (its queue overflows),
 	 * which tells it to distrust its cache all the same.
 	 */
-	for (struct smd_conn *c = d->core->conns; c; c = c->next)
-		if (!c->dead && c->role == SMIO_ROLE_PEER && !c->outgoing)
-			smd_conn_send(d, c->cid, SMIO_PEER_INVALIDATE, 0, 0, 0, &inv, sizeof(inv),
-				      -1);
+	for (struct smd_conn *c = d->core->conns, *next; c; c = next) {
+		if (c->dead || c->role != SMIO_ROLE_PEER || c->outgoing) {
+			next = c->next;
+			continue;
+		}
+		/*
+		 * On the loop the send is a write: a peer that went away is closed
+		 * and forgotten (freed) right there. Hold c until its successor is
+		 * known.
+		 */
+		c->refs++;
+		smd_conn_send(d, c->cid, SMIO_PEER_INVALIDATE, 0, 0, 0, &inv, sizeof(inv), -1);
+		next = c->next;
+		smd_conn_put(c);
+	}
 }
 
 /* Memory of this host, and other hosts' memory objects the DMA engines had

@@ -66,6 +66,7 @@ struct fab_iommu {
 	iommu_changed_fn changed;
 	void *changed_arg;
 	unsigned alloc_fail;		/* test hook: countdown to a failed alloc */
+	unsigned nr_tables;		/* page tables allocated, <= IOMMU_MAX_TABLES */
 	uint64_t nr_faults;
 	struct iommu_fault faults[IOMMU_FAULT_LOG];
 	struct iommu_dom doms[IOMMU_MAX_DOMAINS + 1];	/* [0] unused */
@@ -121,23 +122,35 @@ static void notify(struct fab_iommu *mmu)
 		mmu->changed(mmu->changed_arg);
 }
 
+/*
+ * Tables come out of a budget: a map of a huge range in 4 KiB pages (one
+ * table per 2 MiB) must fail with -ENOMEM, not take the daemon's memory.
+ */
 static struct pt *pt_alloc(struct fab_iommu *mmu)
 {
+	struct pt *t;
+
 	if (mmu->alloc_fail && --mmu->alloc_fail == 0)
 		return NULL;
-	return calloc(1, sizeof(struct pt));
+	if (mmu->nr_tables >= IOMMU_MAX_TABLES)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (t)
+		mmu->nr_tables++;
+	return t;
 }
 
-static void pt_free(struct pt *t, int level)
+static void pt_free(struct fab_iommu *mmu, struct pt *t, int level)
 {
 	if (!t)
 		return;
 	if (level > 1) {
 		for (unsigned i = 0; i < PT_ENTRIES; i++)
 			if (pte_is_table(t->e[i]))
-				pt_free(pte_table(t->e[i]), level - 1);
+				pt_free(mmu, pte_table(t->e[i]), level - 1);
 	}
 	free(t);
+	mmu->nr_tables--;
 }
 
 static struct iommu_dom *dom_get(const struct fab_iommu *mmu, uint32_t dom)
@@ -242,8 +255,8 @@ static int pt_map(struct fab_iommu *mmu, struct iommu_dom *d, struct pt *t, int 
  * ones a failed map allocated but never filled). Large leaves crossing the
  * range boundary must have been split beforehand; so this cannot fail.
  */
-static void pt_unmap(struct iommu_dom *d, struct pt *t, int level, uint64_t start,
-		     uint64_t end)
+static void pt_unmap(struct fab_iommu *mmu, struct iommu_dom *d, struct pt *t, int level,
+		     uint64_t start, uint64_t end)
 {
 	uint64_t addr = start, next;
 
@@ -260,9 +273,10 @@ static void pt_unmap(struct iommu_dom *d, struct pt *t, int level, uint64_t star
 		if (!e)
 			continue;
 		child = pte_table(e);
-		pt_unmap(d, child, level - 1, addr, next);
+		pt_unmap(mmu, d, child, level - 1, addr, next);
 		if (!child->nr) {
 			free(child);
+			mmu->nr_tables--;
 			t->e[idx] = 0;
 			t->nr--;
 		}
@@ -345,7 +359,7 @@ void iommu_destroy(struct fab_iommu *mmu)
 	if (!mmu)
 		return;
 	for (uint32_t i = 1; i <= IOMMU_MAX_DOMAINS; i++)
-		pt_free(mmu->doms[i].root, PT_LEVELS);
+		pt_free(mmu, mmu->doms[i].root, PT_LEVELS);
 	free(mmu);
 }
 
@@ -375,7 +389,7 @@ int iommu_domain_free(struct fab_iommu *mmu, uint32_t dom)
 		return -ENOENT;
 	if (d->nr_rids)
 		return -EBUSY;
-	pt_free(d->root, PT_LEVELS);
+	pt_free(mmu, d->root, PT_LEVELS);
 	memset(d, 0, sizeof(*d));
 	notify(mmu);
 	return 0;
@@ -443,7 +457,7 @@ int iommu_map(struct fab_iommu *mmu, uint32_t dom, uint64_t iova, uint64_t paddr
 	rc = pt_map(mmu, d, d->root, PT_LEVELS, iova, iova + size, paddr, prot);
 	if (rc) {
 		/* The range was empty, so unmapping it removes exactly our work. */
-		pt_unmap(d, d->root, PT_LEVELS, iova, iova + size);
+		pt_unmap(mmu, d, d->root, PT_LEVELS, iova, iova + size);
 		return rc;
 	}
 	notify(mmu);
@@ -469,7 +483,7 @@ int iommu_unmap(struct fab_iommu *mmu, uint32_t dom, uint64_t iova, uint64_t siz
 		rc = pt_split_at(mmu, d, iova + size);
 	if (rc)
 		return rc;
-	pt_unmap(d, d->root, PT_LEVELS, iova, iova + size);
+	pt_unmap(mmu, d, d->root, PT_LEVELS, iova, iova + size);
 	notify(mmu);
 	return 0;
 }

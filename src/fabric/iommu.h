@@ -18,6 +18,8 @@
 #define IOMMU_IOVA_BITS    48
 #define IOMMU_MAX_DOMAINS  1024
 #define IOMMU_FAULT_LOG    64      /* most recent faults kept */
+/* Page tables one IOMMU may hold (4 KiB each): 32 GiB mapped in 4 KiB pages. */
+#define IOMMU_MAX_TABLES   16384
 
 #define IOMMU_READ   0x1
 #define IOMMU_WRITE  0x2
@@ -63,7 +65,9 @@ uint32_t iommu_domain_of(const struct fab_iommu *mmu, uint16_t rid);
  * 4 KiB aligned (-EINVAL), size > 0, inside IOMMU_IOVA_BITS (-ERANGE), prot a
  * non-empty subset of IOMMU_READ|IOMMU_WRITE (-EINVAL). Uses 2 MiB pages where
  * iova and paddr are both 2 MiB aligned over a full 2 MiB. -EEXIST if any page
- * in the range is already mapped, and then nothing is changed.
+ * in the range is already mapped, and then nothing is changed. -ENOMEM, also
+ * with nothing changed, when the page tables it needs would exceed
+ * IOMMU_MAX_TABLES (a huge range in 4 KiB pages).
  */
 int iommu_map(struct fab_iommu *mmu, uint32_t dom, uint64_t iova, uint64_t paddr,
 	      uint64_t size, unsigned prot);
