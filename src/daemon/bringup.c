@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bringup.h"
+#include "util/log.h"
 #include "devices/models.h"
 #include "host/drivers/drivers.h"
 #include "host/enum.h"
@@ -125,12 +126,12 @@ int smd_up(struct smd *d, const char *topo_path, struct smd_up *u)
 
 	rc = topo_load_file(topo_path, &d->topo, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "smartiod: %s\n", err);
+		smio_error("%s", err);
 		return -1;
 	}
 	idx = topo_host_index(d->topo, d->host_id);
 	if (idx < 0) {
-		fprintf(stderr, "smartiod: %s has no host %u\n", topo_path, d->host_id);
+		smio_error("%s has no host %u", topo_path, d->host_id);
 		goto out_topo;
 	}
 	d->world = (struct fab_world){ .topo = d->topo, .ops = &smd_world_ops, .priv = d };
@@ -143,7 +144,7 @@ int smd_up(struct smd *d, const char *topo_path, struct smd_up *u)
 	/* Block the signals before any thread exists, so every thread inherits
 	 * the mask and they all arrive at the event loop. */
 	if (signals() < 0) {
-		perror("smartiod: signals");
+		smio_error("signals: %s", strerror(errno));
 		goto out_topo;
 	}
 	rc = fab_host_create(&d->world, d->topo, (uint32_t)idx, dev_endpoint_init, &d->host,
@@ -184,7 +185,7 @@ int smd_up(struct smd *d, const char *topo_path, struct smd_up *u)
 		fab_host_unlock(d->host);
 	}
 	if (rc) {
-		fprintf(stderr, "smartiod: host %u: %s\n", d->host_id, err[0] ? err : strerror(-rc));
+		smio_error("%s", err[0] ? err : strerror(-rc));
 		goto out_host;
 	}
 	smio_sock_path(d->dir, d->host_id, u->sock, sizeof(u->sock));
@@ -193,22 +194,21 @@ int smd_up(struct smd *d, const char *topo_path, struct smd_up *u)
 	 * socket and pid file alone. Once the socket answers, the host is up. */
 	d->listen_fd = make_listener(u->sock, err, sizeof(err));
 	if (d->listen_fd < 0) {
-		fprintf(stderr, "smartiod: %s\n", err);
+		smio_error("%s", err);
 		goto out_host;
 	}
 	pf = fopen(u->pidfile, "w");
 	if (!pf || fprintf(pf, "%d\n", (int)getpid()) < 0 || fclose(pf)) {
-		fprintf(stderr, "smartiod: cannot write %s: %s\n", u->pidfile, strerror(errno));
+		smio_error("cannot write %s: %s", u->pidfile, strerror(errno));
 		close(d->listen_fd);
 		unlink(u->sock);
 		goto out_host;
 	}
-	fprintf(stderr, "smartiod: host %u (%s) up: %u functions, %u NTBs, IOMMU %s\n",
-		d->host_id, d->host->t->name, d->host->nfuncs, d->host->nntbs,
-		d->host->t->iommu ? "on" : "off");
+	smio_info("%s up: %u functions, %u NTBs, IOMMU %s", d->host->t->name, d->host->nfuncs,
+		  d->host->nntbs, d->host->t->iommu ? "on" : "off");
 	rc = smd_loop_init(d);
 	if (rc) {
-		fprintf(stderr, "smartiod: host %u: event loop: %s\n", d->host_id, strerror(-rc));
+		smio_error("event loop: %s", strerror(-rc));
 		goto out_sock;
 	}
 	return 0;
