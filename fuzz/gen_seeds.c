@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "devices/nvme/nvme_queue.h"
+#include "smartio/nvme_queue.h"
 #include "fuzz_daemon.h"
 #include "proto_samples.h"
 #include "smartio/proto.h"
