@@ -34,6 +34,7 @@
 #include "util/smio_time.h"
 
 #define HDR sizeof(struct smio_hdr)
+_Static_assert(sizeof(((struct smd_conn *)0)->hdr) == sizeof(struct smio_hdr), "header room");
 
 static int on_io(sd_event_source *s, int fd, uint32_t revents, void *arg);
 static int on_timer(sd_event_source *s, uint64_t usec, void *arg);
@@ -159,8 +160,7 @@ void smd_conn_close(struct smd_conn *c, const char *why)
 	c->out_tail = &c->out;
 	c->out_bytes = 0;
 	free(c->in);
-	free(c->spare);
-	c->in = c->spare = NULL;
+	c->in = NULL;
 	if (c->in_fd >= 0)
 		close(c->in_fd);
 	c->in_fd = -1;
@@ -558,7 +558,10 @@ static bool take_fds(struct smd_conn *c, struct msghdr *mh)
 /*
  * Read once without blocking. Returns 1 when a whole message is in c->in,
  * 2 when bytes came but the message is not whole yet, 0 when nothing more is
- * there now, -1 when the connection was closed.
+ * there now, -1 when the connection was closed. The header is assembled in
+ * the connection itself; the message's buffer, of exactly its size, is
+ * allocated once the header is known and good, so a connection that sent a
+ * few bytes and then nothing costs no buffer.
  */
 static int read_some(struct smd_conn *c)
 {
@@ -566,20 +569,13 @@ static int read_some(struct smd_conn *c)
 	struct iovec iov;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
 			     .msg_controllen = sizeof(ctl.buf) };
-	uint32_t need = HDR;
+	const struct smio_hdr *h = (const void *)c->hdr;
 	ssize_t n;
 
-	if (!c->in) {
-		c->in = c->spare ? c->spare : malloc(HDR + SMIO_MAX_PAYLOAD);
-		c->spare = NULL;
-		if (!c->in) {
-			smd_conn_close(c, "out of memory");
-			return -1;
-		}
-	}
-	if (c->have >= HDR)
-		need += ((const struct smio_hdr *)c->in)->len;
-	iov = (struct iovec){ c->in + c->have, need - c->have };
+	if (!c->in)
+		iov = (struct iovec){ c->hdr + c->have, HDR - c->have };
+	else
+		iov = (struct iovec){ c->in + c->have, HDR + h->len - c->have };
 	n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
@@ -597,12 +593,20 @@ static int read_some(struct smd_conn *c)
 	c->have += (uint32_t)n;
 	if (c->have < HDR)
 		return 2;
-	if (c->have == HDR && smio_hdr_check((const struct smio_hdr *)c->in)) {
-		c->d->rejected++;         /* framing is lost */
-		smd_conn_close(c, "bad header");
-		return -1;
+	if (!c->in) {
+		if (smio_hdr_check(h)) {
+			c->d->rejected++;         /* framing is lost */
+			smd_conn_close(c, "bad header");
+			return -1;
+		}
+		c->in = malloc(HDR + h->len);
+		if (!c->in) {
+			smd_conn_close(c, "out of memory");
+			return -1;
+		}
+		memcpy(c->in, c->hdr, HDR);
 	}
-	return c->have == HDR + ((const struct smio_hdr *)c->in)->len ? 1 : 2;
+	return c->have == HDR + h->len ? 1 : 2;
 }
 
 /* Bounded: SMD_MSGS_PER_WAKE messages, then the other connections' turn (the

@@ -76,8 +76,8 @@ struct smd_conn {
 	int fd;
 	sd_event_source *io, *timer;
 	uint64_t since_ns;        /* accepted or connected */
-	uint8_t *in;              /* a message being assembled (header + payload) */
-	uint8_t *spare;           /* a message buffer a finished request gave back */
+	uint8_t hdr[24];          /* the header of the message being assembled */
+	uint8_t *in;              /* that message (header + payload), once the header is good */
 	uint32_t have;
 	int in_fd;                /* descriptor that came with it, or -1 */
 	uint64_t in_started_ns;   /* when its first byte came (0: nothing pending) */

@@ -27,11 +27,7 @@ static void req_free(struct smd_req *r)
 		close(r->out_fd);
 	if (r->own_out)
 		free(r->out);
-	/* Its connection reads the next message into it: no 64 KiB malloc per request. */
-	if (!r->c->dead && !r->c->spare)
-		r->c->spare = r->msg;
-	else
-		free(r->msg);
+	free(r->msg);
 	free(b);
 }
 
