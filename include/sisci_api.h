@@ -425,6 +425,24 @@ SISCI_API_EXPORT void SCICreateMapSequence(sci_map_t map, sci_sequence_t *sequen
 SISCI_API_EXPORT void SCIRemoveSequence(sci_sequence_t sequence, unsigned int flags,
                                         sci_error_t *error);
 
+/* Begin a span of accesses through the sequence's map whose errors
+ * SCICheckSequence reports. flags: 0. Returns SCI_SEQ_OK, or
+ * SCI_SEQ_NOT_RETRIABLE when the path to the memory does not work now
+ * (*error: SCI_ERR_NO_LINK_ACCESS while a link is down, SCI_ERR_CONNECTION_REFUSED
+ * once the connection is lost). */
+SISCI_API_EXPORT sci_sequence_status_t SCIStartSequence(sci_sequence_t sequence,
+                                                        unsigned int flags,
+                                                        sci_error_t *error);
+
+/* Did the accesses since SCIStartSequence reach their destination?
+ * flags: SCI_FLAG_NO_FLUSH, SCI_FLAG_NO_STORE_BARRIER. SCI_SEQ_OK: yes;
+ * SCI_SEQ_RETRIABLE: the path failed meanwhile and works again (repeat them
+ * after SCIStartSequence); SCI_SEQ_NOT_RETRIABLE: it does not work now
+ * (errors as SCIStartSequence). */
+SISCI_API_EXPORT sci_sequence_status_t SCICheckSequence(sci_sequence_t sequence,
+                                                        unsigned int flags,
+                                                        sci_error_t *error);
+
 /* Wait until all stores issued through the sequence's map have reached
  * their destination. flags: 0. */
 SISCI_API_EXPORT void SCIStoreBarrier(sci_sequence_t sequence, unsigned int flags);

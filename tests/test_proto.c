@@ -763,7 +763,9 @@ static void test_peer_fields(void **state)
 	assert_int_equal(REQ(SMIO_PEER_STEP, s), -EINVAL);
 
 	assert_int_equal(REQ(SMIO_PEER_INVALIDATE, inv), 0);
-	inv.pad = 1;
+	inv.link_gen = 7;
+	assert_int_equal(REQ(SMIO_PEER_INVALIDATE, inv), 0);
+	inv.origin_host = 0x10000;
 	assert_int_equal(REQ(SMIO_PEER_INVALIDATE, inv), -EINVAL);
 }
 

@@ -497,7 +497,7 @@ static void test_kill_owner(void **state)
 	 * connection is lost, and its eventfd says so. */
 	assert_int_equal(lut_used(USER), lut - sc.lut_count);
 	assert_int_equal(call(use, SMIO_SEG_STATE, &cr, sizeof(cr), NULL), 0);
-	assert_int_equal(rbuf.ss.state, SMIO_SEG_LOST);
+	assert_int_equal(rbuf.ss.state, SMIO_SEG_DISCONNECTED);
 	assert_int_equal(read(efd, &count, sizeof(count)), sizeof(count));
 	assert_int_equal(count, 1);
 	close(efd);

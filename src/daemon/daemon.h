@@ -61,6 +61,9 @@ int smd_h_accel_op(struct smd *d, const void *payload, uint32_t len, void *out,
  */
 int smd_seg_init(struct smd *d);
 void smd_seg_fini(struct smd *d);
+/* h_segment_link.c: re-check connections' paths after a link change here, or there. */
+void smd_seg_links_changed(struct smd *d);
+void smd_seg_peer_links(struct smd *d, uint32_t host, uint32_t link_gen);
 int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 		  void *out, uint32_t *outlen, int *out_fd);
 void smd_seg_conn_closed(struct smd *d, struct smd_conn *c);
@@ -203,5 +206,13 @@ void smd_route_to_wire(const struct fab_route *r, const struct fab_forward *fwd,
  */
 int smd_route_async(struct smd_req *r, uint16_t rid, uint64_t addr, uint64_t len, bool write,
 		    bool use_cache, int (*done)(struct smd_req *r, struct fab_route *rt));
+/*
+ * The walk alone (loop only): fn(d, arg, route) runs exactly once when it
+ * ends, inside this call or from a continuation; returns 0, or -ENOMEM and
+ * fn never runs.
+ */
+int smd_route_walk(struct smd *d, uint16_t rid, uint64_t addr, uint64_t len, bool write,
+		   bool use_cache, void (*fn)(struct smd *d, void *arg, struct fab_route *rt),
+		   void *arg);
 
 #endif

@@ -271,7 +271,14 @@ void smd_dispatch(struct smd_conn *c, uint8_t *msg, int fd)
 		close(fd);                /* no request carries a descriptor to us */
 	if (c->outgoing && h.type == SMIO_PEER_INVALIDATE) {
 		/* The peer changed a table our cached routes may cross. */
+		struct smio_invalidate inv;
+
 		__atomic_fetch_add(&d->world.epoch, 1, __ATOMIC_ACQ_REL);
+		if (h.len == sizeof(inv)) {
+			memcpy(&inv, payload, sizeof(inv));
+			/* A link there: what crosses it may have stopped or resumed. */
+			smd_seg_peer_links(d, c->host, inv.link_gen);
+		}
 		free(msg);
 		return;
 	}

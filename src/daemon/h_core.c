@@ -492,7 +492,11 @@ int h_peer_step(struct smd_req *r)
 
 int h_peer_invalidate(struct smd_req *r)
 {
+	const struct smio_invalidate *m = r->p;
+
 	__atomic_fetch_add(&r->d->world.epoch, 1, __ATOMIC_ACQ_REL);
+	/* A link changed there: what crosses it may have stopped or resumed working. */
+	smd_seg_peer_links(r->d, r->c->host, m->link_gen);
 	return 0;
 }
 

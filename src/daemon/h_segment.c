@@ -79,9 +79,8 @@ static void seg_unexpose(void *arg, uint64_t phys, uint64_t size)
 }
 
 /*
- * The SISCI service hears of its adapters' link changes and doorbells. Noted
- * only for now: what a lost link means for connections (SISCI's events,
- * failover) builds on this.
+ * The SISCI service hears of its adapters' link changes and doorbells. A link
+ * change re-checks every connection's path (h_segment_link.c).
  */
 static void seg_link_event(void *ctx, struct ntb_drv *ntb, bool up)
 {
@@ -89,6 +88,7 @@ static void seg_link_event(void *ctx, struct ntb_drv *ntb, bool up)
 
 	d->segs->link_events++;
 	smio_info("%s link %s", ntb_drv_hw(ntb)->fn->name, up ? "up" : "down");
+	smd_seg_links_changed(d);
 }
 
 static void seg_db_event(void *ctx, struct ntb_drv *ntb, uint32_t bits)

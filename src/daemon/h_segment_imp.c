@@ -51,8 +51,8 @@ void smd_imp_unlink(struct smd_segs *s, struct imp *im)
 	*im = s->imp[--s->nimp];
 }
 
-/* Tell the process: its connection im just became unusable. */
-static void imp_signal(struct imp *im)
+/* Tell the process: its connection im changed state (SEG_STATE says how). */
+void smd_imp_signal(struct imp *im)
 {
 	uint64_t one = 1;
 
@@ -256,8 +256,8 @@ int smd_h_seg_events(struct smd *d, struct smd_conn *c, const struct smio_seg_co
 		im->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (im->efd < 0)
 			return -errno;
-		if (smd_imp_dead(im))
-			imp_signal(im);     /* already gone: say so at once */
+		if (smd_imp_dead(im) || im->down)
+			smd_imp_signal(im); /* not connected as it was: say so at once */
 	}
 	*out_fd = im->efd;
 	return 0;
@@ -271,8 +271,9 @@ int smd_h_seg_state(struct smd *d, struct smd_conn *c, const struct smio_seg_con
 
 	if (rc)
 		return rc;
-	*o = (struct smio_seg_state){ .conn = im->handle,
-		.state = smd_imp_dead(im) ? SMIO_SEG_LOST : SMIO_SEG_CONNECTED };
+	*o = (struct smio_seg_state){ .conn = im->handle, .changes = im->changes,
+		.state = im->gone ? SMIO_SEG_DISCONNECTED : im->lost ? SMIO_SEG_LOST :
+			 im->down ? SMIO_SEG_NOT_OPERATIONAL : SMIO_SEG_CONNECTED };
 	*outlen = sizeof(*o);
 	return 0;
 }
@@ -290,7 +291,7 @@ void smd_seg_gone(struct smd *d, uint32_t host, uint32_t segid, uint32_t ref)
 			continue;
 		smd_imp_lut_clear(d, im);
 		im->gone = true;
-		imp_signal(im);
+		smd_imp_signal(im);
 	}
 }
 
@@ -567,7 +568,7 @@ static void peer_lost(struct smd *d, uint32_t host)
 		/* The memory may be reused by the owner now: close the windows. */
 		if (!im->gone) {
 			smd_imp_lut_clear(d, im);
-			imp_signal(im);
+			smd_imp_signal(im);
 		}
 		im->lost = true;
 	}

@@ -138,9 +138,9 @@ static int remote_step(struct fab_world *w, const struct fab_step *in, struct fa
 /* ---------- the same, on the loop, with continuations ---------- */
 
 struct aroute {
-	struct smd_req *r;
 	struct fab_resolve x;
-	int (*done)(struct smd_req *r, struct fab_route *rt);
+	void (*fn)(struct smd *d, void *arg, struct fab_route *rt);
+	void *arg;
 	struct fab_route rt;
 };
 
@@ -163,9 +163,7 @@ static void aroute_reply(struct smd *d, void *arg, int rc, const struct smio_hdr
 							    &a->rt, &fwd);
 	if (aroute_next(d, a, fab_resolve_feed(&a->x, rc, &fwd)))
 		return;
-	rc = a->done(a->r, &a->rt);
-	if (rc != SMD_ASYNC)            /* else done() made the next call */
-		smd_req_done(a->r, rc);
+	a->fn(d, a->arg, &a->rt);
 	free(a);
 }
 
@@ -186,31 +184,81 @@ static bool aroute_next(struct smd *d, struct aroute *a, int state)
 	return false;
 }
 
+int smd_route_walk(struct smd *d, uint16_t rid, uint64_t addr, uint64_t len, bool write,
+		   bool use_cache, void (*fn)(struct smd *d, void *arg, struct fab_route *rt),
+		   void *arg)
+{
+	struct aroute *a = malloc(sizeof(*a));
+	int state;
+
+	if (!a)
+		return -ENOMEM;
+	a->fn = fn;
+	a->arg = arg;
+	state = fab_resolve_begin(&a->x, d->host, rid, addr, len, write, use_cache, &a->rt);
+	if (aroute_next(d, a, state))
+		return 0;
+	/* Answered here (the cache, or this host alone). */
+	fn(d, arg, &a->rt);
+	free(a);
+	return 0;
+}
+
+/* A request's walk: done() answers it, at once or from the walk's continuation. */
+struct req_route {
+	struct smd_req *r;
+	int (*done)(struct smd_req *r, struct fab_route *rt);
+	int rc;                  /* done's status when the walk ended at once */
+	bool ended;              /* ... which it did */
+	bool async;              /* smd_route_walk has returned */
+};
+
+static void req_route_end(struct smd *d, void *arg, struct fab_route *rt)
+{
+	struct req_route *q = arg;
+	int rc = q->done(q->r, rt);
+
+	(void)d;
+	if (!q->async) {
+		q->rc = rc;      /* ended inside smd_route_walk: the caller answers */
+		q->ended = true;
+		return;
+	}
+	if (rc != SMD_ASYNC)     /* else done() made the next call */
+		smd_req_done(q->r, rc);
+	free(q);
+}
+
 int smd_route_async(struct smd_req *r, uint16_t rid, uint64_t addr, uint64_t len, bool write,
 		    bool use_cache, int (*done)(struct smd_req *r, struct fab_route *rt))
 {
-	struct aroute *a = malloc(sizeof(*a));
-	int rc = smd_req_keep(r), state;
+	struct req_route *q = malloc(sizeof(*q));
+	int rc = smd_req_keep(r);
 
-	if (!a || rc) {
-		free(a);
+	if (!q || rc) {
+		free(q);
 		return rc ? rc : -ENOMEM;
 	}
-	a->r = r;
-	a->done = done;
-	state = fab_resolve_begin(&a->x, r->d->host, rid, addr, len, write, use_cache, &a->rt);
-	if (aroute_next(r->d, a, state))
-		return SMD_ASYNC;
-	/* Answered here (the cache, or this host alone): no continuation. */
-	rc = done(r, &a->rt);
-	free(a);
-	return rc;
+	*q = (struct req_route){ .r = r, .done = done, .rc = SMD_ASYNC };
+	rc = smd_route_walk(r->d, rid, addr, len, write, use_cache, req_route_end, q);
+	if (rc) {
+		free(q);
+		return rc;
+	}
+	if (q->ended) {
+		rc = q->rc;      /* answered here (or done() made the next call) */
+		free(q);
+		return rc;
+	}
+	q->async = true;
+	return SMD_ASYNC;
 }
 
 static void fan_out_invalidate(struct fab_world *w, uint32_t origin)
 {
 	struct smd *d = w->priv;
-	struct smio_invalidate inv = { .origin_host = origin, .epoch = w->epoch };
+	struct smio_invalidate inv = { .origin_host = origin, .epoch = w->epoch,
+				       .link_gen = d->host->link_gen };
 
 	if (!d->core)
 		return;               /* before the loop exists: nobody has stepped through us */

@@ -14,6 +14,7 @@
 #include "host/segment.h"
 
 #define MEMFD_CACHE  64           /* peers' memory objects we hold an fd of */
+#define SMD_SEG_MAX_HOSTS TOPO_MAX_HOSTS
 
 /* A connection of one of our processes to a segment (here or elsewhere). */
 struct imp {
@@ -31,6 +32,11 @@ struct imp {
 				   * lost); LUT entries already cleared */
 	bool gone;                /* the owner process died (PEER_SEG_GONE); LUT entries
 				   * cleared, the reference still ours to release */
+	/* The path through the window (h_segment_link.c): */
+	bool down;                /* its route failed when last walked: NOT_OPERATIONAL */
+	bool walking;             /* a walk is under way */
+	bool rewalk;              /* links changed since it started: walk again */
+	uint32_t changes;         /* operational <-> not operational so far */
 	int efd;                  /* SEG_EVENTS eventfd, or -1 */
 };
 
@@ -48,6 +54,11 @@ struct smd_segs {
 	struct memfd_ent cache[MEMFD_CACHE];
 	unsigned ncache;
 	uint32_t link_events, db_events;   /* heard from the NTB driver (statistics) */
+	/* Re-checking paths after link changes (h_segment_link.c). */
+	struct smd_defer pass;
+	bool pass_queued;
+	uint32_t peer_link_gen[SMD_SEG_MAX_HOSTS];   /* last heard, by topology index */
+	bool peer_link_seen[SMD_SEG_MAX_HOSTS];
 };
 
 /* Has the connection's segment gone away (owner process or host)? */
@@ -60,6 +71,7 @@ static inline bool smd_imp_dead(const struct imp *im)
 int smd_imp_get(struct smd_segs *s, const struct smd_conn *c, uint32_t handle,
 		struct imp **out);
 void smd_imp_unlink(struct smd_segs *s, struct imp *im);
+void smd_imp_signal(struct imp *im);
 void smd_imp_lut_clear(struct smd *d, struct imp *im);
 void smd_imp_release(struct smd *d, const struct imp *im, bool wait);
 int smd_seg_connect_begin(struct smd *d, struct smd_conn *c, const struct smio_seg_connect *m,

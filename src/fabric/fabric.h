@@ -99,6 +99,11 @@ struct fab_host {
 	uint64_t low_ram, high_ram; /* RAM below 4 GiB and above (starting at 4 GiB) */
 	struct fab_intc intc;    /* message-signalled interrupts arriving at this host */
 	/*
+	 * Link changes of this host's NTB adapters so far: with the epoch, in the
+	 * invalidations peers hear, so that they re-check what crosses a link.
+	 */
+	uint32_t link_gen;
+	/*
 	 * Serialises everything that reads or changes this host's tables and
 	 * caches: the daemon's request handlers and the device models' DMA.
 	 * Recursive, since a handler may resolve routes while holding it.

@@ -97,7 +97,8 @@ int smio_check_seg_state(const void *p, uint32_t len)
 	struct smio_seg_state m;
 
 	memcpy(&m, p, sizeof(m));
-	return m.state == SMIO_SEG_CONNECTED || m.state == SMIO_SEG_LOST ? 0 : -EINVAL;
+	return m.state >= SMIO_SEG_CONNECTED && m.state <= SMIO_SEG_DISCONNECTED && !m.pad ?
+	       0 : -EINVAL;
 }
 
 int smio_check_seg_attach(const void *p, uint32_t len)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * libsisci: connections to segments (SCIConnectSegment, SCIDisconnectSegment)
- * and the watcher thread that delivers SCI_CB_DISCONNECT. The model is
- * described in sisci_segment.c.
+ * libsisci: connections to segments (SCIConnectSegment, SCIDisconnectSegment).
+ * The model is described in sisci_segment.c, what happens when a
+ * connection's path fails in sisci_link.c.
  */
 #include <errno.h>
 #include <poll.h>
@@ -21,89 +21,11 @@
 
 /* ---------- connections ---------- */
 
-/*
- * The watcher of a connection with a callback. The callback may disconnect
- * the segment (which frees r): nothing of r is touched after it returns.
- */
-static __thread const struct sci_remote_segment *watcher_of;   /* in a watcher: its r */
-
-static void *rseg_watch(void *arg)
+void sisci_rseg_init(struct sci_remote_segment *r)
 {
-	struct sci_remote_segment *r = arg;
-	struct pollfd p[2] = { { .fd = r->efd, .events = POLLIN },
-			       { .fd = r->cancel_fd, .events = POLLIN } };
-	struct smio_seg_conn_ref q = { .conn = r->conn };
-	struct smio_seg_state st;
-	uint64_t count;
-	uint32_t rlen = 0;
-	int rc;
-
-	for (;;) {
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return NULL;
-		}
-		if (p[1].revents)
-			return NULL;        /* SCIDisconnectSegment */
-		if (!(p[0].revents & POLLIN))
-			return NULL;        /* not an eventfd any more: nothing will come */
-		if (read(r->efd, &count, sizeof(count)) != sizeof(count))
-			continue;
-		/* The daemon's word on it (a daemon that cannot answer: gone too). */
-		rc = sisci_call(r->sd, SMIO_SEG_STATE, &q, sizeof(q), &st, sizeof(st), &rlen, NULL);
-		if (!rc && rlen == sizeof(st) && st.state == SMIO_SEG_CONNECTED)
-			continue;
-		break;
-	}
-	watcher_of = r;
-	r->cb(r->cb_arg, r, SCI_CB_DISCONNECT, SCI_ERR_OK);
-	return NULL;
-}
-
-/* Start r's watcher: SCI_ERR_OK, or an error with nothing left behind. */
-static sci_error_t rseg_watch_start(struct sci_remote_segment *r)
-{
-	struct smio_seg_conn_ref q = { .conn = r->conn };
-	int rc;
-
-	r->efd = -1;
-	r->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (r->cancel_fd < 0)
-		return SCI_ERR_NOSPC;
-	rc = sisci_call(r->sd, SMIO_SEG_EVENTS, &q, sizeof(q), NULL, 0, NULL, &r->efd);
-	if (!rc && r->efd < 0)
-		rc = -EPROTO;
-	if (!rc && pthread_create(&r->watcher, NULL, rseg_watch, r))
-		rc = -ENOMEM;
-	if (rc) {
-		if (r->efd >= 0)
-			close(r->efd);
-		close(r->cancel_fd);
-		r->efd = r->cancel_fd = -1;
-		return rc == -ENOMEM ? SCI_ERR_NOSPC : sisci_seg_errno(rc);
-	}
-	r->watching = true;
-	return SCI_ERR_OK;
-}
-
-/* Stop r's watcher (unless it is the caller: then it ends by itself). */
-static void rseg_watch_stop(struct sci_remote_segment *r)
-{
-	uint64_t one = 1;
-
-	if (!r->watching)
-		return;
-	if (watcher_of == r) {
-		watcher_of = NULL;
-		pthread_detach(r->watcher);
-	} else {
-		if (write(r->cancel_fd, &one, sizeof(one)) != sizeof(one))
-			abort();        /* an eventfd of ours with a count of 0 or 1 */
-		pthread_join(r->watcher, NULL);
-	}
-	close(r->efd);
-	close(r->cancel_fd);
+	pthread_mutex_init(&r->watch_mu, NULL);
+	r->efd = r->cancel_fd = -1;
+	r->state = SMIO_SEG_CONNECTED;
 }
 
 void SCIConnectSegment(sci_desc_t sd, sci_remote_segment_t *segment, unsigned int nodeId,
@@ -199,6 +121,7 @@ void SCIConnectSegment(sci_desc_t sd, sci_remote_segment_t *segment, unsigned in
 		*error = SCI_ERR_NOSPC;
 		return;
 	}
+	sisci_rseg_init(r);
 	r->sd = sd;
 	r->conn = sc.conn;
 	r->host = sc.host;
@@ -217,7 +140,7 @@ void SCIConnectSegment(sci_desc_t sd, sci_remote_segment_t *segment, unsigned in
 
 		r->cb = callback;
 		r->cb_arg = callbackArg;
-		*error = rseg_watch_start(r);
+		*error = sisci_rseg_watch(r);
 		if (*error) {
 			sisci_lock();
 			sisci_obj_del(&r->obj);
@@ -276,7 +199,8 @@ void SCIDisconnectSegment(sci_remote_segment_t segment, unsigned int flags, sci_
 		segment->dev->segs--;
 		sisci_unlock();
 	}
-	rseg_watch_stop(segment);
+	sisci_rseg_unwatch(segment);
+	pthread_mutex_destroy(&segment->watch_mu);
 	sisci_desc_put(segment->sd);
 	free(segment);
 	*error = SCI_ERR_OK;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "sisci_seg.h"
+#include "util/log.h"
 
 #define FDID_NODE(f)   ((unsigned int)(f) >> 16)
 
@@ -373,6 +374,7 @@ void SCIConnectDeviceSegment(sci_smartio_device_t device, sci_remote_segment_t *
 		*error = sisci_dev_errno(rc);
 		return;
 	}
+	sisci_rseg_init(r);
 	r->sd = device->sd;
 	r->conn = sc.conn;
 	r->host = sc.host;
@@ -394,6 +396,9 @@ void SCIConnectDeviceSegment(sci_smartio_device_t device, sci_remote_segment_t *
 	sisci_unlock();
 	*segment = r;
 	*error = SCI_ERR_OK;
+	/* A callback hears of the path from now on (else the first map starts it). */
+	if (r->cb && sisci_rseg_watch(r))
+		smio_warn("SISCI: device segment %u: its callback will not be called", segmentId);
 }
 
 #define HINTS_ALL (SCI_MEMACCESS_DEVICE_READ | SCI_MEMACCESS_DEVICE_WRITE | \

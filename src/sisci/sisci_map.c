@@ -23,7 +23,7 @@
 			  SCI_FLAG_IO_MAP_IOSPACE | SCI_FLAG_LOCK_OPERATION | \
 			  SCI_FLAG_WRITE_BACK_CACHE_MAP | SCI_FLAG_NO_MEMORY_LOOPBACK)
 
-static inline void store_fence(void)
+void sisci_store_fence(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_sfence();          /* also drains write-combining buffers */
@@ -81,15 +81,6 @@ static sci_error_t map_reply(struct sci_map *m, const struct smio_map_reply *mr,
 		close(fd);
 	m->host = mr->host;
 	return err;
-}
-
-static void map_register(struct sci_map *m, sci_map_t *map)
-{
-	sisci_lock();
-	sisci_obj_add(&m->obj, SISCI_OBJ_MAP);
-	sisci_desc_get(m->sd);
-	sisci_unlock();
-	*map = m;
 }
 
 /*
@@ -170,6 +161,25 @@ static void *map_segment(struct sci_local_segment *lseg, struct sci_remote_segme
 		/* A local map's fd covers the whole segment; a remote one starts at offset. */
 		*error = map_reply(m, &mr, rlen, fd, lseg ? offset : 0, size, addr, flags);
 	}
+	/* A remote map follows its path: the watcher fails and restores it. */
+	if (!*error && rseg)
+		*error = sisci_rseg_watch(rseg);
+	if (!*error) {
+		sisci_lock();
+		/*
+		 * Registered in the same breath as the state is checked: the
+		 * watcher either acted already (refused here) or will see it.
+		 */
+		if (rseg && rseg->state != SMIO_SEG_CONNECTED) {
+			*error = SCI_ERR_NO_LINK_ACCESS;
+		} else {
+			sisci_obj_add(&m->obj, SISCI_OBJ_MAP);
+			sisci_desc_get(m->sd);
+		}
+		sisci_unlock();
+		if (*error)
+			munmap(m->base, m->maplen);
+	}
 	if (*error) {
 		sisci_lock();
 		(*maps)--;
@@ -177,7 +187,7 @@ static void *map_segment(struct sci_local_segment *lseg, struct sci_remote_segme
 		free(m);
 		return NULL;
 	}
-	map_register(m, map);
+	*map = m;
 	return (void *)m->addr;
 }
 
@@ -330,12 +340,12 @@ void SCIRemoveSequence(sci_sequence_t sequence, unsigned int flags, sci_error_t 
  */
 void SCIStoreBarrier(sci_sequence_t sequence, unsigned int flags)
 {
-	store_fence();
+	sisci_store_fence();
 }
 
 void SCIFlush(sci_sequence_t sequence, unsigned int flags)
 {
-	store_fence();
+	sisci_store_fence();
 }
 
 void SCICacheSync(sci_map_t map, void *addr, size_t length, unsigned int flags,
@@ -367,7 +377,7 @@ void SCICacheSync(sci_map_t map, void *addr, size_t length, unsigned int flags,
 		}
 	}
 	/* The emulated fabric is cache coherent: ordering is all there is to do. */
-	store_fence();
+	sisci_store_fence();
 	*error = SCI_ERR_OK;
 }
 
@@ -438,7 +448,7 @@ void SCIMemCpy(sci_sequence_t sequence, void *memAddr, sci_map_t remoteMap, size
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	} else {
 		memcpy(p, memAddr, size);
-		store_fence();
+		sisci_store_fence();
 	}
 	/* The stores went through a working window to the owner's memory? */
 	if ((flags & SCI_FLAG_ERROR_CHECK) && remote && size)

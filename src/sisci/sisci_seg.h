@@ -57,11 +57,15 @@ struct sci_remote_segment {
 	unsigned int node_id, segid, adapter;
 	uint64_t size;               /* page-rounded, as the owner reports it */
 	uint64_t ioaddr;             /* the segment's address on this host's bus */
-	sci_cb_remote_segment_t cb;  /* SCI_FLAG_USE_CALLBACK: told of SCI_CB_DISCONNECT */
+	sci_cb_remote_segment_t cb;  /* SCI_FLAG_USE_CALLBACK: told of path and owner events */
 	void *cb_arg;
-	int efd, cancel_fd;          /* with cb: the daemon's SEG_EVENTS eventfd, and ours */
-	pthread_t watcher;           /* with cb: waits on efd and calls cb once */
+	bool cb_cancelled;           /* it returned SCI_CALLBACK_CANCEL */
+	/* The watcher (sisci_link.c), started by a callback or the first map: */
+	pthread_mutex_t watch_mu;    /* starting it */
+	int efd, cancel_fd;          /* the daemon's SEG_EVENTS eventfd, and ours */
+	pthread_t watcher;           /* waits on efd: remaps, calls cb */
 	bool watching;               /* the watcher was started (efd, cancel_fd open) */
+	uint32_t state, changes;     /* SEG_STATE as last acted on (lock held) */
 	unsigned int maps;
 	struct sci_smartio_device *dev;  /* a device BAR of this borrow (SCIConnectDeviceSegment) */
 };
@@ -95,12 +99,14 @@ struct sci_map {
 	unsigned int flags;
 	uint32_t host;               /* host whose memory the map reaches */
 	unsigned int sequences;
+	bool failed;                 /* the path fails: mapped to all-ones (sisci_link.c) */
 };
 
 struct sci_sequence {
 	struct sisci_obj obj;
 	struct sci_map *map;
 	unsigned int flags;
+	uint32_t changes;            /* the connection's path changes at SCIStartSequence */
 };
 
 /* The registry; sisci_lock() guards it and the objects' counters. */
@@ -110,6 +116,9 @@ void sisci_obj_add(struct sisci_obj *o, enum sisci_kind kind);
 void sisci_obj_del(struct sisci_obj *o);
 /* Is p a live object of that kind? Call with the lock held. */
 bool sisci_obj_valid(const void *p, enum sisci_kind kind);
+/* Walk the objects of one kind (lock held): first, then next until NULL. */
+struct sisci_obj *sisci_obj_first(enum sisci_kind kind);
+struct sisci_obj *sisci_obj_next(struct sisci_obj *o, enum sisci_kind kind);
 
 /* Count an object created through sd (SCIClose refuses while any exist). */
 void sisci_desc_get(struct sci_desc *sd);
@@ -123,6 +132,16 @@ sci_error_t sisci_seg_errno(int rc);
 /* Registered buffers (sisci_seg_mem.c), for SCIRemoveSegment. */
 sci_error_t sisci_seg_alias_buffer(struct sci_local_segment *s, bool copy);
 sci_error_t sisci_seg_unregister_buffer(struct sci_local_segment *s);
+
+/*
+ * A connection's watcher (sisci_link.c): started by a callback or the first
+ * map (idempotent; r is registered), stopped before r is freed.
+ */
+void sisci_rseg_init(struct sci_remote_segment *r);
+sci_error_t sisci_rseg_watch(struct sci_remote_segment *r);
+void sisci_rseg_unwatch(struct sci_remote_segment *r);
+/* Stores out and globally visible (sisci_map.c). */
+void sisci_store_fence(void);
 
 /* Look an adapter number up: SCI_ERR_OK or why it is no adapter of ours (sisci_segment.c). */
 sci_error_t sisci_check_adapter(unsigned int adapter);

@@ -73,6 +73,19 @@ void sisci_obj_del(struct sisci_obj *o)
 	o->next = o->prev = NULL;
 }
 
+struct sisci_obj *sisci_obj_next(struct sisci_obj *o, enum sisci_kind kind)
+{
+	for (o = o->next; o != &reg; o = o->next)
+		if (o->kind == kind)
+			return o;
+	return NULL;
+}
+
+struct sisci_obj *sisci_obj_first(enum sisci_kind kind)
+{
+	return sisci_obj_next(&reg, kind);
+}
+
 bool sisci_obj_valid(const void *p, enum sisci_kind kind)
 {
 	const struct sisci_obj *o;

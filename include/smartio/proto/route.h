@@ -82,7 +82,7 @@ struct smio_step {
 
 struct smio_invalidate {
 	uint32_t origin_host;
-	uint32_t pad;
+	uint32_t link_gen;         /* the origin's NTB link changes so far (any value) */
 	uint64_t epoch;
 };
 

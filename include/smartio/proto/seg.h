@@ -99,17 +99,23 @@ struct smio_peer_seg_ref {
 };
 
 /*
- * SEG_STATE: is a connection still usable? LOST: its owner process died
- * (PEER_SEG_GONE), or the owner's host became unreachable; its windows are
- * closed and only SEG_DISCONNECT is left to do. The SEG_EVENTS eventfd
- * counts 1 when a connection becomes LOST.
+ * SEG_STATE: is a connection usable? CONNECTED: yes. NOT_OPERATIONAL: the
+ * route from the CPU through its window fails (a link on the path is down);
+ * the windows stay, and it becomes CONNECTED again when the route works.
+ * LOST (the owner's host became unreachable) and DISCONNECTED (the owner
+ * process died): the windows are closed and only SEG_DISCONNECT is left to
+ * do. The SEG_EVENTS eventfd counts 1 at every change of state.
  */
-#define SMIO_SEG_CONNECTED  1u
-#define SMIO_SEG_LOST       2u
+#define SMIO_SEG_CONNECTED        1u
+#define SMIO_SEG_LOST             2u   /* the owner's host is gone: lost for good */
+#define SMIO_SEG_NOT_OPERATIONAL  3u   /* the path through the window fails (a link) */
+#define SMIO_SEG_DISCONNECTED     4u   /* the owner process died or removed it */
 
 struct smio_seg_state {
 	uint32_t conn;
-	uint32_t state;            /* SMIO_SEG_CONNECTED or SMIO_SEG_LOST */
+	uint32_t state;            /* SMIO_SEG_* */
+	uint32_t changes;          /* CONNECTED <-> NOT_OPERATIONAL transitions so far */
+	uint32_t pad;
 };
 
 /* Request: mem (pad 0, size 0); reply: mem, its size, and the memfd. */
