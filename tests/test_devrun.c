@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <linux/pci_regs.h>
@@ -221,12 +222,106 @@ static void test_idle_threads_stop(void **state)
 	tc_down(&tc);
 }
 
+/* Wait (bounded: what a driver allows, CAP.TO / the 100 ms of an FLR) for a register. */
+static bool wait_reg(struct drv *d, uint32_t off, uint32_t mask, uint32_t want, int ms)
+{
+	struct timespec tick = { 0, 1000000 };
+
+	for (int i = 0; i < ms; i++) {
+		if ((rd32(d, off) & mask) == want)
+			return true;
+		nanosleep(&tick, NULL);
+	}
+	return (rd32(d, off) & mask) == want;
+}
+
+static uint32_t cfg16(struct fab_host *h, uint16_t bdf, uint32_t off)
+{
+	uint32_t v = 0;
+
+	fab_host_lock(h);
+	assert_int_equal(fab_cfg_access_read(h, bdf, off, 2, &v), 0);
+	fab_host_unlock(h);
+	return v;
+}
+
+static void cfg16_write(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t v)
+{
+	fab_host_lock(h);
+	assert_int_equal(fab_cfg_access_write(h, bdf, off, 2, v), 0);
+	fab_host_unlock(h);
+}
+
+/*
+ * Function Level Reset (src/fabric/flr.c): a model's function says "FLR
+ * capable"; Initiate FLR clears the command register and MSI-X enable at
+ * once, and the model's reset follows within the spec's 100 ms: an enabled
+ * NVMe controller drops CSTS.RDY and CC. Other Device Control writes do not.
+ */
+static void test_flr(void **state)
+{
+	struct tcluster tc;
+	struct devrun_set *s = NULL;
+	struct fab_host *h;
+	struct drv d = { 0 };
+	char err[256];
+	uint16_t bdf, exp, msix;
+	uint32_t v = 0;
+
+	tc_up(&tc, NULL);
+	h = tc_host(&tc, 1);
+	assert_int_equal(devrun_start(h, NULL, &s, err, sizeof(err)), 0);
+	d.h = h;
+	d.fn = fab_func_by_name(h, "nvme0");
+	assert_non_null(d.fn);
+	bdf = fab_func_bdf(d.fn);
+	d.regs = fab_mem_map(h, (uint32_t)d.fn->bars[0].mem);
+	assert_non_null(d.regs);
+	exp = fab_cfg_find_cap(&d.fn->cfg, PCI_CAP_ID_EXP);
+	msix = fab_cfg_find_cap(&d.fn->cfg, PCI_CAP_ID_MSIX);
+	assert_true(exp && msix);
+	fab_host_lock(h);
+	assert_int_equal(fab_cfg_access_read(h, bdf, exp + PCI_EXP_DEVCAP, 4, &v), 0);
+	fab_host_unlock(h);
+	assert_true(v & PCI_EXP_DEVCAP_FLR);
+
+	/* As the driver leaves it: decoding, mastering, MSI-X, controller ready. */
+	cfg16_write(h, bdf, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+	cfg16_write(h, bdf, msix + PCI_MSIX_FLAGS,
+		    cfg16(h, bdf, msix + PCI_MSIX_FLAGS) | PCI_MSIX_FLAGS_ENABLE);
+	reg32(&d, 0x24, (31u << 16) | 31u);            /* AQA: 32-entry admin queues */
+	reg64(&d, 0x28, 0x100000);                     /* ASQ */
+	reg64(&d, 0x30, 0x200000);                     /* ACQ */
+	reg32(&d, 0x14, (4u << 20) | (6u << 16) | 1u); /* CC: IOCQES, IOSQES, EN */
+	assert_true(wait_reg(&d, 0x1c, 1, 1, 2000));   /* CSTS.RDY */
+
+	/* A Device Control write without bit 15 changes nothing of that. */
+	cfg16_write(h, bdf, exp + PCI_EXP_DEVCTL, cfg16(h, bdf, exp + PCI_EXP_DEVCTL));
+	assert_true(wait_reg(&d, 0x1c, 1, 1, 20));
+	assert_int_equal(cfg16(h, bdf, PCI_COMMAND) & PCI_COMMAND_MASTER, PCI_COMMAND_MASTER);
+
+	cfg16_write(h, bdf, exp + PCI_EXP_DEVCTL,
+		    cfg16(h, bdf, exp + PCI_EXP_DEVCTL) | PCI_EXP_DEVCTL_BCR_FLR);
+	/* Config space at once; bit 15 always reads 0. */
+	assert_int_equal(cfg16(h, bdf, PCI_COMMAND), 0);
+	assert_int_equal(cfg16(h, bdf, msix + PCI_MSIX_FLAGS) & PCI_MSIX_FLAGS_ENABLE, 0);
+	assert_int_equal(cfg16(h, bdf, exp + PCI_EXP_DEVCTL) & PCI_EXP_DEVCTL_BCR_FLR, 0);
+	/* The controller within the spec's 100 ms. */
+	assert_true(wait_reg(&d, 0x1c, 1, 0, 100));
+	assert_int_equal(rd32(&d, 0x14), 0);
+	/* The BARs keep their addresses (what pci_reset_function restores). */
+	assert_true(fab_func_bar_addr(d.fn, 0) != 0);
+	devrun_stop(s);
+	tc_down(&tc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copy_and_p2p),
 		cmocka_unit_test(test_dma_through_iommu),
 		cmocka_unit_test(test_idle_threads_stop),
+		cmocka_unit_test(test_flr),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

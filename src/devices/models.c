@@ -186,6 +186,7 @@ int dev_endpoint_init(struct fab_func *fn, const struct topo_device *td, char *e
 	fab_cap_pm(fn);
 	fab_cap_msi(fn, 0);
 	fab_cap_pcie(fn, 0, fn->link, 0);
+	fab_func_set_flr_capable(fn);    /* every model has a reset hook (dev.h) */
 	if (msix_bir < 6) {
 		fab_cap_msix(fn, vectors, msix_bir, table, pba);
 		rc = fab_msix_reset_table(fn);

@@ -68,6 +68,7 @@ struct fab_func {
 	struct fab_ntb *ntb;     /* FAB_FN_NTB */
 	const struct topo_device *tdev; /* FAB_FN_ENDPOINT */
 	uint32_t index;          /* position in host->funcs */
+	uint32_t flr_seq;        /* atomic: FLRs initiated (flr.c); the model thread follows */
 };
 
 /* A memory object: a memfd that backs host RAM or a BAR. */

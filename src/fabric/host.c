@@ -759,12 +759,16 @@ int fab_cfg_access_write(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_
 			 uint32_t val)
 {
 	struct fab_func *fn = fab_func_by_bdf(h, bdf);
+	bool flr;
 	int rc;
 
 	if (!fn)
 		return fab_cfg_check(off, size) ? -EINVAL : -ENODEV;
+	flr = fab_cfg_write_is_flr(fn, off, size, val);
 	rc = fab_cfg_write(&fn->cfg, off, size, val);
-	if (!rc && bar_reg_affects_routing(off, size))
+	if (!rc && flr)
+		fab_func_flr(fn);       /* flr.c; it tells the tables itself */
+	else if (!rc && bar_reg_affects_routing(off, size))
 		fab_host_tables_changed(h);
 	return rc;
 }

@@ -35,6 +35,13 @@ uint16_t fab_cap_msi(struct fab_func *fn, unsigned log2_vectors);
 int fab_msix_reset_table(struct fab_func *fn);
 uint16_t fab_cap_pm(struct fab_func *fn);
 uint16_t fab_ecap_acs(struct fab_func *fn, uint16_t caps, uint16_t ctrl);
+/* flr.c: Function Level Reset (Device Capabilities bit 28, Device Control bit 15). */
+void fab_func_set_flr_capable(struct fab_func *fn);
+bool fab_func_flr_capable(const struct fab_func *fn);
+/* Does this config write initiate an FLR of fn? (Checked before the write.) */
+bool fab_cfg_write_is_flr(const struct fab_func *fn, uint32_t off, uint32_t size, uint32_t val);
+/* Reset fn's config state as an FLR does and ask its model to reset (host lock held). */
+void fab_func_flr(struct fab_func *fn);
 struct fab_func *fab_func_alloc(struct fab_host *h, enum fab_func_kind kind,
 				const char *name, struct fab_func *parent,
 				uint8_t dev, uint8_t fn);

@@ -42,6 +42,7 @@ struct runner {
 	uint64_t cmd_epoch;      /* epoch at which cmd (the command register) was read */
 	uint32_t cmd;
 	bool cmd_valid;
+	uint32_t flr_seen;       /* fn->flr_seq this thread has acted on */
 };
 
 struct devrun_set {
@@ -210,7 +211,19 @@ static void *run(void *arg)
 
 	fab_thread_set_worker();
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
-		int busy = r->inst.ops->poll(&r->inst);
+		uint32_t flr = __atomic_load_n(&r->fn->flr_seq, __ATOMIC_ACQUIRE);
+		int busy;
+
+		if (flr != r->flr_seen) {
+			/* A Function Level Reset (src/fabric/flr.c): the model's
+			 * half, here where nothing else calls into the model. */
+			r->flr_seen = flr;
+			memset(r->atc, 0, sizeof(r->atc));
+			r->cmd_valid = false;
+			if (r->inst.ops->reset)
+				r->inst.ops->reset(&r->inst);
+		}
+		busy = r->inst.ops->poll(&r->inst);
 
 		/* only this thread writes it: no locked read-modify-write needed */
 		__atomic_store_n(&r->polls, __atomic_load_n(&r->polls, __ATOMIC_RELAXED) + 1,
@@ -262,6 +275,7 @@ static int setup(struct runner *r, struct fab_func *fn, const struct dev_model_o
 			return -ENOMEM;
 		}
 	}
+	r->flr_seen = __atomic_load_n(&fn->flr_seq, __ATOMIC_ACQUIRE);
 	f->bdf = fab_func_bdf(fn);
 	f->msix_cap = fab_cfg_find_cap(&fn->cfg, PCI_CAP_ID_MSIX);
 	f->td = fn->tdev;

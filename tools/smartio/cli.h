@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "smartio/proto.h"
 #include "smartio/topology.h"
@@ -37,6 +38,8 @@ int cli_open_host(const char *host_opt, const char *dir_opt, uint32_t role, uint
 int cli_host_arg(const char *opt, uint32_t *host);
 int cli_parse_u64(const char *s, uint64_t *v);       /* decimal, 0x hex, or K/M/G sizes */
 int cli_parse_bdf(const char *s, uint16_t *bdf);     /* "BB:DD.F" or "DDDD:BB:DD.F" */
+/* "10ms", "1.5s", "2" (seconds): ns, us, ms, s, m, h; fault.c. */
+int cli_parse_duration(const char *s, uint64_t *ns);
 /* o and a newline on stdout (compact, util/json_out.h); 0, or -errno said with cli_err. */
 int cli_json_print(struct json_object *o);
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -48,6 +51,11 @@ int cli_parse_func(int fd, const char *s, uint16_t *bdf);
 int cli_parse_addr(int fd, const char *s, uint64_t *addr);
 
 int cmd_cluster(int argc, char **argv);
+/* Stop host's daemon (hard: SIGKILL) and start a fresh one in the running
+ * cluster in dir; 0, or 1 after saying what failed. */
+int cli_cluster_restart(const char *dir, uint32_t host, bool hard, pid_t *old_pid,
+			pid_t *new_pid);
+int cmd_fault(int argc, char **argv);    /* fault.c: the fault injector */
 int cmd_exec(int argc, char **argv);
 /* Remove DIR/procs (the records of processes bound to hosts by smartio exec). */
 void cli_exec_records_clear(const char *dir);

@@ -11,9 +11,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "hostproc.h"
 #include "util/smio_time.h"
 
 #define UP_TIMEOUT_MS(n)  (20000 + 200 * (int)(n))
@@ -100,88 +102,43 @@ static int read_whole(const char *path, char **out, size_t *len)
 	return 0;
 }
 
-/* Is pid a smartiod? Guards against signalling a recycled pid. */
-static bool is_smartiod(pid_t pid)
-{
-	char path[64], cmd[256] = "";
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	n = fread(cmd, 1, sizeof(cmd) - 1, f);
-	fclose(f);
-	cmd[n] = '\0';
-	return strstr(cmd, "smartiod") != NULL;
-}
-
-static pid_t read_pid(const char *dir, uint32_t host)
-{
-	char path[PATH_MAX + 32];
-	FILE *f;
-	int pid = 0;
-
-	snprintf(path, sizeof(path), "%s/host-%u.pid", dir, host);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%d", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	return pid > 0 ? pid : 0;
-}
-
-/* Wait for a process to exit: pidfd becomes readable. No sleeping. */
-static bool wait_exit(pid_t pid, int timeout_ms)
-{
-	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	struct pollfd p;
-	bool gone;
-
-	if (pfd < 0)
-		return errno == ESRCH;
-	p = (struct pollfd){ .fd = pfd, .events = POLLIN };
-	gone = poll(&p, 1, timeout_ms) == 1;
-	close(pfd);
-	return gone;
-}
-
-static void remove_host_files(const char *dir, uint32_t host)
+/* The socket and pid file; the log too unless it may explain a crash. */
+static void remove_host_files(const char *dir, uint32_t host, bool keep_log)
 {
 	const char *sfx[] = { "sock", "pid", "log" };
 	char path[PATH_MAX + 32];
 
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < (keep_log ? 2 : 3); i++) {
 		snprintf(path, sizeof(path), "%s/host-%u.%s", dir, host, sfx[i]);
 		unlink(path);
 	}
 }
 
-enum stop_result { STOP_FAILED, STOP_STOPPED, STOP_WAS_DEAD };
+enum stop_result { STOP_FAILED, STOP_STOPPED, STOP_KILLED, STOP_WAS_DEAD };
 
-/* Stop one host's daemon: ask, then insist. */
-static enum stop_result stop_host(const char *dir, uint32_t host)
+/* Stop one host's daemon: ask (unless hard), then insist. */
+static enum stop_result stop_host(const char *dir, uint32_t host, bool hard)
 {
-	pid_t pid = read_pid(dir, host);
+	pid_t pid = cli_daemon_alive(dir, host);
 	int fd;
 
-	if (!pid || !is_smartiod(pid))
+	if (!pid)
 		return STOP_WAS_DEAD;
-	fd = cli_connect(dir, host, SMIO_ROLE_ADMIN);
+	if (cli_proc_state(pid) == 'T')
+		kill(pid, SIGCONT);     /* a hung host ('smartio fault hang') cannot hear us */
+	fd = hard ? -1 : cli_connect(dir, host, SMIO_ROLE_ADMIN);
 	if (fd >= 0) {
 		uint32_t rlen;
 
 		smio_call(fd, SMIO_SHUTDOWN, NULL, 0, NULL, 0, &rlen, NULL, 2000);
 		close(fd);
-	} else {
+	} else if (!hard) {
 		kill(pid, SIGTERM);
 	}
-	if (wait_exit(pid, DOWN_TIMEOUT_MS))
+	if (!hard && cli_wait_exit(pid, DOWN_TIMEOUT_MS))
 		return STOP_STOPPED;
 	kill(pid, SIGKILL);
-	return wait_exit(pid, DOWN_TIMEOUT_MS) ? STOP_STOPPED : STOP_FAILED;
+	return cli_wait_exit(pid, DOWN_TIMEOUT_MS) ? STOP_KILLED : STOP_FAILED;
 }
 
 static void tail_log(const char *dir, uint32_t host)
@@ -201,7 +158,7 @@ static void tail_log(const char *dir, uint32_t host)
 		fprintf(stderr, "  host %u: %s", host, last);
 }
 
-static pid_t spawn(const char *daemon, const char *dir, uint32_t host, int ready_w)
+static pid_t spawn(const char *daemon, const char *dir, uint32_t host, int ready_w, bool append)
 {
 	char log[PATH_MAX + 32], hostbuf[16];
 	pid_t pid = fork();
@@ -211,7 +168,7 @@ static pid_t spawn(const char *daemon, const char *dir, uint32_t host, int ready
 	/* Child: detach from the terminal and the CLI's session. */
 	snprintf(log, sizeof(log), "%s/host-%u.log", dir, host);
 	snprintf(hostbuf, sizeof(hostbuf), "%u", host);
-	int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int lfd = open(log, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0600);
 	int nfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	if (lfd < 0 || nfd < 0)
@@ -230,13 +187,90 @@ static pid_t spawn(const char *daemon, const char *dir, uint32_t host, int ready
 
 static bool any_alive(const char *dir, const struct topo *t)
 {
-	for (uint32_t i = 0; i < t->nhosts; i++) {
-		pid_t pid = read_pid(dir, t->hosts[i].id);
-
-		if (pid && kill(pid, 0) == 0 && is_smartiod(pid))
+	for (uint32_t i = 0; i < t->nhosts; i++)
+		if (cli_daemon_alive(dir, t->hosts[i].id))
 			return true;
-	}
 	return false;
+}
+
+/*
+ * Start the daemons of hosts idx[0..n) of t and return once each has said
+ * it is ready on its pipe (one line once its socket answers; EOF without it
+ * means it died). pids[] gets their pids (0 for one not started). append:
+ * keep what the host's log already holds (a restart). 0, or -1 after saying
+ * what failed; the caller stops what was started.
+ */
+static int start_hosts(const char *dir, const struct topo *t, const uint32_t *idx, uint32_t n,
+		       pid_t *pids, bool append)
+{
+	char daemon[PATH_MAX + 32];
+	int rfd[TOPO_MAX_HOSTS], rc = -1;
+	uint32_t ready = 0, started = 0;
+	bool tty = isatty(2) && n > 1;
+	double t0 = smio_now_s();
+
+	if (n > TOPO_MAX_HOSTS)
+		return -1;
+	find_daemon(daemon, sizeof(daemon));
+	for (uint32_t k = 0; k < n; k++) {
+		int p[2];
+
+		pids[k] = 0;
+		rfd[k] = -1;
+		if (pipe2(p, O_CLOEXEC)) {
+			cli_err("pipe: %s", strerror(errno));
+			goto out;
+		}
+		pids[k] = spawn(daemon, dir, t->hosts[idx[k]].id, p[1], append);
+		close(p[1]);
+		rfd[k] = p[0];
+		started = k + 1;
+		if (pids[k] < 0) {
+			pids[k] = 0;
+			cli_err("fork: %s", strerror(errno));
+			goto out;
+		}
+	}
+	while (ready < n) {
+		struct pollfd pfd[TOPO_MAX_HOSTS];
+		uint32_t map[TOPO_MAX_HOSTS], np = 0;
+		int left = UP_TIMEOUT_MS(n) - (int)((smio_now_s() - t0) * 1000);
+
+		for (uint32_t k = 0; k < n; k++)
+			if (rfd[k] >= 0) {
+				map[np] = k;
+				pfd[np++] = (struct pollfd){ .fd = rfd[k], .events = POLLIN };
+			}
+		if (left <= 0 || poll(pfd, np, left) <= 0) {
+			cli_err("hosts did not come up within %d s", UP_TIMEOUT_MS(n) / 1000);
+			goto out;
+		}
+		for (uint32_t j = 0; j < np; j++) {
+			const struct topo_host *h = &t->hosts[idx[map[j]]];
+			char buf[16];
+
+			if (!pfd[j].revents)
+				continue;
+			if (read(rfd[map[j]], buf, sizeof(buf)) <= 0) {
+				cli_err("host %u (%s) failed to start:", h->id, h->name);
+				tail_log(dir, h->id);
+				goto out;
+			}
+			close(rfd[map[j]]);
+			rfd[map[j]] = -1;
+			ready++;
+			if (tty)
+				fprintf(stderr, "\rstarting hosts: %u/%u", ready, n);
+		}
+	}
+	if (tty)
+		fputc('\n', stderr);
+	rc = 0;
+out:
+	for (uint32_t k = 0; k < started; k++)
+		if (rfd[k] >= 0)
+			close(rfd[k]);
+	return rc;
 }
 
 static void up_usage(FILE *f)
@@ -252,14 +286,13 @@ static int cluster_up(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' }, { 0 } };
 	const char *dir_opt = NULL, *file = NULL;
-	char dir[PATH_MAX], daemon[PATH_MAX + 32], path[PATH_MAX + 32], err[512];
+	char dir[PATH_MAX], path[PATH_MAX + 32], err[512];
 	struct topo *t = NULL, *old = NULL;
 	char *yaml = NULL;
 	size_t ylen = 0;
 	pid_t *pids = NULL;
-	int *rfd = NULL, rc, c, status = 1;
-	uint32_t ready = 0;
-	bool tty = isatty(2);
+	uint32_t *idx = NULL;
+	int rc, c, status = 1;
 	double t0 = smio_now_s();
 
 	optind = 1;
@@ -311,65 +344,16 @@ static int cluster_up(int argc, char **argv)
 		cli_err("cannot write %s: %s", path, strerror(-rc));
 		goto out;
 	}
-	find_daemon(daemon, sizeof(daemon));
 	pids = calloc(t->nhosts, sizeof(*pids));
-	rfd = calloc(t->nhosts, sizeof(*rfd));
-	if (!pids || !rfd)
+	idx = calloc(t->nhosts, sizeof(*idx));
+	if (!pids || !idx)
 		goto out;
 	for (uint32_t i = 0; i < t->nhosts; i++) {
-		int p[2];
-
-		rfd[i] = -1;
-		remove_host_files(dir, t->hosts[i].id);
-		if (pipe2(p, O_CLOEXEC)) {
-			cli_err("pipe: %s", strerror(errno));
-			goto fail;
-		}
-		pids[i] = spawn(daemon, dir, t->hosts[i].id, p[1]);
-		close(p[1]);
-		rfd[i] = p[0];
-		if (pids[i] < 0) {
-			cli_err("fork: %s", strerror(errno));
-			goto fail;
-		}
+		idx[i] = i;
+		remove_host_files(dir, t->hosts[i].id, false);
 	}
-	/* Each daemon writes one line to its ready pipe once its socket
-	 * answers; EOF without it means the daemon died. */
-	while (ready < t->nhosts) {
-		struct pollfd pfd[TOPO_MAX_HOSTS];
-		uint32_t map[TOPO_MAX_HOSTS], n = 0;
-		int left = UP_TIMEOUT_MS(t->nhosts) - (int)((smio_now_s() - t0) * 1000);
-
-		for (uint32_t i = 0; i < t->nhosts; i++)
-			if (rfd[i] >= 0) {
-				map[n] = i;
-				pfd[n++] = (struct pollfd){ .fd = rfd[i], .events = POLLIN };
-			}
-		if (left <= 0 || poll(pfd, n, left) <= 0) {
-			cli_err("hosts did not come up within %d s", UP_TIMEOUT_MS(t->nhosts) / 1000);
-			goto fail;
-		}
-		for (uint32_t k = 0; k < n; k++) {
-			char buf[16];
-			uint32_t i = map[k];
-
-			if (!pfd[k].revents)
-				continue;
-			if (read(rfd[i], buf, sizeof(buf)) <= 0) {
-				cli_err("host %u (%s) failed to start:", t->hosts[i].id,
-					t->hosts[i].name);
-				tail_log(dir, t->hosts[i].id);
-				goto fail;
-			}
-			close(rfd[i]);
-			rfd[i] = -1;
-			ready++;
-			if (tty)
-				fprintf(stderr, "\rstarting hosts: %u/%u", ready, t->nhosts);
-		}
-	}
-	if (tty)
-		fputc('\n', stderr);
+	if (start_hosts(dir, t, idx, t->nhosts, pids, false))
+		goto fail;
 	printf("cluster '%s' up in %s: %u hosts in %.2f s\n", t->name, dir, t->nhosts,
 	       smio_now_s() - t0);
 	status = 0;
@@ -380,17 +364,13 @@ fail:
 			kill(pids[i], SIGTERM);
 			waitpid(pids[i], NULL, 0);
 		}
-		remove_host_files(dir, t->hosts[i].id);
+		remove_host_files(dir, t->hosts[i].id, false);
 	}
 	unlink(path);
 	rmdir(dir);
 	cli_err("nothing is left running");
 out:
-	if (rfd)
-		for (uint32_t i = 0; i < t->nhosts; i++)
-			if (rfd[i] >= 0)
-				close(rfd[i]);
-	free(rfd);
+	free(idx);
 	free(pids);
 	free(yaml);
 	topo_free(old);
@@ -402,25 +382,42 @@ static int cluster_down(const char *dir)
 {
 	char path[PATH_MAX + 32];
 	struct topo *t;
-	uint32_t stopped = 0, dead = 0;
+	uint32_t stopped = 0, dead = 0, kept = 0;
 	int status = 0;
 
 	if (cli_cluster_topo(dir, &t))
 		return 1;
 	for (uint32_t i = 0; i < t->nhosts; i++) {
-		switch (stop_host(dir, t->hosts[i].id)) {
+		uint32_t id = t->hosts[i].id;
+		bool keep = false;
+
+		switch (stop_host(dir, id, false)) {
 		case STOP_FAILED:
-			cli_err("host %u does not stop; it is left running", t->hosts[i].id);
+			cli_err("host %u does not stop; it is left running", id);
 			status = 1;
 			continue;
 		case STOP_STOPPED:
 			stopped++;
 			break;
+		case STOP_KILLED:
+			stopped++;
+			keep = true;
+			break;
 		case STOP_WAS_DEAD:
 			dead++;
+			keep = true;
 			break;
 		}
-		remove_host_files(dir, t->hosts[i].id);
+		/* A host that died or had to be killed: its log says why. */
+		snprintf(path, sizeof(path), "%s/host-%u.log", dir, id);
+		if (keep && access(path, F_OK) == 0) {
+			if (!kept++)
+				printf("kept the log of a host that had died or would not stop:"
+				       " %s\n", path);
+			else
+				printf("kept %s\n", path);
+		}
+		remove_host_files(dir, id, keep);
 	}
 	if (!status) {
 		cli_exec_records_clear(dir);   /* what killed 'smartio exec's left behind */
@@ -440,7 +437,7 @@ static int cluster_down(const char *dir)
 /* What cluster status shows of one host. */
 struct host_probe {
 	pid_t pid;
-	const char *state;           /* up, dead (a pid file but no answer), down */
+	const char *state;           /* up, dead (a pid file but no answer), stopped, down */
 	struct smio_status st;       /* zero unless up */
 };
 
@@ -450,9 +447,13 @@ static void probe_host(const char *dir, const struct topo_host *h, struct host_p
 	int fd = -1;
 
 	memset(p, 0, sizeof(*p));
-	p->pid = read_pid(dir, h->id);
+	p->pid = cli_daemon_pid(dir, h->id);
 	p->state = "down";
-	if (p->pid && kill(p->pid, 0) == 0 && is_smartiod(p->pid))
+	if (p->pid && cli_daemon_alive(dir, h->id) && cli_proc_state(p->pid) == 'T') {
+		p->state = "stopped";   /* SIGSTOP ('smartio fault hang'): it cannot answer */
+		return;
+	}
+	if (p->pid && cli_daemon_alive(dir, h->id))
 		fd = cli_connect(dir, h->id, SMIO_ROLE_ADMIN);
 	if (fd >= 0 && smio_call(fd, SMIO_STATUS, NULL, 0, &p->st, sizeof(p->st), &rlen, NULL,
 				 CLI_TIMEOUT_MS) == 0 && rlen == sizeof(p->st))
@@ -503,7 +504,7 @@ static int cluster_status(const char *dir, bool json)
 		    smio_json_add_str(root, "dir", dir))
 			rc = -ENOMEM;
 	} else {
-		printf("%-5s %-16s %-5s %-8s %-6s %10s %6s %5s %6s\n", "HOST", "NAME", "NODE",
+		printf("%-5s %-16s %-5s %-8s %-7s %9s %6s %5s %6s\n", "HOST", "NAME", "NODE",
 		       "PID", "STATE", "UPTIME", "FUNCS", "NTBS", "IOMMU");
 	}
 	for (uint32_t i = 0; i < t->nhosts && !rc; i++) {
@@ -515,7 +516,7 @@ static int cluster_status(const char *dir, bool json)
 		if (json)
 			rc = host_json(hosts, h, &p);
 		else
-			printf("%-5u %-16s %-5u %-8d %-6s %9.1fs %6u %5u %6s\n", h->id, h->name,
+			printf("%-5u %-16s %-5u %-8d %-7s %8.1fs %6u %5u %6s\n", h->id, h->name,
 			       h->node_id, (int)p.pid, p.state, (double)p.st.uptime_ns / 1e9,
 			       p.st.nfuncs, p.st.nntbs, h->iommu ? "on" : "off");
 	}
@@ -544,22 +545,101 @@ static int cluster_status(const char *dir, bool json)
 	return rc;
 }
 
+int cli_cluster_restart(const char *dir, uint32_t host, bool hard, pid_t *old_pid,
+			pid_t *new_pid)
+{
+	char path[PATH_MAX + 32], when[64];
+	struct topo *t;
+	time_t now = time(NULL);
+	uint32_t idx;
+	int i, rc = 1;
+	FILE *log;
+
+	*old_pid = *new_pid = 0;
+	if (cli_cluster_topo(dir, &t))
+		return 1;
+	i = topo_host_index(t, host);
+	if (i < 0) {
+		cli_err("the cluster in %s has no host %u ('smartio cluster status' lists them)",
+			dir, host);
+		goto out;
+	}
+	idx = (uint32_t)i;
+	*old_pid = cli_daemon_alive(dir, host);
+	if (stop_host(dir, host, hard) == STOP_FAILED) {
+		cli_err("host %u (pid %d) does not stop; nothing was restarted", host,
+			(int)*old_pid);
+		goto out;
+	}
+	remove_host_files(dir, host, true);
+	/* The new daemon appends: what the old one wrote may explain its end. */
+	snprintf(path, sizeof(path), "%s/host-%u.log", dir, host);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&now));
+	log = fopen(path, "a");
+	if (log) {
+		fprintf(log, "---- %s: smartio cluster restart --host %u%s (old pid %d) ----\n",
+			when, host, hard ? " --kill" : "", (int)*old_pid);
+		fclose(log);
+	}
+	if (start_hosts(dir, t, &idx, 1, new_pid, true)) {
+		if (*new_pid > 0) {
+			kill(*new_pid, SIGKILL);
+			waitpid(*new_pid, NULL, 0);
+		}
+		remove_host_files(dir, host, true);
+		cli_err("host %u is down (its log: %s)", host, path);
+		goto out;
+	}
+	rc = 0;
+out:
+	topo_free(t);
+	return rc;
+}
+
+static int cluster_restart(const char *dir, const char *host_opt, bool hard)
+{
+	pid_t old_pid, new_pid;
+	uint32_t host;
+	double t0 = smio_now_s();
+
+	if (!host_opt)
+		return cli_err("cluster restart needs --host N"), 2;
+	if (cli_host_arg(host_opt, &host))
+		return 2;
+	if (cli_cluster_restart(dir, host, hard, &old_pid, &new_pid))
+		return 1;
+	if (old_pid)
+		printf("host %u restarted in %.2f s: pid %d -> %d\n", host, smio_now_s() - t0,
+		       (int)old_pid, (int)new_pid);
+	else
+		printf("host %u started in %.2f s (it was not running): pid %d\n", host,
+		       smio_now_s() - t0, (int)new_pid);
+	return 0;
+}
+
 static void cluster_usage(FILE *f)
 {
 	fprintf(f, "usage: smartio cluster up [TOPOLOGY.yaml] [--dir DIR]\n"
 		   "       smartio cluster down [--dir DIR]\n"
-		   "       smartio cluster status [--dir DIR] [--json]\n\n"
-		   "status exits 0 when every host is up, 3 when any is down or dead.\n");
+		   "       smartio cluster status [--dir DIR] [--json]\n"
+		   "       smartio cluster restart --host N [--kill] [--dir DIR]\n\n"
+		   "status exits 0 when every host is up, 3 when any is down, dead or stopped.\n"
+		   "restart stops host N's daemon (asks it to shut down; --kill: SIGKILL) and\n"
+		   "starts a fresh one for the same host; the running cluster keeps going.\n"
+		   "The host's RAM lives in its daemon, so a restart reboots that host's\n"
+		   "memory: what was in it (segments, DMA buffers) is gone.\n"
+		   "down keeps the log (DIR/host-N.log) of a host that had died.\n");
 }
 
 int cmd_cluster(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
+		{ "host", required_argument, NULL, 'H' }, { "kill", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
-	const char *dir_opt = NULL;
+	const char *dir_opt = NULL, *host_opt = NULL;
 	char dir[PATH_MAX];
-	bool json = false;
+	bool json = false, hard = false, restart;
 	int c;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -574,6 +654,10 @@ int cmd_cluster(int argc, char **argv)
 			dir_opt = optarg;
 		else if (c == 'j')
 			json = true;
+		else if (c == 'H')
+			host_opt = optarg;
+		else if (c == 'k')
+			hard = true;
 		else if (c == 'h')
 			return cluster_usage(stdout), 0;
 		else
@@ -583,12 +667,19 @@ int cmd_cluster(int argc, char **argv)
 		cli_err("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
+	restart = !strcmp(argv[1], "restart");
+	if (!restart && (host_opt || hard)) {
+		cli_err("--host and --kill are options of 'cluster restart'");
+		return 2;
+	}
 	if (cli_cluster_dir(dir_opt, dir, sizeof(dir)))
 		return cli_err("cluster directory path too long"), 2;
+	if (restart)
+		return cluster_restart(dir, host_opt, hard);
 	if (!strcmp(argv[1], "down"))
 		return cluster_down(dir);
 	if (!strcmp(argv[1], "status"))
 		return cluster_status(dir, json);
-	cli_err("unknown cluster command '%s' (up, down, status)", argv[1]);
+	cli_err("unknown cluster command '%s' (up, down, status, restart)", argv[1]);
 	return 2;
 }

@@ -7,6 +7,7 @@
 
 static const struct cli_cmd cmds[] = {
 	{ "cluster", "start, stop and check a cluster (up | down | status)", cmd_cluster },
+	{ "fault", "inject a fault: link down/flap, host crash/hang, restart, device FLR", cmd_fault },
 	{ "exec", "run a command as a process of host N", cmd_exec },
 	{ "lspci", "list a host's PCI functions in lspci's formats", cmd_lspci },
 	{ "topo", "show the cluster topology (text or Graphviz)", cmd_topo },
