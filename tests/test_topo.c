@@ -731,6 +731,25 @@ static void test_shipped(void **state)
 	assert_string_equal(t->hosts[1].ports[2].dev.model, "accel");
 	topo_free(t);
 
+	/* Two fabrics: every host has ntb0 on mxs-a and ntb1 on mxs-b, nothing between. */
+	path_of(path, sizeof(path), "topologies/multipath.yaml");
+	if (topo_load_file(path, &t, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_string_equal(t->name, "multipath");
+	assert_int_equal(t->nhosts, 5);
+	assert_int_equal(t->ncswitches, 2);
+	assert_int_equal(t->ncascades, 0);
+	for (uint32_t i = 0; i < 5; i++)
+		for (uint32_t k = 0; k < 2; k++) {
+			const struct topo_ntb *n = topo_host_ntb(&t->hosts[i], k);
+
+			assert_non_null(n);
+			assert_int_equal(n->peer_kind, TOPO_PEER_CSWITCH);
+			assert_int_equal(n->peer_cswitch, k);
+		}
+	assert_null(topo_host_ntb(&t->hosts[0], 2));
+	topo_free(t);
+
 	path_of(path, sizeof(path), "topologies/cluster-60.yaml");
 	if (topo_load_file(path, &t, err, sizeof(err)))
 		fail_msg("%s", err);
