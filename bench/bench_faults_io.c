@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The workload of bench/faults: one client of the distributed NVMe driver
+ * writing versioned blocks and reading them back while faults happen, and
+ * then telling exactly what survived.
+ *
+ * Every write puts a self-describing block at an LBA of the client's own
+ * region: a header {magic, lba, version, client} and a body derived from
+ * (lba, version), so any block read back says which write it came from, or
+ * that it is garbage. The client remembers, per LBA, the newest version the
+ * controller acknowledged and the newest it submitted. A quarter of the
+ * commands read a block back during the run; at the end a fresh queue pair
+ * reads every block once more. A block older than its acknowledged version
+ * is a lost acknowledged write; a block that is no version at all, or newer
+ * than anything submitted, is corrupted. Commands that do not complete within
+ * --cmd-timeout are counted as errors the application saw (without a backup
+ * path that is what a dead path looks like).
+ *
+ * Prints one JSON object: counts, the longest time without a completion
+ * (and when it began, on CLOCK_MONOTONIC, to line it up with faults.log),
+ * and completions per --bucket ms.
+ *
+ * usage: bench_faults_io [--seconds S] [--blocks N] [--qd Q] [--client K]
+ *                        [--cmd-timeout MS] [--bucket MS] [--backup-adapter A]
+ * Run as a program of a host: smartio exec --host H -- bench_faults_io ...
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sisci_api.h"
+#include "smartio/nvme.h"
+#include "util/smio_time.h"
+
+#define MAGIC      0x736d696f6661756cull   /* "smiofaul" */
+#define MAX_QD     64
+#define MAX_BUCKETS 100000
+
+struct hdr {
+	uint64_t magic, lba;
+	uint32_t version, client;
+	uint64_t pad;
+};
+
+struct slot {
+	bool busy, write, late;   /* late: counted as timed out, still outstanding */
+	uint64_t lba;
+	uint32_t version;         /* written, or (read) the acknowledged one at submission */
+	uint64_t t_ns;
+};
+
+static struct {
+	unsigned seconds, qd, client, timeout_ms, bucket_ms;
+	int backup_adapter;
+	uint64_t blocks, base;
+} opt = { .seconds = 10, .qd = 8, .timeout_ms = 1000, .bucket_ms = 100, .blocks = 4096,
+	  .backup_adapter = -1 };
+
+static uint32_t lba_size;
+static uint32_t *acked, *submitted;
+static struct {
+	uint64_t writes, writes_acked, reads, reads_ok, errors, timeouts, late, corrupted_reads;
+	uint64_t lost, corrupted, verified, unverifiable;
+} n;
+static uint32_t buckets[MAX_BUCKETS];
+static uint64_t t0, last_cpl, gap_ns, gap_start;
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+static void fill(uint8_t *b, uint64_t lba, uint32_t version)
+{
+	struct hdr h = { .magic = MAGIC, .lba = lba, .version = version, .client = opt.client };
+	uint64_t *w = (uint64_t *)b;
+
+	memcpy(b, &h, sizeof(h));
+	for (size_t i = sizeof(h) / 8; i < lba_size / 8; i++)
+		w[i] = mix((lba << 32) ^ version ^ (i << 12));
+}
+
+/* The version a block holds, or -1 if it is none (garbage, another LBA's). */
+static int64_t version_of(const uint8_t *b, uint64_t lba)
+{
+	struct hdr h;
+	const uint64_t *w = (const uint64_t *)b;
+
+	memcpy(&h, b, sizeof(h));
+	if (h.magic != MAGIC || h.lba != lba || h.client != opt.client)
+		return -1;
+	for (size_t i = sizeof(h) / 8; i < lba_size / 8; i++)
+		if (w[i] != mix((lba << 32) ^ h.version ^ (i << 12)))
+			return -1;
+	return h.version;
+}
+
+static void completed(uint64_t now)
+{
+	uint64_t b = (now - t0) / (opt.bucket_ms * 1000000ull);
+
+	if (b < MAX_BUCKETS)
+		buckets[b]++;
+	if (last_cpl && now - last_cpl > gap_ns) {
+		gap_ns = now - last_cpl;
+		gap_start = last_cpl;
+	}
+	last_cpl = now;
+}
+
+static int usage(const char *why)
+{
+	if (why)
+		fprintf(stderr, "bench_faults_io: %s\n", why);
+	fprintf(stderr, "usage: bench_faults_io [--seconds S] [--blocks N] [--qd Q] [--client K]\n"
+		"                       [--cmd-timeout MS] [--bucket MS] [--backup-adapter A]\n");
+	return 2;
+}
+
+static int parse(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "seconds", 1, NULL, 's' }, { "blocks", 1, NULL, 'b' }, { "qd", 1, NULL, 'q' },
+		{ "client", 1, NULL, 'k' }, { "cmd-timeout", 1, NULL, 't' },
+		{ "bucket", 1, NULL, 'B' }, { "backup-adapter", 1, NULL, 'a' },
+		{ "help", 0, NULL, 'h' }, { 0 } };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		char *end;
+		unsigned long v = 0;
+
+		if (c == 'h')
+			return usage(NULL), 1;
+		if (c == '?')
+			return usage(NULL);
+		errno = 0;
+		v = strtoul(optarg, &end, 0);
+		if (errno || *end || !optarg[0])
+			return usage("numbers only");
+		switch (c) {
+		case 's': opt.seconds = (unsigned)v; break;
+		case 'b': opt.blocks = v; break;
+		case 'q': opt.qd = (unsigned)v; break;
+		case 'k': opt.client = (unsigned)v; break;
+		case 't': opt.timeout_ms = (unsigned)v; break;
+		case 'B': opt.bucket_ms = (unsigned)v; break;
+		case 'a': opt.backup_adapter = (int)v; break;
+		}
+	}
+	if (optind != argc || !opt.seconds || opt.seconds > 3600 || !opt.qd || opt.qd > MAX_QD ||
+	    !opt.blocks || opt.blocks > (1u << 20) || !opt.timeout_ms || !opt.bucket_ms)
+		return usage("a value is out of range");
+	if ((uint64_t)opt.seconds * 1000 / opt.bucket_ms >= MAX_BUCKETS)
+		return usage("too many buckets: a larger --bucket");
+	return 0;
+}
+
+static int open_client(struct snv_client **c, char *err, size_t errlen)
+{
+	sci_smartio_device_info_t f = { .pci_class = 0x010802 };
+	struct snv_client_opts o = { .timeout_ms = 5000 };
+	unsigned int ids[8];
+	sci_error_t se;
+	sci_desc_t sd;
+
+	SCIInitialize(0, &se);
+	if (!se)
+		SCIOpen(&sd, 0, &se);
+	if (se) {
+		snprintf(err, errlen, "SISCI: %s", SCIGetErrorString(se));
+		return -EIO;
+	}
+	if (SCIGetDeviceList(sd, ids, 8, &f, 0, &se) < 1) {
+		SCIClose(sd, 0, &se);
+		snprintf(err, errlen, "no NVMe controller in the pool");
+		return -ENODEV;
+	}
+	SCIClose(sd, 0, &se);
+	o.fdid = ids[0];
+	return snv_client_open(&o, c, err, errlen);
+}
+
+/* Submit the next command into slot s (index i of the buffer). */
+static int submit(struct snv_qpair *q, struct snv_buf *buf, struct slot *s, unsigned i,
+		  uint64_t seq)
+{
+	uint8_t *data = (uint8_t *)snv_buf_vaddr(buf) + (size_t)i * lba_size;
+	uint64_t r = mix(seq * 0x9e3779b97f4a7c15ull + opt.client);
+	uint64_t lba = r % opt.blocks;
+	bool write = (r >> 40) % 4 != 0 || !acked[lba];
+	int rc;
+
+	*s = (struct slot){ .busy = true, .write = write, .lba = lba, .t_ns = smio_now_ns() };
+	if (write) {
+		s->version = ++submitted[lba];
+		fill(data, opt.base + lba, s->version);
+		n.writes++;
+	} else {
+		s->version = acked[lba];
+		n.reads++;
+	}
+	rc = snv_submit_rw(q, write, 1, opt.base + lba, 1, buf, (size_t)i * lba_size, s);
+	if (rc)
+		s->busy = false;
+	return rc;
+}
+
+static void on_cpl(struct snv_buf *buf, struct slot *slots, const struct snv_cpl *e,
+		   uint64_t now)
+{
+	struct slot *s = e->cookie;
+	unsigned i = (unsigned)(s - slots);
+	const uint8_t *data = (const uint8_t *)snv_buf_vaddr(buf) + (size_t)i * lba_size;
+
+	if (s->late)
+		n.late++;
+	s->busy = false;
+	if (e->status) {
+		n.errors++;
+		return;
+	}
+	completed(now);
+	if (s->write) {
+		n.writes_acked++;
+		if (s->version > acked[s->lba])
+			acked[s->lba] = s->version;
+	} else {
+		int64_t v = version_of(data, opt.base + s->lba);
+
+		/* Anything from the acknowledged version at submission on is fine. */
+		if (v < 0 || (uint32_t)v < s->version || (uint32_t)v > submitted[s->lba])
+			n.corrupted_reads++;
+		else
+			n.reads_ok++;
+	}
+}
+
+/* Read every written block back through a fresh queue pair. */
+static int verify_all(struct snv_client *c, struct snv_buf *buf)
+{
+	struct snv_qpair_opts qo = { .depth = 32 };
+	struct snv_qpair *q;
+	struct snv_cpl e;
+	int rc = snv_qpair_create(c, &qo, &q);
+
+	if (rc)
+		return rc;
+	for (uint64_t lba = 0; lba < opt.blocks; lba++) {
+		uint64_t end = smio_now_ms() + 5000;
+		int64_t v;
+		int got = 0;
+
+		if (!submitted[lba])
+			continue;
+		rc = snv_submit_rw(q, false, 1, opt.base + lba, 1, buf, 0, NULL);
+		if (rc)
+			break;
+		while (!(got = snv_poll(q, &e, 1)) && smio_now_ms() < end)
+			;
+		if (got != 1 || e.status) {
+			n.unverifiable++;
+			continue;
+		}
+		v = version_of(snv_buf_vaddr(buf), opt.base + lba);
+		n.verified++;
+		if (v < 0 || (uint32_t)v > submitted[lba])
+			n.corrupted++;
+		else if ((uint32_t)v < acked[lba])
+			n.lost++;
+	}
+	snv_qpair_delete(q, true);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct snv_qpair_opts qo = { .depth = 64 };
+	struct slot slots[MAX_QD] = { 0 };
+	struct snv_client *c = NULL;
+	struct snv_qpair *q = NULL;
+	struct snv_buf *buf = NULL;
+	struct snv_ns_info ns;
+	char err[256] = "";
+	uint64_t seq = 0, end, stop;
+	int rc = parse(argc, argv);
+
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (opt.backup_adapter >= 0) {
+		fprintf(stderr, "bench_faults_io: --backup-adapter: this build of libsmartio-nvme "
+			"has no multipath\n");
+		return 2;
+	}
+	rc = open_client(&c, err, sizeof(err));
+	if (!rc)
+		rc = snv_ns_info(c, 1, &ns);
+	if (!rc && (ns.lba_size < sizeof(struct hdr) || ns.lba_size % 8 ||
+		    (uint64_t)(opt.client + 1) * opt.blocks > ns.nlb))
+		rc = -ERANGE;
+	if (!rc) {
+		lba_size = ns.lba_size;
+		opt.base = (uint64_t)opt.client * opt.blocks;
+		rc = snv_buf_alloc(c, (size_t)MAX_QD * lba_size, &buf);
+	}
+	if (!rc)
+		rc = snv_qpair_create(c, &qo, &q);
+	acked = calloc(opt.blocks, sizeof(*acked));
+	submitted = calloc(opt.blocks, sizeof(*submitted));
+	if (!rc && (!acked || !submitted))
+		rc = -ENOMEM;
+	if (rc) {
+		fprintf(stderr, "bench_faults_io: %s\n", err[0] ? err : strerror(-rc));
+		return 1;
+	}
+
+	t0 = smio_now_ns();
+	end = t0 + opt.seconds * 1000000000ull;
+	while (smio_now_ns() < end) {
+		struct snv_cpl e[16];
+		uint64_t now = smio_now_ns();
+		int got;
+
+		for (unsigned i = 0; i < opt.qd; i++) {
+			if (slots[i].busy) {
+				if (!slots[i].late &&
+				    now - slots[i].t_ns > opt.timeout_ms * 1000000ull) {
+					slots[i].late = true;   /* the application sees an error */
+					n.timeouts++;
+				}
+				continue;
+			}
+			submit(q, buf, &slots[i], i, ++seq);
+		}
+		got = snv_poll(q, e, 16);
+		for (int k = 0; k < got; k++)
+			on_cpl(buf, slots, &e[k], now);
+		if (!got)
+			sched_yield();  /* clients and the controller share the CPUs */
+	}
+	/* Let what is in flight finish (bounded), then judge everything. */
+	stop = smio_now_ns() + 2000000000ull;
+	for (unsigned busy = opt.qd; busy && smio_now_ns() < stop;) {
+		struct snv_cpl e[16];
+		int got = snv_poll(q, e, 16);
+
+		for (int k = 0; k < got; k++)
+			on_cpl(buf, slots, &e[k], smio_now_ns());
+		busy = 0;
+		for (unsigned i = 0; i < opt.qd; i++)
+			busy += slots[i].busy;
+	}
+	if (snv_qpair_inflight(q))
+		snv_qpair_delete(q, true);
+	else
+		snv_qpair_delete(q, false);
+	rc = verify_all(c, buf);
+
+	printf("{\"client\":%u,\"seconds\":%u,\"qd\":%u,\"blocks\":%llu,\"start_mono_ns\":%llu,"
+	       "\"writes\":%llu,\"writes_acked\":%llu,\"reads\":%llu,\"reads_ok\":%llu,"
+	       "\"io_errors\":%llu,\"timeouts\":%llu,\"late_completions\":%llu,"
+	       "\"corrupted_reads\":%llu,\"verified\":%llu,\"unverifiable\":%llu,"
+	       "\"lost_acked_writes\":%llu,\"corrupted_blocks\":%llu,\"verify_rc\":%d,"
+	       "\"max_gap_ms\":%.3f,\"max_gap_start_mono_ns\":%llu,\"bucket_ms\":%u,\"iops\":[",
+	       opt.client, opt.seconds, opt.qd, (unsigned long long)opt.blocks,
+	       (unsigned long long)t0, (unsigned long long)n.writes,
+	       (unsigned long long)n.writes_acked, (unsigned long long)n.reads,
+	       (unsigned long long)n.reads_ok, (unsigned long long)n.errors,
+	       (unsigned long long)n.timeouts, (unsigned long long)n.late,
+	       (unsigned long long)n.corrupted_reads, (unsigned long long)n.verified,
+	       (unsigned long long)n.unverifiable, (unsigned long long)n.lost,
+	       (unsigned long long)n.corrupted, rc, gap_ns / 1e6,
+	       (unsigned long long)gap_start, opt.bucket_ms);
+	for (uint64_t b = 0; b < (uint64_t)opt.seconds * 1000 / opt.bucket_ms; b++)
+		printf("%s%.0f", b ? "," : "", buckets[b] * 1000.0 / opt.bucket_ms);
+	printf("]}\n");
+	snv_buf_free(buf);
+	snv_client_close(c);
+	free(acked);
+	free(submitted);
+	return 0;
+}
