@@ -413,8 +413,9 @@ static bool post_cqe(struct nvme_ctrl *c, const struct nvme_pending *p)
 		}
 	} else if (cq->losing) {
 		cq->losing = false;
-		smio_info("nvme %s: CQ %u writable again", c->d->fn.td ? c->d->fn.td->name : "?",
-			  p->cqid);
+		smio_info("nvme %s: CQ %u writable again (%llu completions lost on the controller "
+			  "so far)", c->d->fn.td ? c->d->fn.td->name : "?", p->cqid,
+			  (unsigned long long)c->cqe_lost);
 	}
 	nvme_q_advance(&cq->tail, &cq->phase, cq->size);
 	if (!cq->irq) {
@@ -579,8 +580,9 @@ static unsigned fetch_sq(struct nvme_ctrl *c, uint16_t qid, unsigned max)
 		}
 		if (sq->retry_ns) {
 			sq->retry_ns = 0;
-			smio_info("nvme %s: SQ %u readable again", c->d->fn.td ? c->d->fn.td->name : "?",
-				  qid);
+			smio_info("nvme %s: SQ %u readable again (%llu failed fetches on the "
+				  "controller so far)", c->d->fn.td ? c->d->fn.td->name : "?", qid,
+				  (unsigned long long)c->sq_fetch_errors);
 		}
 		sq->head = nvme_q_next(sq->head, sq->size);
 		n++;
