@@ -27,10 +27,14 @@ struct harness {
 	uint64_t msi[H_MSI_VECS];  /* messages received, by data value */
 	uint64_t dma_reads, dma_writes, dma_faults;
 	uint64_t fault_addr;       /* DMA outside RAM fails like an unsupported request */
+	/* RAM that does not answer for now, as behind a link that is down: [lo, hi) */
+	uint64_t down_lo, down_hi;
 };
 
 static inline bool h_in_ram(struct harness *h, uint64_t a, size_t len)
 {
+	if (a < h->down_hi && a + len > h->down_lo)
+		return false;
 	return a < h->ram_size && len <= h->ram_size - a;
 }
 

@@ -90,7 +90,7 @@ static int h_cluster_down(void)
 }
 
 /* `smartio iommu --host H faults`: the total count, -1 on failure. */
-static long long h_iommu_faults(int host)
+static __attribute__((unused)) long long h_iommu_faults(int host)
 {
 	char cmd[PATH_MAX + 64], line[256];
 	long long total = -1;

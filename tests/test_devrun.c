@@ -207,6 +207,91 @@ static void test_dma_through_iommu(void **state)
 	tc_down(&tc);
 }
 
+/* Two hosts on a cluster switch, no IOMMU: host 0's accelerator DMAs into host 1. */
+static const char two_hosts_yaml[] =
+	"version: 1\n"
+	"name: flap\n"
+	"cluster_switches:\n"
+	"  - {name: mxs0}\n"
+	"hosts:\n"
+	"  - id: 0\n"
+	"    name: a\n"
+	"    ram: 64M\n"
+	"    iommu: false\n"
+	"    ports:\n"
+	"      - ntb: {name: ntb0, connect: mxs0}\n"
+	"      - link: {gen: 3, width: 16}\n"
+	"        device: {name: gpu0, model: accel}\n"
+	"  - {id: 1, name: b, ram: 64M, iommu: false, ports: [{ntb: {name: ntb0, connect: mxs0}}]}\n";
+
+static void set_link(struct fab_ntb *n, bool up)
+{
+	fab_host_lock(n->fn->host);
+	ntb_set_link(n, up);
+	fab_host_unlock(n->fn->host);
+}
+
+/*
+ * The device thread's translation cache must not outlive a link change: a
+ * DMA through an NTB that worked (and is cached) fails once either end's
+ * link is down — the write dropped, the descriptor failing with the fabric's
+ * status — and works again once it is up. A link change advances the world
+ * epoch, which every cached translation is checked against.
+ */
+static void test_link_change_stops_cached_dma(void **state)
+{
+	struct tcluster tc;
+	struct devrun_set *s = NULL;
+	struct fab_host *a, *b;
+	struct fab_ntb *na, *nb;
+	struct drv d;
+	char err[256];
+	uint64_t win, epoch;
+	uint8_t *bram;
+	uint32_t st;
+
+	tc_up(&tc, two_hosts_yaml);
+	a = tc_host(&tc, 0);
+	b = tc_host(&tc, 1);
+	na = a->ntbs[0];
+	nb = b->ntbs[0];
+	assert_int_equal(devrun_start(a, NULL, &s, err, sizeof(err)), 0);
+	drv_init(&d, a, "gpu0", 0x100000, 0x100000);
+	fab_host_lock(a);
+	assert_int_equal(ntb_lut_set(na, 0, 1, 0), 0);   /* window 0 -> host 1's RAM from 0 */
+	assert_int_equal(ntb_rid_add(na, fab_func_bdf(d.fn)), 0);
+	fab_host_unlock(a);
+	win = fab_func_bar_addr(na->fn, NTB_BAR_LUT) + 0x200000;
+	bram = fab_mem_map(b, 0);
+	assert_non_null(bram);
+
+	/* Twice, so the second is served from the cached translation. */
+	for (unsigned seed = 1; seed <= 2; seed++) {
+		fill_random(d.ram + 0x400000, 65536, seed);
+		assert_int_equal(drv_copy(&d, 0x400000, win, 65536), ACCEL_ST_MAKE(0, 0));
+		assert_memory_equal(bram + 0x200000, d.ram + 0x400000, 65536);
+	}
+	/* Either end's link down: dropped, and the descriptor says so. */
+	for (unsigned end = 0; end < 2; end++) {
+		struct fab_ntb *n = end ? nb : na;
+
+		epoch = __atomic_load_n(&a->world->epoch, __ATOMIC_ACQUIRE);
+		set_link(n, false);
+		assert_true(__atomic_load_n(&a->world->epoch, __ATOMIC_ACQUIRE) > epoch);
+		fill_random(d.ram + 0x400000, 65536, 10 + end);
+		st = drv_copy(&d, 0x400000, win, 65536);
+		assert_int_equal(ACCEL_ST_CODE(st), ACCEL_SC_WRITE_FAULT);
+		assert_int_equal(ACCEL_ST_FAB(st), FAB_LINK_DOWN);
+		assert_memory_not_equal(bram + 0x200000, d.ram + 0x400000, 65536);
+		set_link(n, true);
+		assert_int_equal(drv_copy(&d, 0x400000, win, 65536), ACCEL_ST_MAKE(0, 0));
+		assert_memory_equal(bram + 0x200000, d.ram + 0x400000, 65536);
+	}
+	drv_fini(&d);
+	devrun_stop(s);
+	tc_down(&tc);
+}
+
 static void test_idle_threads_stop(void **state)
 {
 	struct tcluster tc;
@@ -320,6 +405,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copy_and_p2p),
 		cmocka_unit_test(test_dma_through_iommu),
+		cmocka_unit_test(test_link_change_stops_cached_dma),
 		cmocka_unit_test(test_idle_threads_stop),
 		cmocka_unit_test(test_flr),
 	};

@@ -481,8 +481,8 @@ void snv_mgr_heartbeat(struct snv_manager *m)
 	bool cfs = NVME_CSTS_CFS(snv_rd32(m->bar, NVME_REG_CSTS));
 
 	if (cfs && !m->fatal_logged)
-		snv_mlog(m, "controller fatal status (CSTS.CFS): a queue's memory became unreachable "
-			 "for the device; every queue is stopped, restart the manager");
+		snv_mlog(m, "controller fatal status (CSTS.CFS): every queue is stopped; restart the "
+			 "manager (it resets the controller)");
 	m->fatal_logged = cfs;
 	for (unsigned i = 0; i < m->o.max_clients; i++) {
 		struct snv_mclient *c = &m->cl[i];

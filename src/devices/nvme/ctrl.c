@@ -15,6 +15,7 @@
 #include <linux/pci_regs.h>
 
 #include "ctrl.h"
+#include "util/log.h"
 #include "util/smio_time.h"
 
 #define NVME_VS_1_4             0x00010400u
@@ -27,11 +28,37 @@ static void set_csts(struct nvme_ctrl *c, uint32_t csts)
 	dev_set_reg32(c->d, BAR0, NVME_REG_CSTS, csts);
 }
 
-/* Controller Fatal Status: the host must reset the controller to recover. */
-void nvme_fatal(struct nvme_ctrl *c, const char *why)
+/*
+ * Fault isolation. CSTS.CFS stops every queue of every user of a shared
+ * controller until someone resets it, so the model sets it only where the
+ * spec makes it the answer: a configuration that cannot be brought up at
+ * CC.EN (CSTS 3.1.6: CFS may be 1 after a fatal error during initialisation;
+ * see ctrl_enable). A DMA error on one queue's memory is that queue's
+ * problem, as on a robust PCIe controller (the spec's "Controller Fatal
+ * Status Condition", sec. 9.5 of NVMe 1.4, is for errors the controller
+ * cannot report through a completion queue *and* cannot survive):
+ *
+ * - a completion entry whose write fails is lost, as a dropped posted write
+ *   is on PCIe: the tail advances as if it had landed, the host times the
+ *   command out (post_cqe);
+ * - an SQ entry whose fetch fails (Unsupported Request, all-ones) cannot be
+ *   identified, so it cannot be completed with an error: the head stays and
+ *   the fetch is retried with a back-off, other queues being served
+ *   meanwhile (fetch_sq);
+ * - data DMA failing completes that command with Data Transfer Error
+ *   (prp.c).
+ *
+ * The admin queues get the same treatment: they are one host's memory like
+ * any other queue (in smartio the manager's, in the lender's RAM); the
+ * manager sees a lost admin completion as a timeout and may reset.
+ * Each is counted, logged once per episode and put in the Error Information
+ * log (CID FFFFh for an entry that could not be fetched).
+ */
+static uint64_t pass_now(struct nvme_ctrl *c)
 {
-	(void)why;
-	set_csts(c, c->csts | NVME_SET(1, CSTS_CFS));
+	if (!c->pass_ns)
+		c->pass_ns = smio_now_ns();
+	return c->pass_ns;
 }
 
 static bool ctrl_running(const struct nvme_ctrl *c)
@@ -189,6 +216,12 @@ static void ctrl_enable(struct nvme_ctrl *c, uint32_t cc)
 	set_csts(c, NVME_SET(1, CSTS_RDY));
 	return;
 fail:
+	/*
+	 * The one place the model reports Controller Fatal Status: the
+	 * controller cannot come up with this configuration, and there is no
+	 * queue yet to say so through (CSTS.CFS, NVMe 1.4 sec. 3.1.6; host
+	 * software resets the controller, sec. 9.5).
+	 */
 	set_csts(c, NVME_SET(1, CSTS_CFS));
 }
 
@@ -364,8 +397,25 @@ static bool post_cqe(struct nvme_ctrl *c, const struct nvme_pending *p)
 	 * phase never sees a half-written entry.
 	 */
 	if (nvme_dma(c, addr, &e, 12, true) || nvme_dma(c, addr + 12, &e.cid, 4, true)) {
-		nvme_fatal(c, "completion queue not writable");
-		return true;
+		/*
+		 * Lost, as a posted write that never arrives: no half entry is
+		 * left behind (the phase dword goes only after the rest), the
+		 * tail moves on so that this queue's later completions and every
+		 * other queue keep flowing. See "Fault isolation" above.
+		 */
+		c->cqe_lost++;
+		nvme_log_error(c, p->sqid, p->cid, SC_GEN(DATA_XFER_ERROR), 0, 0);
+		if (!cq->losing) {
+			cq->losing = true;
+			smio_warn("nvme %s: CQ %u at %#llx not writable: completions lost until it is "
+				  "(command %u of SQ %u first)", c->d->fn.td ? c->d->fn.td->name : "?",
+				  p->cqid, (unsigned long long)cq->base, p->cid, p->sqid);
+		}
+	} else if (cq->losing) {
+		cq->losing = false;
+		smio_info("nvme %s: CQ %u writable again (%llu completions lost on the controller "
+			  "so far)", c->d->fn.td ? c->d->fn.td->name : "?", p->cqid,
+			  (unsigned long long)c->cqe_lost);
 	}
 	nvme_q_advance(&cq->tail, &cq->phase, cq->size);
 	if (!cq->irq) {
@@ -485,6 +535,31 @@ static bool take_abort(struct nvme_ctrl *c, uint16_t sqid, uint16_t cid)
 	return false;
 }
 
+/*
+ * The entry at the SQ's head could not be read. Nothing identifies the
+ * command, so nothing can be completed: the head stays (the entry is fetched
+ * again once the memory answers, e.g. when a link comes back) and the queue
+ * is left alone for a while, doubling each time, so a dead queue costs a DMA
+ * attempt per back-off period, not one per pass; the device thread does not
+ * count the attempt as work, so it idles as usual meanwhile.
+ */
+static void fetch_failed(struct nvme_ctrl *c, uint16_t qid)
+{
+	struct nvme_sq *sq = &c->sq[qid];
+
+	c->sq_fetch_errors++;
+	if (!sq->retry_ns) {
+		sq->backoff_ns = NVME_FETCH_RETRY_MIN_NS;
+		nvme_log_error(c, qid, 0xffff, SC_GEN(DATA_XFER_ERROR), 0, 0);
+		smio_warn("nvme %s: SQ %u at %#llx not readable: fetching stopped at entry %u, "
+			  "retrying", c->d->fn.td ? c->d->fn.td->name : "?", qid,
+			  (unsigned long long)sq->base, sq->head);
+	} else if (sq->backoff_ns < NVME_FETCH_RETRY_MAX_NS) {
+		sq->backoff_ns *= 2;
+	}
+	sq->retry_ns = pass_now(c) + sq->backoff_ns;
+}
+
 /* Fetch and execute up to max commands from one SQ; returns the number. */
 static unsigned fetch_sq(struct nvme_ctrl *c, uint16_t qid, unsigned max)
 {
@@ -497,9 +572,17 @@ static unsigned fetch_sq(struct nvme_ctrl *c, uint16_t qid, unsigned max)
 		uint64_t addr = sq->base + (uint64_t)sq->head * sizeof(struct nvme_sqe);
 		uint16_t st;
 
+		if (sq->retry_ns && pass_now(c) < sq->retry_ns)
+			break;          /* stalled: not yet time to try again */
 		if (nvme_dma(c, addr, &cmd.sqe, sizeof(cmd.sqe), false)) {
-			nvme_fatal(c, "submission queue not readable");
+			fetch_failed(c, qid);
 			break;
+		}
+		if (sq->retry_ns) {
+			sq->retry_ns = 0;
+			smio_info("nvme %s: SQ %u readable again (%llu failed fetches on the "
+				  "controller so far)", c->d->fn.td ? c->d->fn.td->name : "?", qid,
+				  (unsigned long long)c->sq_fetch_errors);
 		}
 		sq->head = nvme_q_next(sq->head, sq->size);
 		n++;
@@ -637,6 +720,7 @@ static int nvme_poll(struct dev_instance *d)
 	unsigned waiting = 0;
 	int work;
 
+	c->pass_ns = 0;
 	restore_ro(c);
 	work = handle_cc(c);
 	if (ctrl_running(c) && dev_bus_master(d)) {

@@ -26,6 +26,8 @@
 #define NVME_MPSMIN             0
 #define NVME_MPSMAX             4       /* 64 KiB pages */
 #define NVME_TEMP_KELVIN        313     /* reported composite temperature (40 C) */
+#define NVME_FETCH_RETRY_MIN_NS 1000000ull      /* SQ fetch failed: first retry after 1 ms */
+#define NVME_FETCH_RETRY_MAX_NS 128000000ull    /* ... doubling up to 128 ms */
 
 /* Shorthands for status fields (libnvme layout, see nvme_queue.h). */
 #define SC_OK                   0
@@ -63,6 +65,14 @@ struct nvme_sq {
 	uint64_t base;          /* bus address (or CMB bus address) */
 	uint32_t head, tail;
 	uint32_t db_last;       /* last doorbell value seen, to act on changes only */
+	/*
+	 * A fetch of the entry at head failed (the queue's memory unreachable):
+	 * head stays and the fetch is retried no sooner than retry_ns, the wait
+	 * doubling from NVME_FETCH_RETRY_MIN_NS to NVME_FETCH_RETRY_MAX_NS.
+	 * 0: not stalled.
+	 */
+	uint64_t retry_ns;
+	uint64_t backoff_ns;
 };
 
 struct nvme_cq {
@@ -76,6 +86,7 @@ struct nvme_cq {
 	uint64_t base;
 	uint32_t head, tail;
 	uint32_t db_last;
+	bool losing;            /* entries are being lost (logged once per episode) */
 };
 
 /* An executed command whose completion is not yet posted. */
@@ -164,6 +175,10 @@ struct nvme_ctrl {
 	/* logs and counters */
 	struct nvme_error_log_page errlog[NVME_ERRLOG_ENTRIES];
 	uint64_t err_count;
+	/* queue DMA errors (never fatal: one queue's memory is not the controller's) */
+	uint64_t cqe_lost;              /* completion entries whose write failed */
+	uint64_t sq_fetch_errors;       /* SQ entry fetches that failed (each retry counts) */
+	uint64_t pass_ns;               /* the clock, read at most once per pass (0: not yet) */
 	uint64_t bytes_read, bytes_written, host_reads, host_writes;
 	uint64_t busy_ns;
 	uint64_t created_ns;
@@ -186,7 +201,6 @@ typedef uint16_t (*nvme_cmd_fn)(struct nvme_ctrl *c, struct nvme_cmd *cmd);
 int nvme_parse_params(struct nvme_ctrl *c, char *err, size_t errlen);
 
 /* ctrl.c */
-void nvme_fatal(struct nvme_ctrl *c, const char *why);
 void nvme_aen(struct nvme_ctrl *c, unsigned type, unsigned info, unsigned lid);
 void nvme_log_error(struct nvme_ctrl *c, uint16_t sqid, uint16_t cid, uint16_t st, uint32_t nsid,
 		    uint64_t lba);
