@@ -118,6 +118,11 @@ static int wait_for(struct accel_drv *a, int vec, int slice_ms, int timeout_ms, 
 			rc = 0;
 			break;
 		}
+		/* Link down or device gone: registers read all-ones, nothing completes. */
+		if (pci_channel_offline(a->pdev)) {
+			rc = -EIO;
+			break;
+		}
 		left = smio_ms_left(deadline);
 		if (!left)
 			break;
@@ -495,9 +500,10 @@ static void teardown(struct accel_drv *a)
 
 	/* Reset stops the engine and any program without further DMA; only then
 	 * may the memory the device was told about go back. */
-	if (a->ours && dev_reset(a))
+	if (a->ours && !pci_dev_is_disconnected(pdev) && dev_reset(a))
 		smio_warn("accel %s: reset not taken; bus mastering off", pdev->name);
-	pci_clear_master(pdev);
+	if (!pci_dev_is_disconnected(pdev))
+		pci_clear_master(pdev);
 	if (a->buf)
 		dma_free_coherent(pdev, ACCEL_DRV_BUF_SIZE, a->buf, a->buf_bus);
 	if (a->ring)
@@ -621,6 +627,36 @@ static void accel_remove(struct pci_dev *pdev)
 	teardown(a);
 }
 
+/*
+ * Link down (frozen) or device gone (perm_failure): a waiter sees the
+ * channel offline within a slice (woken now through the ring's vector) and
+ * fails with -EIO. Only a flag and a wake-up: the host lock is held.
+ */
+static void accel_error_detected(struct pci_dev *pdev, enum pci_channel_state state)
+{
+	struct accel_drv *a = pdev->drvdata;
+	uint64_t one = 1;
+
+	if (!a)
+		return;
+	for (int v = 0; v < ACCEL_NR_VECTORS; v++)
+		if (a->efd[v] >= 0 && write(a->efd[v], &one, sizeof(one)) < 0)
+			smio_warn("accel %s: waking vector %d: %s", pdev->name, v, strerror(errno));
+	smio_warn("accel %s: %s", pdev->name,
+		  state == pci_channel_io_perm_failure ? "permanent failure (device gone)"
+						       : "link down (frozen)");
+}
+
+static void accel_resume(struct pci_dev *pdev)
+{
+	smio_info("accel %s: link back", pdev->name);
+}
+
+static const struct pci_error_handlers accel_err_handler = {
+	.error_detected = accel_error_detected,
+	.resume = accel_resume,
+};
+
 /* The model's identity; probe still checks MAGIC and VERSION before use. */
 static const struct pci_device_id accel_ids[] = {
 	{ .vendor = 0x10de, .device = 0x1bb1, .class = 0x030200, .class_mask = 0xffffff },
@@ -632,4 +668,5 @@ const struct pci_driver accel_pci_driver = {
 	.id_table = accel_ids,
 	.probe = accel_probe,
 	.remove = accel_remove,
+	.err_handler = &accel_err_handler,
 };

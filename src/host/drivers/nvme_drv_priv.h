@@ -65,6 +65,7 @@ struct nvme_dev {
 	bool needs_reset;
 	bool busy;
 	uint64_t resets;
+	uint64_t channel_events;   /* error_detected + resume calls */
 };
 
 /* ---------- small helpers ---------- */
