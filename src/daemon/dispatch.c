@@ -272,6 +272,7 @@ void smd_dispatch(struct smd_conn *c, uint8_t *msg, int fd)
 	if (c->outgoing && h.type == SMIO_PEER_INVALIDATE) {
 		/* The peer changed a table our cached routes may cross. */
 		__atomic_fetch_add(&d->world.epoch, 1, __ATOMIC_ACQ_REL);
+		smd_lend_routes_changed(d);
 		free(msg);
 		return;
 	}

@@ -493,6 +493,7 @@ int h_peer_step(struct smd_req *r)
 int h_peer_invalidate(struct smd_req *r)
 {
 	__atomic_fetch_add(&r->d->world.epoch, 1, __ATOMIC_ACQ_REL);
+	smd_lend_routes_changed(r->d);
 	return 0;
 }
 
