@@ -377,23 +377,32 @@ static uint64_t nvme_events(struct pci_dev *p)
 	return in.channel_events;
 }
 
+/* Another host's lock is never taken while holding the borrower's (the
+ * lender's device threads take them the other way round). */
 static void set_link(struct env *e, uint32_t host, bool up)
 {
+	unsigned depth = host ? fab_host_unlock_all(e->h[0]) : 0;
+
 	fab_host_lock(e->h[host]);
 	ntb_set_link(e->h[host]->ntbs[0], up);
 	fab_host_unlock(e->h[host]);
+	if (host)
+		fab_host_relock(e->h[0], depth);
 }
 
 /* A register of the borrowed device as the lender's CPU reads it. */
 static uint32_t lender_rd32(struct env *e, struct pci_dev *p, uint32_t off)
 {
 	const struct lend_grant *g = shadow_grant(p);
+	unsigned depth = fab_host_unlock_all(e->h[0]);
 	uint32_t v = 0;
+	int rc;
 
 	fab_host_lock(e->h[g->lender]);
-	assert_int_equal(fab_access(e->h[g->lender], FAB_RID_CPU, g->bar_addr[0] + off, &v, 4,
-				    false), 0);
+	rc = fab_access(e->h[g->lender], FAB_RID_CPU, g->bar_addr[0] + off, &v, 4, false);
 	fab_host_unlock(e->h[g->lender]);
+	fab_host_relock(e->h[0], depth);
+	assert_int_equal(rc, 0);
 	return v;
 }
 

@@ -33,6 +33,64 @@
 
 #include "pci_priv.h"
 
+#ifdef PCI_IO_TSAN
+#include <sanitizer/tsan_interface.h>
+
+/* Live iomaps, so that an access through one can be named by its shared address. */
+#define IOMAP_TSAN_MAX 1024
+static struct { const uint8_t *pub, *src; size_t len; } tsan_maps[IOMAP_TSAN_MAX];
+static pthread_mutex_t tsan_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void tsan_track(const struct pci_iomap *m, bool add)
+{
+	pthread_mutex_lock(&tsan_mu);
+	for (unsigned i = 0; i < IOMAP_TSAN_MAX; i++) {
+		if (add && !tsan_maps[i].pub) {
+			tsan_maps[i].pub = m->pub;
+			tsan_maps[i].src = m->src;
+			tsan_maps[i].len = m->len;
+			break;
+		}
+		if (!add && tsan_maps[i].pub == m->pub) {
+			tsan_maps[i].pub = NULL;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tsan_mu);
+}
+
+static const void *tsan_name(const volatile void *addr)
+{
+	const uint8_t *a = (const uint8_t *)addr, *r = a;
+
+	pthread_mutex_lock(&tsan_mu);
+	for (unsigned i = 0; i < IOMAP_TSAN_MAX; i++)
+		if (tsan_maps[i].pub && a >= tsan_maps[i].pub &&
+		    a < tsan_maps[i].pub + tsan_maps[i].len) {
+			r = tsan_maps[i].src + (a - tsan_maps[i].pub);
+			break;
+		}
+	pthread_mutex_unlock(&tsan_mu);
+	return r;
+}
+
+void pci_io_release(const volatile void *addr)
+{
+	__tsan_release((void *)tsan_name(addr));
+}
+
+void pci_io_acquire(const volatile void *addr)
+{
+	__tsan_acquire((void *)tsan_name(addr));
+}
+#else
+static void tsan_track(const struct pci_iomap *m, bool add)
+{
+	(void)m;
+	(void)add;
+}
+#endif
+
 /* ---------- the all-ones object ---------- */
 
 static pthread_mutex_t ones_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -114,6 +172,8 @@ int pci_iomap_make(struct pci_iomap *m, uint8_t *src, uint64_t size, bool fenced
 	}
 	m->keep = keep;
 	m->pub = pub;
+	m->src = (const uint8_t *)start;
+	tsan_track(m, true);
 	if (fenced)
 		pci_iomap_fence(m, true);
 	return 0;
@@ -147,8 +207,10 @@ void pci_iomap_fence(struct pci_iomap *m, bool down)
 
 void pci_iomap_free(struct pci_iomap *m)
 {
-	if (m->pub)
+	if (m->pub) {
+		tsan_track(m, false);
 		munmap(m->pub, m->len);
+	}
 	if (m->keep)
 		munmap(m->keep, m->len);
 	memset(m, 0, sizeof(*m));

@@ -136,6 +136,28 @@ void pci_clear_master(struct pci_dev *pdev);
  */
 void *pci_iomap(struct pci_dev *pdev, unsigned bar);
 
+/*
+ * ThreadSanitizer only: an iomap is a second virtual address of the BAR's
+ * pages, so TSan cannot pair a driver's release store (a doorbell) with the
+ * device thread's acquire load of the same register through the shared
+ * mapping. Register accessors call these around their atomics; they name the
+ * shared mapping's address to TSan. Nothing at all in other builds.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define PCI_IO_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PCI_IO_TSAN 1
+#endif
+#endif
+#ifdef PCI_IO_TSAN
+void pci_io_release(const volatile void *addr);   /* before a release store */
+void pci_io_acquire(const volatile void *addr);   /* after an acquire load */
+#else
+static inline void pci_io_release(const volatile void *addr) { (void)addr; }
+static inline void pci_io_acquire(const volatile void *addr) { (void)addr; }
+#endif
+
 /* Channel state (Linux's pci_channel_offline, pci_dev_is_disconnected). */
 static inline bool pci_channel_offline(const struct pci_dev *pdev)
 {

@@ -64,6 +64,7 @@ struct pci_dma_window {
 struct pci_iomap {
 	uint8_t *pub;        /* what the driver got (minus pgoff) */
 	uint8_t *keep;       /* a hidden duplicate to restore from */
+	const uint8_t *src;  /* the shared mapping's page it duplicates (TSan's name) */
 	size_t len, pgoff;
 	bool fenced;
 };

@@ -56,28 +56,38 @@ struct accel_drv {
 
 static uint32_t rd32(const struct accel_drv *a, uint32_t off)
 {
-	return __atomic_load_n((const uint32_t *)(a->regs + off), __ATOMIC_ACQUIRE);
+	uint32_t v = __atomic_load_n((const uint32_t *)(a->regs + off), __ATOMIC_ACQUIRE);
+
+	pci_io_acquire(a->regs + off);
+	return v;
 }
 
 static uint64_t rd64(const struct accel_drv *a, uint32_t off)
 {
-	return __atomic_load_n((const uint64_t *)(a->regs + off), __ATOMIC_ACQUIRE);
+	uint64_t v = __atomic_load_n((const uint64_t *)(a->regs + off), __ATOMIC_ACQUIRE);
+
+	pci_io_acquire(a->regs + off);
+	return v;
 }
 
 static void wr32(struct accel_drv *a, uint32_t off, uint32_t v)
 {
+	pci_io_release(a->regs + off);
 	__atomic_store_n((uint32_t *)(a->regs + off), v, __ATOMIC_RELEASE);
 }
 
 static void wr64(struct accel_drv *a, uint32_t off, uint64_t v)
 {
+	pci_io_release(a->regs + off);
 	__atomic_store_n((uint64_t *)(a->regs + off), v, __ATOMIC_RELEASE);
 }
 
 /* Command registers may hold bits the device has not taken yet: OR, never store. */
 static void cmd32(struct accel_drv *a, uint32_t off, uint32_t bits)
 {
+	pci_io_release(a->regs + off);
 	__atomic_fetch_or((uint32_t *)(a->regs + off), bits, __ATOMIC_ACQ_REL);
+	pci_io_acquire(a->regs + off);
 }
 
 static struct accel_drv *drv_of(struct pci_dev *pdev)
