@@ -11,7 +11,7 @@ BUILD_SAN ?= build-san
 BUILD_TSAN ?= build-tsan
 # Suites whose code runs threads (device models, and every daemon: its loop,
 # workers and device threads); run under ThreadSanitizer.
-TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment sisci_fault lend \
+TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment sisci_fault lend lend_fault \
                nvme_drv_borrowed accel_drv_borrowed lend_cli nvme_dist util \
                daemon segment cli cluster60 sisci sisci_register sisci_device nvme_dist_cli \
                daemon_load

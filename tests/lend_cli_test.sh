@@ -96,6 +96,37 @@ check "nvme read it back" "$SMARTIO" nvme read --host 0 --dev f0:00.0 --lba 7 --
 if [ "$(od -An -tx1 -v "$WORK/blk" | tr -s ' \n' '\n' | grep -v '^$' | sort -u)" = "5a" ]; then
 	ok "data verified (every byte 0x5a)"; else not_ok "data verified"; fi
 
+# Link faults on the path (docs/lending.md, "Faults"): the driver is told, I/O fails fast
+# with an error, and after link up the same mappings work again (the driver resets).
+wait_log() {   # HOST PATTERN: the host's log shows it (bounded)
+	for _ in $(seq 1 100); do
+		grep -q "$2" "$SMARTIO_CLUSTER/host-$1.log" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+check "link down on the borrower's NTB" "$SMARTIO" ntb --host 0 link down
+check "the NVMe driver was told (frozen)" wait_log 0 "nvme0: nvme: link down (frozen)"
+check_fails "nvme read while the link is down" "$SMARTIO" nvme read --host 0 --dev f0:00.0 \
+	--lba 7 --count 1 -o "$WORK/blk"
+check "link up" "$SMARTIO" ntb --host 0 link up
+check "the driver resumed" wait_log 0 "nvme0: nvme: link back"
+check "nvme read after link up" "$SMARTIO" nvme read --host 0 --dev f0:00.0 --lba 7 --count 1 \
+	-o "$WORK/blk"
+[ "$(od -An -tx1 -v "$WORK/blk" | tr -s ' \n' '\n' | grep -v '^$' | sort -u)" = "5a" ] &&
+	ok "after the flap: data verified" || not_ok "after the flap: data verified"
+# The far side: lender-a's NTB goes down; the borrower learns it from the changed tables.
+NFROZEN=$(grep -c "nvme: link down (frozen)" "$SMARTIO_CLUSTER/host-0.log")
+check "link down on the lender's NTB" "$SMARTIO" ntb --host 1 link down
+wait_for_count() { for _ in $(seq 1 100); do
+	[ "$(grep -c "$1" "$SMARTIO_CLUSTER/host-0.log")" -gt "$2" ] && return 0; sleep 0.05; done; return 1; }
+check "the borrower's driver was told (frozen)" wait_for_count "nvme: link down (frozen)" "$NFROZEN"
+NBACK=$(grep -c "nvme0: nvme: link back" "$SMARTIO_CLUSTER/host-0.log")
+check "lender's link up" "$SMARTIO" ntb --host 1 link up
+check "resumed" wait_for_count "nvme0: nvme: link back" "$NBACK"
+check "nvme read after the far flap" "$SMARTIO" nvme read --host 0 --dev f0:00.0 --lba 7 \
+	--count 1 -o "$WORK/blk"
+
 # Accelerators: fill, then peer-to-peer copies, checksums compared.
 check "accel fill on lender-a gpu0" "$SMARTIO" accel fill --host 0 --dev f0:00.1 --dst dev:0 \
 	--len 1M --pattern 0x0123456789abcdef
@@ -165,6 +196,10 @@ for _ in $(seq 1 200); do
 	grep -q "^f0:" "$OUT" || break
 done
 hasnt "^f0:" && ok "lender killed: the shadow is gone" || not_ok "lender killed: the shadow is gone"
+check "the borrower's driver was told (perm failure)" \
+	grep "accel gpu0: permanent failure (device gone)" "$SMARTIO_CLUSTER/host-1.log"
+check "the borrower says why" grep "lender host 2 lost: surprise-removing its gpu0" \
+	"$SMARTIO_CLUSTER/host-1.log"
 "$SMARTIO" cluster down >/dev/null 2>&1 || true
 
 # ---- three-node (Device Lending paper): lender B reaches lender C through its

@@ -11,7 +11,9 @@
  * gpu0), all on one cluster switch.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <linux/pci_regs.h>
 
 #include "fabric_util.h"
@@ -21,6 +23,7 @@
 #include "host/drivers/nvme_drv.h"
 #include "host/lend.h"
 #include "host/pci.h"
+#include "util/smio_time.h"
 
 static const char yaml[] =
 	"version: 1\n"
@@ -359,6 +362,217 @@ static void test_p2p_three_cases(void **state)
 	env_down(&e);
 }
 
+/* ---------- faults: link events and a lost lender ---------- */
+
+static uint32_t rd32(const volatile uint8_t *bar, uint32_t off)
+{
+	return __atomic_load_n((const uint32_t *)(bar + off), __ATOMIC_ACQUIRE);
+}
+
+static uint64_t nvme_events(struct pci_dev *p)
+{
+	struct nvme_drv_info in;
+
+	assert_int_equal(nvme_drv_info(p, &in), 0);
+	return in.channel_events;
+}
+
+/* Another host's lock is never taken while holding the borrower's (the
+ * lender's device threads take them the other way round). */
+static void set_link(struct env *e, uint32_t host, bool up)
+{
+	unsigned depth = host ? fab_host_unlock_all(e->h[0]) : 0;
+
+	fab_host_lock(e->h[host]);
+	ntb_set_link(e->h[host]->ntbs[0], up);
+	fab_host_unlock(e->h[host]);
+	if (host)
+		fab_host_relock(e->h[0], depth);
+}
+
+/* A register of the borrowed device as the lender's CPU reads it. */
+static uint32_t lender_rd32(struct env *e, struct pci_dev *p, uint32_t off)
+{
+	const struct lend_grant *g = shadow_grant(p);
+	unsigned depth = fab_host_unlock_all(e->h[0]);
+	uint32_t v = 0;
+	int rc;
+
+	fab_host_lock(e->h[g->lender]);
+	rc = fab_access(e->h[g->lender], FAB_RID_CPU, g->bar_addr[0] + off, &v, 4, false);
+	fab_host_unlock(e->h[g->lender]);
+	fab_host_relock(e->h[0], depth);
+	assert_int_equal(rc, 0);
+	return v;
+}
+
+struct io_thread {
+	struct env *e;
+	struct pci_dev *p;
+	int rc;
+	int64_t ms;
+};
+
+/* One read on queue 0, as a daemon worker would issue it (host lock held). */
+static void *io_main(void *arg)
+{
+	struct io_thread *t = arg;
+	struct nvme_drv_cpl cpl;
+	uint8_t buf[4096];
+	uint64_t t0 = smio_now_ms();
+
+	fab_host_lock(t->e->h[0]);
+	t->rc = nvme_drv_io_queue(t->p, 0, 1, NVME_DRV_READ, 3, 1, buf, &cpl);
+	fab_host_unlock(t->e->h[0]);
+	t->ms = (int64_t)(smio_now_ms() - t0);
+	return NULL;
+}
+
+/*
+ * Our NTB's link goes down: the driver is told (frozen), a command in flight
+ * fails at once instead of at its timeout, the driver's iomap reads all-ones
+ * and a store through it does not reach the controller. Link up: resume, the
+ * same pointer reads the device again, and the next I/O resets and works.
+ */
+static void test_link_frozen(void **state)
+{
+	struct env e;
+	struct pci_dev *p;
+	struct io_thread t;
+	pthread_t thr;
+	struct nvme_drv_cpl cpl;
+	uint8_t buf[4096], *bar;
+	uint64_t cap;
+	uint32_t aqa;
+	char err[256];
+
+	(void)state;
+	env_up(&e);
+	borrow(&e, 1, "nvme0", &p);
+	assert_true(nvme_drv_bound(p));
+	bar = pci_iomap(p, 0);
+	assert_non_null(bar);
+	cap = __atomic_load_n((uint64_t *)bar, __ATOMIC_ACQUIRE);
+	aqa = rd32(bar, NVME_REG_AQA);
+	assert_true(cap != UINT64_MAX && aqa != UINT32_MAX);
+	assert_int_equal(p->error_state, pci_channel_io_normal);
+	assert_int_equal(nvme_events(p), 0);
+
+	/* A command the controller will not complete (its thread stopped). */
+	devrun_stop(e.devs[1]);
+	e.devs[1] = NULL;
+	t = (struct io_thread){ .e = &e, .p = p };
+	fab_host_unlock(e.h[0]);
+	assert_int_equal(pthread_create(&thr, NULL, io_main, &t), 0);
+	usleep(50 * 1000);
+	set_link(&e, 0, false);
+	assert_int_equal(pthread_join(thr, NULL), 0);
+	fab_host_lock(e.h[0]);
+	print_message("in-flight command after link down: rc %d after %lld ms\n", t.rc,
+		      (long long)t.ms);
+	assert_int_equal(t.rc, -EIO);
+	assert_true(t.ms < NVME_DRV_TIMEOUT_MS / 2);   /* not the command timeout */
+	assert_int_equal(devrun_start(e.h[1], NULL, &e.devs[1], err, sizeof(err)), 0);
+
+	/* Frozen: told once, all-ones, stores dropped, requests refused. */
+	assert_int_equal(p->error_state, pci_channel_io_frozen);
+	assert_true(pci_channel_offline(p) && !pci_dev_is_disconnected(p));
+	assert_int_equal(nvme_events(p), 1);
+	assert_true(__atomic_load_n((uint64_t *)bar, __ATOMIC_ACQUIRE) == UINT64_MAX);
+	assert_int_equal(rd32(bar, NVME_REG_CSTS), UINT32_MAX);
+	aqa = lender_rd32(&e, p, NVME_REG_AQA);
+	__atomic_store_n((uint32_t *)(bar + NVME_REG_AQA), 0x00030003u, __ATOMIC_RELEASE);
+	assert_int_equal(lender_rd32(&e, p, NVME_REG_AQA), aqa);
+	assert_int_equal(nvme_drv_io(p, 1, NVME_DRV_READ, 0, 1, buf, &cpl), -EIO);
+
+	/* Link up: resumed, the same pointer reaches the device, the store never landed. */
+	set_link(&e, 0, true);
+	assert_int_equal(p->error_state, pci_channel_io_normal);
+	assert_int_equal(nvme_events(p), 2);
+	assert_true(__atomic_load_n((uint64_t *)bar, __ATOMIC_ACQUIRE) == cap);
+	assert_int_equal(rd32(bar, NVME_REG_AQA), aqa);   /* the lender's, never 0x30003 */
+	assert_ptr_equal(pci_iomap(p, 0), bar);
+	assert_int_equal(nvme_drv_io(p, 1, NVME_DRV_READ, 0, 1, buf, &cpl), 0);
+	assert_int_equal(cpl.status, 0);
+	env_down(&e);
+}
+
+/*
+ * A link down at the lender (its NTB), which reaches a borrower only as
+ * changed tables: shadow_revalidate resolves the BAR windows again and
+ * freezes the channel; after link up it resumes it.
+ */
+static void test_far_link(void **state)
+{
+	struct env e;
+	struct pci_dev *p;
+	uint8_t *regs;
+	uint32_t magic;
+
+	(void)state;
+	env_up(&e);
+	borrow(&e, 1, "gpu0", &p);
+	assert_true(accel_drv_bound(p));
+	regs = pci_iomap(p, 0);
+	assert_non_null(regs);
+	magic = rd32(regs, 0);
+	assert_true(magic != UINT32_MAX);
+	set_link(&e, 1, false);
+	assert_int_equal(shadow_revalidate(p), -ENOLINK);
+	assert_int_equal(p->error_state, pci_channel_io_frozen);
+	assert_int_equal(rd32(regs, 0), UINT32_MAX);
+	set_link(&e, 1, true);
+	assert_int_equal(shadow_revalidate(p), 0);
+	assert_int_equal(p->error_state, pci_channel_io_normal);
+	assert_int_equal(rd32(regs, 0), magic);
+	env_down(&e);
+}
+
+/*
+ * The lender is gone: perm_failure reaches the drivers (iomaps all-ones),
+ * and the surprise removal does not wait for a controller that cannot
+ * answer (no shutdown handshake, no reset timeouts).
+ */
+static void test_lender_lost(void **state)
+{
+	struct env e;
+	struct pci_dev *pn, *pa;
+	struct lend_local *ln, *la;
+	uint8_t *bar;
+	uint64_t t0, ms;
+	uint16_t bdf;
+
+	(void)state;
+	env_up(&e);
+	ln = borrow(&e, 1, "nvme0", &pn);
+	la = borrow(&e, 1, "gpu0", &pa);
+	assert_true(nvme_drv_bound(pn) && accel_drv_bound(pa));
+	bar = pci_iomap(pn, 0);
+	assert_non_null(bar);
+	shadow_lost(pn);
+	shadow_lost(pa);
+	assert_true(pci_dev_is_disconnected(pn) && pci_dev_is_disconnected(pa));
+	assert_int_equal(nvme_events(pn), 1);
+	assert_int_equal(rd32(bar, NVME_REG_CSTS), UINT32_MAX);
+	/* Final: a link event does not bring it back. */
+	set_link(&e, 0, false);
+	set_link(&e, 0, true);
+	assert_int_equal(pn->error_state, pci_channel_io_perm_failure);
+	assert_int_equal(nvme_events(pn), 1);
+	bdf = pn->bdf;
+	t0 = smio_now_ms();
+	assert_int_equal(lend_local_return(ln, true), 0);
+	assert_int_equal(lend_local_return(la, true), 0);
+	ms = smio_now_ms() - t0;
+	print_message("surprise removal of two bound shadows: %llu ms\n", (unsigned long long)ms);
+	assert_true(ms < 1000);
+	assert_null(pci_get_dev(e.ph, bdf));
+	for (unsigned i = 0; i < e.nlent; i++)
+		if (e.lent[i] == ln || e.lent[i] == la)
+			e.lent[i] = NULL;
+	env_down(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +580,9 @@ int main(void)
 		cmocka_unit_test(test_dma_window),
 		cmocka_unit_test(test_nvme_msix),
 		cmocka_unit_test(test_p2p_three_cases),
+		cmocka_unit_test(test_link_frozen),
+		cmocka_unit_test(test_far_link),
+		cmocka_unit_test(test_lender_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

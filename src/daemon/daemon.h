@@ -63,7 +63,8 @@ int smd_seg_init(struct smd *d);
 void smd_seg_fini(struct smd *d);
 /* h_segment_link.c: re-check connections' paths after a link change here, or there. */
 void smd_seg_links_changed(struct smd *d);
-void smd_seg_peer_links(struct smd *d, uint32_t host, uint32_t link_gen);
+/* A peer's invalidation carried link_gen: true if its links changed since last heard. */
+bool smd_seg_peer_links(struct smd *d, uint32_t host, uint32_t link_gen);
 int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 		  void *out, uint32_t *outlen, int *out_fd);
 void smd_seg_conn_closed(struct smd *d, struct smd_conn *c);
@@ -183,6 +184,8 @@ void smd_lend_fini(struct smd *d);
 int smd_h_lend(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 	       void *out, uint32_t *outlen, int *out_fd);
 void smd_lend_conn_closed(struct smd *d, struct smd_conn *c);
+/* A peer changed tables (PEER_INVALIDATE): shadows re-check their BAR routes. */
+void smd_lend_routes_changed(struct smd *d);
 int smd_lend_world_msi(struct fab_world *w, uint32_t host, uint64_t addr, uint32_t data);
 /* Shadow devices in lspci: listed behind the NTB; config reads forwarded (-ENODEV: none). */
 void smd_lend_func_list(struct smd *d, struct smio_func_list *o);

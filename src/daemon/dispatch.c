@@ -277,7 +277,8 @@ void smd_dispatch(struct smd_conn *c, uint8_t *msg, int fd)
 		if (h.len == sizeof(inv)) {
 			memcpy(&inv, payload, sizeof(inv));
 			/* A link there: what crosses it may have stopped or resumed. */
-			smd_seg_peer_links(d, c->host, inv.link_gen);
+			if (smd_seg_peer_links(d, c->host, inv.link_gen))
+				smd_lend_routes_changed(d);
 		}
 		free(msg);
 		return;

@@ -496,7 +496,8 @@ int h_peer_invalidate(struct smd_req *r)
 
 	__atomic_fetch_add(&r->d->world.epoch, 1, __ATOMIC_ACQ_REL);
 	/* A link changed there: what crosses it may have stopped or resumed working. */
-	smd_seg_peer_links(r->d, r->c->host, m->link_gen);
+	if (smd_seg_peer_links(r->d, r->c->host, m->link_gen))
+		smd_lend_routes_changed(r->d);
 	return 0;
 }
 

@@ -666,13 +666,73 @@ void smd_lend_conn_closed(struct smd *d, struct smd_conn *c)
 					l->lent[i].borrower);
 			lent_drop(d, c, &l->lent[i], false);   /* the pool drops the borrow */
 		}
-	/* Borrower: the lender is gone: the device is surprise-removed. */
+	/*
+	 * Borrower: the lender is gone (the lease is this connection: its EOF
+	 * is immediate when the lender dies). Right here on the loop, without
+	 * waiting: config cycles fail from now on, the iomaps read all-ones and
+	 * the driver hears perm_failure (it fails what is in flight); then the
+	 * surprise removal itself runs on a worker, after the driver's current
+	 * request (which now fails fast).
+	 */
 	if (c->outgoing)
 		for (unsigned i = 0; i < SMD_LEND_MAX; i++)
 			if (l->brw[i].used && l->brw[i].lender == c->host && !l->brw[i].lost) {
 				l->brw[i].lost = true;
+				if (l->brw[i].pdev)
+					shadow_lost(l->brw[i].pdev);
+				smio_warn("lender host %u lost: surprise-removing its %s",
+					  c->host, l->brw[i].pdev ? l->brw[i].pdev->name : "device");
 				drop_later(d, &l->brw[i]);
 			}
+	fab_host_unlock(d->host);
+}
+
+/*
+ * Tables changed at a peer (PEER_INVALIDATE): a link down at the lender or on
+ * the way is known to us only so. Each shadow resolves its BAR windows again
+ * on a worker (keyed like its driver's requests) and freezes or resumes its
+ * channel; one pass per shadow at a time, another queued by a later change.
+ */
+struct reval_work {
+	struct smd_work w;
+	uint32_t fdid;
+};
+
+static void reval_run(struct smd_work *w)
+{
+	struct reval_work *x = (struct reval_work *)w;
+	struct smd_borrowed *b = w->d->lend ? brw_find(w->d->lend, x->fdid) : NULL;
+
+	if (!b || b->lost || !b->pdev)
+		return;
+	b->reval_queued = false;   /* a change from now on needs another pass */
+	shadow_revalidate(b->pdev);
+}
+
+void smd_lend_routes_changed(struct smd *d)
+{
+	struct smd_lend *l = d->lend;
+
+	if (!l)
+		return;
+	fab_host_lock(d->host);
+	for (unsigned i = 0; i < SMD_LEND_MAX; i++) {
+		struct smd_borrowed *b = &l->brw[i];
+		struct reval_work *x;
+
+		if (!b->used || b->lost || !b->pdev || b->reval_queued)
+			continue;
+		x = calloc(1, sizeof(*x));
+		if (!x)
+			break;
+		x->fdid = b->fdid;
+		x->w.run = reval_run;
+		x->w.done = drop_done;
+		x->w.key = 0x200000000ull | b->fdid;
+		x->w.key2 = 0x100000000ull | b->pdev->bdf;
+		b->reval_queued = true;
+		smd_work_queue(d, &x->w);
+	}
 	fab_host_unlock(d->host);
 }
 

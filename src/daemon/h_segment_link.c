@@ -129,16 +129,17 @@ void smd_seg_links_changed(struct smd *d)
 	smd_defer(d, &s->pass);
 }
 
-void smd_seg_peer_links(struct smd *d, uint32_t host, uint32_t link_gen)
+bool smd_seg_peer_links(struct smd *d, uint32_t host, uint32_t link_gen)
 {
 	struct smd_segs *s = d->segs;
 	int idx = topo_host_index(d->topo, host);
 
 	if (!s || idx < 0 || (uint32_t)idx >= SMD_SEG_MAX_HOSTS)
-		return;
+		return true;        /* cannot tell: assume it did */
 	if (s->peer_link_seen[idx] && s->peer_link_gen[idx] == link_gen)
-		return;
+		return false;
 	s->peer_link_seen[idx] = true;
 	s->peer_link_gen[idx] = link_gen;
 	smd_seg_links_changed(d);
+	return true;
 }

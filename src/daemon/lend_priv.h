@@ -41,6 +41,7 @@ struct smd_borrowed {
 	struct pci_dev *pdev;     /* the shadow (NULL once gone) */
 	int msi_slot;
 	bool lost;                /* the lender is gone: config cycles fail at once */
+	bool reval_queued;        /* a route revalidation is queued (smd_lend_routes_changed) */
 };
 
 struct smd_lend {

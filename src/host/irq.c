@@ -70,8 +70,10 @@ static int msix_locate(struct pci_dev *pdev, struct msix *m)
 /* Table entries are device registers: one 32-bit store each, never torn. */
 static void entry_write(struct msix *m, unsigned v, unsigned reg, uint32_t val)
 {
-	__atomic_store_n((uint32_t *)(m->table + (size_t)v * PCI_MSIX_ENTRY_SIZE + reg), val,
-			 __ATOMIC_RELEASE);
+	uint8_t *p = m->table + (size_t)v * PCI_MSIX_ENTRY_SIZE + reg;
+
+	pci_io_release(p);
+	__atomic_store_n((uint32_t *)p, val, __ATOMIC_RELEASE);
 }
 
 static void entry_mask(struct msix *m, unsigned v, bool masked)

@@ -92,6 +92,18 @@ const struct lend_grant *shadow_grant(const struct pci_dev *pdev);
 /* Is bus mastering on as the driver set it (tracked, not forwarded reads). */
 bool shadow_master(const struct pci_dev *pdev);
 /*
+ * The lender is gone: the channel fails for good (iomaps read all-ones, the
+ * bound driver gets error_detected(perm_failure)); the caller removes the
+ * shadow next (shadow_destroy with force). Never waits.
+ */
+void shadow_lost(struct pci_dev *pdev);
+/*
+ * Tables changed somewhere on the path (a peer's invalidation): resolve the
+ * BAR windows again and freeze or resume the channel accordingly. May wait
+ * for peers. 0 all routes good, -ENOLINK one failed (frozen), -errno.
+ */
+int shadow_revalidate(struct pci_dev *pdev);
+/*
  * Remove it: -EBUSY while a driver is bound unless force (the driver is
  * then unbound first: the lender is gone or reclaimed it).
  */

@@ -102,6 +102,7 @@ static int new_dev(struct pci_host *ph, uint16_t bdf, struct pci_dev **out)
 	pdev->device = (uint16_t)(id >> 16);
 	pdev->class = rd(h, bdf, PCI_CLASS_REVISION, 4) >> 8;
 	pdev->dma_mask = UINT64_MAX;
+	pdev->error_state = pci_channel_io_normal;
 	for (unsigned v = 0; v < PCI_MAX_VECTORS; v++)
 		pdev->vec_efd[v] = -1;
 	if (pdev->hw) {
@@ -124,6 +125,7 @@ struct pci_dev_priv *pci_dev_alloc(struct pci_host *ph)
 		return NULL;
 	p->pub.host = ph;
 	p->pub.dma_mask = UINT64_MAX;
+	p->pub.error_state = pci_channel_io_normal;
 	for (unsigned v = 0; v < PCI_MAX_VECTORS; v++)
 		p->pub.vec_efd[v] = -1;
 	pm_ranges_init(&p->iova);
@@ -135,6 +137,8 @@ static void free_dev(struct pci_dev *pdev)
 	struct pci_dev_priv *p = to_priv(pdev);
 
 	pci_p2pdma_forget(pdev);
+	for (unsigned b = 0; b < 6; b++)
+		pci_iomap_free(&p->iomap[b]);
 	if (pdev->ops && pdev->ops->release)
 		pdev->ops->release(pdev);
 
@@ -249,6 +253,9 @@ static void release_driver_state(struct pci_dev *pdev)
 	if (pdev->driver || p->nrecs || pdev->domain)
 		pci_clear_master(pdev);
 	pci_dma_release(pdev);
+	/* Its BAR mappings go with the driver (pcim_iomap's devres). */
+	for (unsigned b = 0; b < 6; b++)
+		pci_iomap_free(&p->iomap[b]);
 	pdev->drvdata = NULL;
 }
 
@@ -342,6 +349,7 @@ int pci_host_create(struct fab_host *h, struct pci_host **out, char *err, size_t
 		return -ENOMEM;
 	}
 	ph->h = h;
+	pci_iomap_init();
 	rc = physmem_create(h, &ph->pm);
 	if (rc) {
 		snprintf(err, errlen, "host %u: physical memory allocator: %s", h->id,
@@ -548,11 +556,15 @@ void *pci_iomap(struct pci_dev *pdev, unsigned bar)
 	struct fab_host *h;
 	struct fab_route *r;
 	struct fab_target first = { 0 };
+	struct pci_iomap *m;
 	uint64_t addr, size, done = 0, msize = 0;
 	uint8_t *base = NULL;
 
 	if (!pdev || bar > 5 || !pdev->bar_size[bar] || !pdev->bar_addr[bar])
 		return NULL;
+	m = &to_priv(pdev)->iomap[bar];
+	if (m->pub)
+		return m->pub + m->pgoff;   /* one per BAR, as long as the driver holds it */
 	h = pdev->host->h;
 	addr = pdev->bar_addr[bar];
 	size = pdev->bar_size[bar];
@@ -582,8 +594,44 @@ void *pci_iomap(struct pci_dev *pdev, unsigned bar)
 		base = NULL;
 	if (base)
 		base += first.offset;
+	/* The driver's own view of those pages, so that it can be fenced alone. */
+	if (base && pci_iomap_make(m, base, size, pci_channel_offline(pdev)))
+		base = NULL;
+	else if (base)
+		base = m->pub + m->pgoff;
 fail:
 	fab_host_unlock(h);
 	free(r);
 	return base;
+}
+
+/* ---------- channel state (error recovery, surprise removal) ---------- */
+
+void pci_channel_set(struct pci_dev *pdev, enum pci_channel_state state)
+{
+	struct pci_dev_priv *p;
+	const struct pci_error_handlers *eh;
+	int old;
+
+	if (!pdev)
+		return;
+	p = to_priv(pdev);
+	old = pdev->error_state;
+	/* A failed device stays failed; nothing changes for a repeated state. */
+	if (old == (int)state || old == pci_channel_io_perm_failure)
+		return;
+	/* Fence before anyone is told, restore before resume: a driver that
+	 * looks after the call sees the path as it is. */
+	for (unsigned b = 0; b < 6; b++)
+		pci_iomap_fence(&p->iomap[b], state != pci_channel_io_normal);
+	__atomic_store_n(&pdev->error_state, (int)state, __ATOMIC_RELEASE);
+	eh = pdev->driver ? pdev->driver->err_handler : NULL;
+	if (!eh)
+		return;
+	if (state == pci_channel_io_normal) {
+		if (eh->resume)
+			eh->resume(pdev);
+	} else if (eh->error_detected) {
+		eh->error_detected(pdev, state);
+	}
 }

@@ -40,11 +40,40 @@ struct pci_device_id {
 	uint32_t class, class_mask;   /* 24-bit class code and the bits that must match */
 };
 
+/*
+ * The state of the path between the CPU and a device (Linux's
+ * pci_channel_state): normal; frozen (a link on the path is down: MMIO reads
+ * return all-ones and writes are dropped, config cycles may fail; it may come
+ * back); permanent failure (the device is gone for good: surprise removal
+ * follows, the driver's remove runs next).
+ */
+enum pci_channel_state {
+	pci_channel_io_normal = 1,
+	pci_channel_io_frozen = 2,
+	pci_channel_io_perm_failure = 3,
+};
+
+/*
+ * Error and link notifications to a bound driver (after Linux's
+ * struct pci_error_handlers, reduced to what a link-down/up and a surprise
+ * removal need). Called with the host lock held, on the thread that saw the
+ * event (an NTB link interrupt, the daemon's loop): they must not wait.
+ * What a driver does here is wake its waiters and fail what is in flight;
+ * recovery (a reset) is done later by the driver's next request.
+ */
+struct pci_error_handlers {
+	/* The channel became frozen or failed for good. */
+	void (*error_detected)(struct pci_dev *pdev, enum pci_channel_state state);
+	/* The channel is back (frozen -> normal): the same mappings work again. */
+	void (*resume)(struct pci_dev *pdev);
+};
+
 struct pci_driver {
 	const char *name;
 	const struct pci_device_id *id_table;   /* ends with an all-zero entry */
 	int (*probe)(struct pci_dev *pdev, const struct pci_device_id *id);
 	void (*remove)(struct pci_dev *pdev);
+	const struct pci_error_handlers *err_handler;   /* may be NULL */
 };
 
 struct pci_dev {
@@ -59,6 +88,9 @@ struct pci_dev {
 	const struct pci_driver *driver;
 	void *drvdata;
 	bool is_lendable;             /* registered with smartio: no local driver binds */
+	/* pci_channel_state; written under the host lock, read by waiting drivers
+	 * without it: use pci_channel_offline / pci_dev_is_disconnected */
+	int error_state;
 	/* private to the PCI core */
 	uint32_t domain;              /* IOMMU domain (0: none) */
 	const struct pci_dev_ops *ops; /* NULL: a function of this host; else a shadow
@@ -96,9 +128,57 @@ void pci_clear_master(struct pci_dev *pdev);
 /*
  * Map BAR bar for the CPU ("ioremap"): the BAR's bus address is resolved
  * from the CPU like any other address, so a BAR behind an NTB maps too.
- * Returns a pointer valid for bar_size bytes, or NULL.
+ * Returns a pointer valid for bar_size bytes, or NULL. The mapping is the
+ * device's own (iomap.c), one per BAR, kept until the driver lets go: while
+ * the channel is frozen or failed, loads through it read all-ones and stores
+ * do not reach the device, as on PCIe; when the channel returns, the same
+ * pointer reaches the device again.
  */
 void *pci_iomap(struct pci_dev *pdev, unsigned bar);
+
+/*
+ * ThreadSanitizer only: an iomap is a second virtual address of the BAR's
+ * pages, so TSan cannot pair a driver's release store (a doorbell) with the
+ * device thread's acquire load of the same register through the shared
+ * mapping. Register accessors call these around their atomics; they name the
+ * shared mapping's address to TSan. Nothing at all in other builds.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define PCI_IO_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PCI_IO_TSAN 1
+#endif
+#endif
+#ifdef PCI_IO_TSAN
+void pci_io_release(const volatile void *addr);   /* before a release store */
+void pci_io_acquire(const volatile void *addr);   /* after an acquire load */
+#else
+static inline void pci_io_release(const volatile void *addr) { (void)addr; }
+static inline void pci_io_acquire(const volatile void *addr) { (void)addr; }
+#endif
+
+/* Channel state (Linux's pci_channel_offline, pci_dev_is_disconnected). */
+static inline bool pci_channel_offline(const struct pci_dev *pdev)
+{
+	return __atomic_load_n(&pdev->error_state, __ATOMIC_ACQUIRE) != pci_channel_io_normal;
+}
+
+static inline bool pci_dev_is_disconnected(const struct pci_dev *pdev)
+{
+	return __atomic_load_n(&pdev->error_state, __ATOMIC_ACQUIRE) ==
+	       pci_channel_io_perm_failure;
+}
+
+/*
+ * The platform's side (shadow devices' link and lender events, hot-plug):
+ * move pdev's channel to state. Frozen and perm_failure fence every iomap of
+ * the device (all-ones) and tell the driver (error_detected); normal after
+ * frozen restores them and calls resume. Perm_failure is final: the caller
+ * removes the device next (pci_hot_remove). With the host lock held; never
+ * waits.
+ */
+void pci_channel_set(struct pci_dev *pdev, enum pci_channel_state state);
 
 /* DMA API. Bus addresses are what the device must be told. */
 int dma_set_mask(struct pci_dev *pdev, uint64_t mask);   /* -EIO if unusable */

@@ -57,8 +57,21 @@ struct pci_dma_window {
 	uint32_t domain;
 };
 
+/*
+ * A driver's mapping of a BAR (iomap.c): its own VMA over the device's
+ * pages, replaced in place by all-ones while the channel is down.
+ */
+struct pci_iomap {
+	uint8_t *pub;        /* what the driver got (minus pgoff) */
+	uint8_t *keep;       /* a hidden duplicate to restore from */
+	const uint8_t *src;  /* the shared mapping's page it duplicates (TSan's name) */
+	size_t len, pgoff;
+	bool fenced;
+};
+
 struct pci_dev_priv {
 	struct pci_dev pub;
+	struct pci_iomap iomap[6];
 	struct pci_dma_window win;
 	struct pm_ranges iova;    /* free IOVA space of pub.domain */
 	struct dma_rec *recs;
@@ -89,6 +102,12 @@ void pci_dev_free(struct pci_dev *pdev);
 int pci_hot_add_dev(struct pci_host *ph, struct pci_dev *pdev);
 /* dma.c: a shadow device's window (IOVA space set up when the IOMMU is on). */
 int pci_dma_window_set(struct pci_dev *pdev, const struct pci_dma_window *w);
+
+/* iomap.c: map size bytes at src (in a shared mapping) as pdev's own; fence it. */
+void pci_iomap_init(void);
+int pci_iomap_make(struct pci_iomap *m, uint8_t *src, uint64_t size, bool fenced);
+void pci_iomap_fence(struct pci_iomap *m, bool down);
+void pci_iomap_free(struct pci_iomap *m);
 
 /* p2p.c: a departing device is no longer a provider. */
 void pci_p2pdma_forget(struct pci_dev *pdev);

@@ -26,6 +26,7 @@
 #include "fabric/intc.h"
 #include "fabric/iommu.h"
 #include "fabric/ntb.h"
+#include "fabric/route.h"
 #include "lend.h"
 #include "ntb_drv.h"
 #include "pci_priv.h"
@@ -42,8 +43,10 @@ struct shadow {
 	struct ntb_drv *ntb;             /* ours, towards the lender */
 	struct ntb_mw bar_mw[6];         /* our windows onto the lender's BARs */
 	bool client;                     /* registered for ntb's events */
-	bool link_down;                  /* its link went down (failover: later) */
+	bool link_down;                  /* our NTB's link is down */
+	bool far_down;                   /* a BAR's route failed further on (revalidated) */
 	uint32_t link_events;
+	struct pci_dev *pdev;            /* the shadow itself */
 	uint32_t bar_reg[6], bar_mask[6], bar_flags[6];
 	uint16_t msi_cap;
 	bool msi64;
@@ -303,9 +306,19 @@ int shadow_dma_target(struct pci_host *ph, uint64_t *target, uint64_t *size)
 	return -ENOSPC;
 }
 
+/* The channel as the two halves of the path say: frozen while either is down. */
+static void channel_update(struct shadow *sh)
+{
+	if (!sh->pdev || pci_dev_is_disconnected(sh->pdev))
+		return;
+	pci_channel_set(sh->pdev, sh->link_down || sh->far_down ? pci_channel_io_frozen
+								 : pci_channel_io_normal);
+}
+
 /*
- * Events of our NTB towards the lender. Recorded only: acting on a lost link
- * (failing over, or reporting the device gone) builds on this.
+ * Events of our NTB towards the lender: the link going down freezes the
+ * channel (iomaps read all-ones, the driver is told), coming back resumes it
+ * unless the path is still broken further on (far_down).
  */
 static void sh_link_event(void *ctx, struct ntb_drv *ntb, bool up)
 {
@@ -314,6 +327,7 @@ static void sh_link_event(void *ctx, struct ntb_drv *ntb, bool up)
 	(void)ntb;
 	sh->link_down = !up;
 	sh->link_events++;
+	channel_update(sh);
 }
 
 static const struct ntb_client_ops shadow_ntb_client = { .link_event = sh_link_event };
@@ -457,6 +471,7 @@ int shadow_create(struct pci_host *ph, const struct lend_grant *g,
 		goto fail;
 	pdev->ops = &shadow_ops;
 	pdev->ops_arg = sh;
+	sh->pdev = pdev;
 	fab_host_tables_changed(h);
 	rc = pci_hot_add_dev(ph, pdev);
 	if (rc) {
@@ -486,4 +501,54 @@ int shadow_destroy(struct pci_host *ph, struct pci_dev *pdev, bool force)
 		return -EBUSY;
 	/* Unbinds any driver, then frees the device: sh_release undoes the rest. */
 	return pci_hot_remove(ph, pdev);
+}
+
+void shadow_lost(struct pci_dev *pdev)
+{
+	struct shadow *sh = sh_of(pdev);
+
+	if (sh)
+		pci_channel_set(pdev, pci_channel_io_perm_failure);
+}
+
+/*
+ * Resolve every BAR's window from the CPU again, as pci_iomap did: a route
+ * that now fails (a link down at the lender or on the way, reported to us
+ * only as changed tables) freezes the channel; all of them back with the
+ * same translations resumes it. May wait for peers (a worker's call, with
+ * the host lock held as usual): the device's work key must be held.
+ */
+int shadow_revalidate(struct pci_dev *pdev)
+{
+	struct shadow *sh = sh_of(pdev);
+	struct fab_route *r;
+	bool down = false;
+
+	if (!sh)
+		return -EINVAL;
+	if (pci_dev_is_disconnected(pdev))
+		return 0;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (unsigned b = 0; b < 6 && !down; b++) {
+		uint64_t addr = pdev->bar_addr[b], size = pdev->bar_size[b], done = 0;
+
+		if (!size)
+			continue;
+		for (unsigned i = 0; i < 65536 && done < size && !down; i++) {
+			if (fab_route_resolve(sh->h, FAB_RID_CPU, addr + done, size - done, false, r) ||
+			    r->status != FAB_OK || !r->tgt.len || r->tgt.host != sh->g.lender)
+				down = true;
+			else
+				done += r->tgt.len;
+		}
+	}
+	free(r);
+	/* With our own link down every route fails here: what lies beyond is
+	 * unknown, so the last word on it stands. */
+	if (!sh->link_down)
+		sh->far_down = down;
+	channel_update(sh);
+	return down ? -ENOLINK : 0;
 }

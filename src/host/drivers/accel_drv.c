@@ -56,28 +56,38 @@ struct accel_drv {
 
 static uint32_t rd32(const struct accel_drv *a, uint32_t off)
 {
-	return __atomic_load_n((const uint32_t *)(a->regs + off), __ATOMIC_ACQUIRE);
+	uint32_t v = __atomic_load_n((const uint32_t *)(a->regs + off), __ATOMIC_ACQUIRE);
+
+	pci_io_acquire(a->regs + off);
+	return v;
 }
 
 static uint64_t rd64(const struct accel_drv *a, uint32_t off)
 {
-	return __atomic_load_n((const uint64_t *)(a->regs + off), __ATOMIC_ACQUIRE);
+	uint64_t v = __atomic_load_n((const uint64_t *)(a->regs + off), __ATOMIC_ACQUIRE);
+
+	pci_io_acquire(a->regs + off);
+	return v;
 }
 
 static void wr32(struct accel_drv *a, uint32_t off, uint32_t v)
 {
+	pci_io_release(a->regs + off);
 	__atomic_store_n((uint32_t *)(a->regs + off), v, __ATOMIC_RELEASE);
 }
 
 static void wr64(struct accel_drv *a, uint32_t off, uint64_t v)
 {
+	pci_io_release(a->regs + off);
 	__atomic_store_n((uint64_t *)(a->regs + off), v, __ATOMIC_RELEASE);
 }
 
 /* Command registers may hold bits the device has not taken yet: OR, never store. */
 static void cmd32(struct accel_drv *a, uint32_t off, uint32_t bits)
 {
+	pci_io_release(a->regs + off);
 	__atomic_fetch_or((uint32_t *)(a->regs + off), bits, __ATOMIC_ACQ_REL);
+	pci_io_acquire(a->regs + off);
 }
 
 static struct accel_drv *drv_of(struct pci_dev *pdev)
@@ -116,6 +126,11 @@ static int wait_for(struct accel_drv *a, int vec, int slice_ms, int timeout_ms, 
 
 		if (cond(a, arg)) {
 			rc = 0;
+			break;
+		}
+		/* Link down or device gone: registers read all-ones, nothing completes. */
+		if (pci_channel_offline(a->pdev)) {
+			rc = -EIO;
 			break;
 		}
 		left = smio_ms_left(deadline);
@@ -495,9 +510,10 @@ static void teardown(struct accel_drv *a)
 
 	/* Reset stops the engine and any program without further DMA; only then
 	 * may the memory the device was told about go back. */
-	if (a->ours && dev_reset(a))
+	if (a->ours && !pci_dev_is_disconnected(pdev) && dev_reset(a))
 		smio_warn("accel %s: reset not taken; bus mastering off", pdev->name);
-	pci_clear_master(pdev);
+	if (!pci_dev_is_disconnected(pdev))
+		pci_clear_master(pdev);
 	if (a->buf)
 		dma_free_coherent(pdev, ACCEL_DRV_BUF_SIZE, a->buf, a->buf_bus);
 	if (a->ring)
@@ -621,6 +637,36 @@ static void accel_remove(struct pci_dev *pdev)
 	teardown(a);
 }
 
+/*
+ * Link down (frozen) or device gone (perm_failure): a waiter sees the
+ * channel offline within a slice (woken now through the ring's vector) and
+ * fails with -EIO. Only a flag and a wake-up: the host lock is held.
+ */
+static void accel_error_detected(struct pci_dev *pdev, enum pci_channel_state state)
+{
+	struct accel_drv *a = pdev->drvdata;
+	uint64_t one = 1;
+
+	if (!a)
+		return;
+	for (int v = 0; v < ACCEL_NR_VECTORS; v++)
+		if (a->efd[v] >= 0 && write(a->efd[v], &one, sizeof(one)) < 0)
+			smio_warn("accel %s: waking vector %d: %s", pdev->name, v, strerror(errno));
+	smio_warn("accel %s: %s", pdev->name,
+		  state == pci_channel_io_perm_failure ? "permanent failure (device gone)"
+						       : "link down (frozen)");
+}
+
+static void accel_resume(struct pci_dev *pdev)
+{
+	smio_info("accel %s: link back", pdev->name);
+}
+
+static const struct pci_error_handlers accel_err_handler = {
+	.error_detected = accel_error_detected,
+	.resume = accel_resume,
+};
+
 /* The model's identity; probe still checks MAGIC and VERSION before use. */
 static const struct pci_device_id accel_ids[] = {
 	{ .vendor = 0x10de, .device = 0x1bb1, .class = 0x030200, .class_mask = 0xffffff },
@@ -632,4 +678,5 @@ const struct pci_driver accel_pci_driver = {
 	.id_table = accel_ids,
 	.probe = accel_probe,
 	.remove = accel_remove,
+	.err_handler = &accel_err_handler,
 };

@@ -436,14 +436,63 @@ static void nvme_remove(struct pci_dev *pdev)
 
 	if (!dev)
 		return;
-	if (!dev->needs_reset)
-		io_queues_delete(dev);
-	ctrl_shutdown(dev);
-	ctrl_disable(dev);
-	pci_clear_master(pdev);
+	/* Surprise removal: nothing can reach the controller any more. */
+	if (!pci_dev_is_disconnected(pdev)) {
+		if (!dev->needs_reset)
+			io_queues_delete(dev);
+		ctrl_shutdown(dev);
+		ctrl_disable(dev);
+		pci_clear_master(pdev);
+	}
 	dev_free(dev);
 	pdev->drvdata = NULL;
 }
+
+/*
+ * Link down (frozen) or the device gone (perm_failure): every command in
+ * flight fails with -EIO now instead of at its timeout (its waiter is woken
+ * through its vector's eventfd and sees the channel offline; a polled queue
+ * sees it on its next pass), and the controller is reset on the next request
+ * after the link returns: its queues may have lost doorbells and entries.
+ * Runs with the host lock held, possibly while a worker waits without it:
+ * only flags and wake-ups here.
+ */
+static void nvme_error_detected(struct pci_dev *pdev, enum pci_channel_state state)
+{
+	struct nvme_dev *dev = pdev->drvdata;
+	uint64_t one = 1;
+
+	if (!dev)
+		return;
+	dev->needs_reset = true;
+	dev->channel_events++;
+	for (int v = 0; v < dev->nvec; v++) {
+		int efd = pci_irq_eventfd(pdev, v);
+
+		if (efd >= 0 && write(efd, &one, sizeof(one)) < 0)
+			smio_warn("%s: nvme: waking vector %d: %s", pdev->name, v, strerror(errno));
+	}
+	if (state == pci_channel_io_perm_failure)
+		smio_warn("%s: nvme: permanent failure (device gone): commands in flight fail",
+			  pdev->name);
+	else
+		smio_warn("%s: nvme: link down (frozen): commands in flight fail", pdev->name);
+}
+
+static void nvme_resume(struct pci_dev *pdev)
+{
+	struct nvme_dev *dev = pdev->drvdata;
+
+	if (!dev)
+		return;
+	dev->channel_events++;
+	smio_info("%s: nvme: link back: the controller is reset on next use", pdev->name);
+}
+
+static const struct pci_error_handlers nvme_err_handler = {
+	.error_detected = nvme_error_detected,
+	.resume = nvme_resume,
+};
 
 static const struct pci_device_id nvme_ids[] = {
 	{ .vendor = PCI_ANY_ID, .device = PCI_ANY_ID, .class = NVME_DRV_CLASS,
@@ -456,4 +505,5 @@ const struct pci_driver nvme_pci_driver = {
 	.id_table = nvme_ids,
 	.probe = nvme_probe,
 	.remove = nvme_remove,
+	.err_handler = &nvme_err_handler,
 };

@@ -64,6 +64,7 @@ struct nvme_drv_info {
 	int nvec;               /* MSI-X vectors (0: polled) */
 	bool needs_reset;       /* a command timed out: reset on the next use */
 	uint64_t resets;        /* controller resets done after probe */
+	uint64_t channel_events;  /* link/removal notifications (error_detected, resume) */
 };
 
 /* True if pdev is bound to nvme_pci_driver. */

@@ -143,6 +143,10 @@ int nvme_drv_q_wait(struct nvme_dev *dev, struct nvme_q *q, uint16_t cid, uint64
 
 		if (q_reap(dev, q, cid, cpl))
 			return 0;
+		/* The link is down or the device gone: what is in flight fails now
+		 * (error_detected woke us), not at the timeout. */
+		if (pci_channel_offline(dev->pdev))
+			return -EIO;
 		if (rd32(dev, NVME_REG_CSTS) & CSTS_CFS)
 			return -EIO;   /* fatal: nothing more will complete */
 		now = smio_now_ms();
@@ -231,6 +235,8 @@ static int get_dev(struct pci_dev *pdev, struct nvme_dev **out)
 	dev = pdev->drvdata;
 	if (dev->busy)
 		return -EBUSY;
+	if (pci_channel_offline(pdev))
+		return -EIO;     /* frozen or gone: nothing reaches the controller */
 	if (dev->needs_reset) {
 		dev->busy = true;
 		rc = nvme_drv_ctrl_reinit(dev);
@@ -267,6 +273,7 @@ int nvme_drv_info(struct pci_dev *pdev, struct nvme_drv_info *info)
 	info->nvec = dev->nvec;
 	info->needs_reset = dev->needs_reset;
 	info->resets = dev->resets;
+	info->channel_events = dev->channel_events;
 	return 0;
 }
 

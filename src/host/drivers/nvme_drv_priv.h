@@ -65,27 +65,36 @@ struct nvme_dev {
 	bool needs_reset;
 	bool busy;
 	uint64_t resets;
+	uint64_t channel_events;   /* error_detected + resume calls */
 };
 
 /* ---------- small helpers ---------- */
 
 static inline uint32_t rd32(struct nvme_dev *dev, uint32_t off)
 {
-	return __atomic_load_n((uint32_t *)(dev->bar + off), __ATOMIC_ACQUIRE);
+	uint32_t v = __atomic_load_n((uint32_t *)(dev->bar + off), __ATOMIC_ACQUIRE);
+
+	pci_io_acquire(dev->bar + off);
+	return v;
 }
 
 static inline uint64_t rd64(struct nvme_dev *dev, uint32_t off)
 {
-	return __atomic_load_n((uint64_t *)(dev->bar + off), __ATOMIC_ACQUIRE);
+	uint64_t v = __atomic_load_n((uint64_t *)(dev->bar + off), __ATOMIC_ACQUIRE);
+
+	pci_io_acquire(dev->bar + off);
+	return v;
 }
 
 static inline void wr32(struct nvme_dev *dev, uint64_t off, uint32_t v)
 {
+	pci_io_release(dev->bar + off);
 	__atomic_store_n((uint32_t *)(dev->bar + off), v, __ATOMIC_RELEASE);
 }
 
 static inline void wr64(struct nvme_dev *dev, uint32_t off, uint64_t v)
 {
+	pci_io_release(dev->bar + off);
 	__atomic_store_n((uint64_t *)(dev->bar + off), v, __ATOMIC_RELEASE);
 }
 
