@@ -4,6 +4,7 @@
 #   make test   install missing Debian packages, build, run every test suite
 #               (plain build, then AddressSanitizer + UndefinedBehaviorSanitizer)
 #   make control-plane   the daemons' control plane, this tree vs an older one
+#   make faults the fault matrix: lost/corrupted writes and failover times per fault
 #   make fuzz   every libFuzzer target for FUZZ_SECONDS (60) each, then a table
 
 BUILD     ?= build
@@ -33,7 +34,7 @@ FIO_DEB_PACKAGES = fio dpkg-dev curl libaio-dev libnuma-dev librdmacm-dev libibv
 BENCH_DEB_PACKAGES = fio nbdkit gnuplot-nox python3
 
 .PHONY: all deps build demo test test-plain test-san test-tsan fuzz bench figures clean install
-.PHONY: deps-fio deps-bench fio-engine nvme-peers control-plane
+.PHONY: deps-fio deps-bench fio-engine nvme-peers control-plane faults
 
 # $(call apt_missing,PACKAGES): install those not installed yet (root or sudo).
 define apt_missing
@@ -134,6 +135,11 @@ nvme-peers: fio-engine deps-bench
 # run, --before REF for another baseline. Results in bench/out/control-plane/.
 control-plane: build
 	./bench/control-plane $(BUILD) $(CONTROL_PLANE_ARGS)
+
+# The fault matrix of the distributed NVMe driver on topologies/multipath.yaml
+# (docs/reliability.md): about 8 minutes; FAULTS_ARGS=--quick for under 5.
+faults: build deps-bench
+	./bench/faults $(BUILD) $(FAULTS_ARGS)
 
 # DIR/include, DIR/lib (and DIR/lib64 as a link), DIR/lib/pkgconfig/sisci.pc.
 install: build

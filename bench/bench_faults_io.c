@@ -14,7 +14,10 @@
  * is a lost acknowledged write; a block that is no version at all, or newer
  * than anything submitted, is corrupted. Commands that do not complete within
  * --cmd-timeout are counted as errors the application saw (without a backup
- * path that is what a dead path looks like).
+ * path that is what a dead path looks like); once every command in flight has
+ * timed out, the client does what an application of the driver must: it
+ * deletes the queue pair (never reusing one after a timeout) and asks for a
+ * new one, again every 50 ms until it gets one, and goes on.
  *
  * Prints one JSON object: counts, the longest time without a completion
  * (and when it began, on CLOCK_MONOTONIC, to line it up with faults.log),
@@ -26,6 +29,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -40,6 +44,7 @@
 #define MAGIC      0x736d696f6661756cull   /* "smiofaul" */
 #define MAX_QD     64
 #define MAX_BUCKETS 100000
+#define BENCH_MULTIPATH 0   /* libsmartio-nvme has backup paths */
 
 struct hdr {
 	uint64_t magic, lba;
@@ -65,8 +70,9 @@ static uint32_t lba_size;
 static uint32_t *acked, *submitted;
 static struct {
 	uint64_t writes, writes_acked, reads, reads_ok, errors, timeouts, late, corrupted_reads;
-	uint64_t lost, corrupted, verified, unverifiable;
+	uint64_t lost, corrupted, verified, unverifiable, recoveries;
 } n;
+static uint64_t first_timeout, recovery_ns;    /* a dead path: until I/O flows again */
 static uint32_t buckets[MAX_BUCKETS];
 static uint64_t t0, last_cpl, gap_ns, gap_start;
 
@@ -106,6 +112,11 @@ static int64_t version_of(const uint8_t *b, uint64_t lba)
 
 static void completed(uint64_t now)
 {
+	if (first_timeout) {
+		if (now - first_timeout > recovery_ns)
+			recovery_ns = now - first_timeout;
+		first_timeout = 0;
+	}
 	uint64_t b = (now - t0) / (opt.bucket_ms * 1000000ull);
 
 	if (b < MAX_BUCKETS)
@@ -132,7 +143,7 @@ static int parse(int argc, char **argv)
 		{ "seconds", 1, NULL, 's' }, { "blocks", 1, NULL, 'b' }, { "qd", 1, NULL, 'q' },
 		{ "client", 1, NULL, 'k' }, { "cmd-timeout", 1, NULL, 't' },
 		{ "bucket", 1, NULL, 'B' }, { "backup-adapter", 1, NULL, 'a' },
-		{ "help", 0, NULL, 'h' }, { 0 } };
+		{ "probe-multipath", 0, NULL, 'p' }, { "help", 0, NULL, 'h' }, { 0 } };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -141,6 +152,8 @@ static int parse(int argc, char **argv)
 
 		if (c == 'h')
 			return usage(NULL), 1;
+		if (c == 'p')
+			return BENCH_MULTIPATH ? 1 : 3;   /* for bench/faults */
 		if (c == '?')
 			return usage(NULL);
 		errno = 0;
@@ -245,13 +258,13 @@ static void on_cpl(struct snv_buf *buf, struct slot *slots, const struct snv_cpl
 	}
 }
 
-/* Read every written block back through a fresh queue pair. */
-static int verify_all(struct snv_client *c, struct snv_buf *buf)
+/* Read every written block back, through q or (q NULL) a fresh queue pair. */
+static int verify_all(struct snv_client *c, struct snv_qpair *q, struct snv_buf *buf)
 {
 	struct snv_qpair_opts qo = { .depth = 32 };
-	struct snv_qpair *q;
 	struct snv_cpl e;
-	int rc = snv_qpair_create(c, &qo, &q);
+	bool own = !q;
+	int rc = own ? snv_qpair_create(c, &qo, &q) : 0;
 
 	if (rc)
 		return rc;
@@ -278,8 +291,28 @@ static int verify_all(struct snv_client *c, struct snv_buf *buf)
 		else if ((uint32_t)v < acked[lba])
 			n.lost++;
 	}
-	snv_qpair_delete(q, true);
+	if (own)
+		snv_qpair_delete(q, true);
 	return rc;
+}
+
+/*
+ * Every command in flight timed out: delete the queue pair and get a new one
+ * (the path may be back, or come back), until the run ends.
+ */
+static struct snv_qpair *recover(struct snv_client *c, struct snv_qpair *q, struct slot *slots,
+				 uint64_t end)
+{
+	struct snv_qpair_opts qo = { .depth = 64 };
+	struct snv_qpair *nq = NULL;
+
+	if (q)
+		snv_qpair_delete(q, true);
+	memset(slots, 0, sizeof(*slots) * MAX_QD);
+	n.recoveries++;
+	while (smio_now_ns() < end && snv_qpair_create(c, &qo, &nq))
+		poll(NULL, 0, 50);
+	return nq;
 }
 
 int main(int argc, char **argv)
@@ -295,7 +328,7 @@ int main(int argc, char **argv)
 	int rc = parse(argc, argv);
 
 	if (rc)
-		return rc == 1 ? 0 : rc;
+		return rc == 1 ? 0 : rc;   /* 1: --help, or --probe-multipath said yes */
 	if (opt.backup_adapter >= 0) {
 		fprintf(stderr, "bench_faults_io: --backup-adapter: this build of libsmartio-nvme "
 			"has no multipath\n");
@@ -330,16 +363,29 @@ int main(int argc, char **argv)
 		uint64_t now = smio_now_ns();
 		int got;
 
+		unsigned late = 0;
+
+		if (!q) {
+			q = recover(c, NULL, slots, end);
+			continue;
+		}
 		for (unsigned i = 0; i < opt.qd; i++) {
 			if (slots[i].busy) {
 				if (!slots[i].late &&
 				    now - slots[i].t_ns > opt.timeout_ms * 1000000ull) {
 					slots[i].late = true;   /* the application sees an error */
 					n.timeouts++;
+					if (!first_timeout)
+						first_timeout = slots[i].t_ns;
 				}
+				late += slots[i].late;
 				continue;
 			}
 			submit(q, buf, &slots[i], i, ++seq);
+		}
+		if (late == opt.qd) {
+			q = recover(c, q, slots, end);
+			continue;
 		}
 		got = snv_poll(q, e, 16);
 		for (int k = 0; k < got; k++)
@@ -349,7 +395,7 @@ int main(int argc, char **argv)
 	}
 	/* Let what is in flight finish (bounded), then judge everything. */
 	stop = smio_now_ns() + 2000000000ull;
-	for (unsigned busy = opt.qd; busy && smio_now_ns() < stop;) {
+	for (unsigned busy = opt.qd; q && busy && smio_now_ns() < stop;) {
 		struct snv_cpl e[16];
 		int got = snv_poll(q, e, 16);
 
@@ -359,18 +405,21 @@ int main(int argc, char **argv)
 		for (unsigned i = 0; i < opt.qd; i++)
 			busy += slots[i].busy;
 	}
-	if (snv_qpair_inflight(q))
+	/* A queue pair with nothing outstanding is still good (and needs no manager). */
+	if (q && snv_qpair_inflight(q)) {
 		snv_qpair_delete(q, true);
-	else
+		q = NULL;
+	}
+	rc = verify_all(c, q, buf);
+	if (q)
 		snv_qpair_delete(q, false);
-	rc = verify_all(c, buf);
 
 	printf("{\"client\":%u,\"seconds\":%u,\"qd\":%u,\"blocks\":%llu,\"start_mono_ns\":%llu,"
 	       "\"writes\":%llu,\"writes_acked\":%llu,\"reads\":%llu,\"reads_ok\":%llu,"
 	       "\"io_errors\":%llu,\"timeouts\":%llu,\"late_completions\":%llu,"
 	       "\"corrupted_reads\":%llu,\"verified\":%llu,\"unverifiable\":%llu,"
 	       "\"lost_acked_writes\":%llu,\"corrupted_blocks\":%llu,\"verify_rc\":%d,"
-	       "\"max_gap_ms\":%.3f,\"max_gap_start_mono_ns\":%llu,\"bucket_ms\":%u,\"iops\":[",
+	       "\"recoveries\":%llu,\"recovery_ms\":%.3f,\"max_gap_ms\":%.3f,\"max_gap_start_mono_ns\":%llu,\"bucket_ms\":%u,\"iops\":[",
 	       opt.client, opt.seconds, opt.qd, (unsigned long long)opt.blocks,
 	       (unsigned long long)t0, (unsigned long long)n.writes,
 	       (unsigned long long)n.writes_acked, (unsigned long long)n.reads,
@@ -378,7 +427,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)n.timeouts, (unsigned long long)n.late,
 	       (unsigned long long)n.corrupted_reads, (unsigned long long)n.verified,
 	       (unsigned long long)n.unverifiable, (unsigned long long)n.lost,
-	       (unsigned long long)n.corrupted, rc, gap_ns / 1e6,
+	       (unsigned long long)n.corrupted, rc, (unsigned long long)n.recoveries,
+	       recovery_ns / 1e6, gap_ns / 1e6,
 	       (unsigned long long)gap_start, opt.bucket_ms);
 	for (uint64_t b = 0; b < (uint64_t)opt.seconds * 1000 / opt.bucket_ms; b++)
 		printf("%s%.0f", b ? "," : "", buckets[b] * 1000.0 / opt.bucket_ms);

@@ -281,8 +281,9 @@ static int cmd_manager(int argc, char **argv)
 	snv_manager_get_stats(the_manager, &st);
 	if (!quiet)
 		fprintf(stderr, "smartio-nvme manager: stopping: %llu requests, %llu refused, "
-			"%llu queue pairs reclaimed\n", (unsigned long long)st.requests,
-			(unsigned long long)st.refused, (unsigned long long)st.reclaimed);
+			"%llu queue pairs reclaimed, %u still handed out to %u clients\n",
+			(unsigned long long)st.requests, (unsigned long long)st.refused,
+			(unsigned long long)st.reclaimed, st.queues, st.clients);
 	snv_manager_destroy(the_manager);
 	the_manager = NULL;
 	if (rc) {
