@@ -11,7 +11,8 @@
  * SCICheckSequence says. The link taken down is host 0's own adapter (the
  * importer's side) in one case and host 1's (the owner's side: heard through
  * the owner's daemon) in the other; in the latter the connection has no
- * callback, so only the map's behaviour shows the event.
+ * callback, so only the map's behaviour shows the event. A last case maps a
+ * borrowed NVMe's BAR0 (SCIConnectDeviceSegment) and reads its registers.
  *
  * A child must not return into cmocka: it checks with CHK() and reports
  * through its exit status; the parent waits for it with a bounded wait.
@@ -405,12 +406,66 @@ static void test_flaps(void **state)
 	in_child(child_flaps);
 }
 
+/* A borrowed NVMe's BAR0, mapped through the NTB: registers read all-ones while down. */
+static int child_device_bar(void)
+{
+	sci_smartio_device_info_t f;
+	sci_smartio_device_t dv;
+	sci_remote_segment_t bar;
+	sci_map_t map;
+	volatile uint32_t *regs;
+	unsigned int ids[4];
+	uint32_t vs;
+	sci_desc_t sd;
+	sci_error_t err;
+
+	SCIOpen(&sd, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	memset(&f, 0, sizeof(f));
+	f.nodeid = OWNER_NODE;
+	snprintf(f.user_name, sizeof(f.user_name), "nvme0");
+	CHK(SCIGetDeviceList(sd, ids, 4, &f, 0, &err) == 1);
+	SCIBorrowDevice(sd, &dv, ids[0], 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	SCIConnectDeviceSegment(dv, &bar, 0, SCI_MEMTYPE_BAR, on_event, NULL,
+				SCI_FLAG_USE_CALLBACK, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	regs = SCIMapRemoteSegment(bar, &map, 0, 0x1000, NULL, SCI_FLAG_IO_MAP_IOSPACE, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	vs = regs[2];
+	CHK(vs == 0x00010400);                  /* NVMe 1.4.0 */
+
+	CHK(set_link("0", "down") == 0);
+	CHK(wait_heard(1) == SCI_CB_NOT_OPERATIONAL);
+	CHK(regs[2] == 0xffffffffu);            /* as a read that completes with UR */
+	CHK(regs[0] == 0xffffffffu);
+	CHK(set_link("0", "up") == 0);
+	CHK(wait_heard(2) == SCI_CB_OPERATIONAL);
+	CHK(regs[2] == vs);
+
+	SCIUnmapSegment(map, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	SCIDisconnectSegment(bar, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	SCIReturnDevice(dv, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	SCIClose(sd, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	return 0;
+}
+
+static void test_device_bar(void **state)
+{
+	in_child(child_device_bar);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_local_link, test_setup),
 		cmocka_unit_test_setup(test_remote_link, test_setup),
 		cmocka_unit_test_setup(test_flaps, test_setup),
+		cmocka_unit_test(test_device_bar),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
