@@ -258,29 +258,46 @@ static void on_cpl(struct snv_buf *buf, struct slot *slots, const struct snv_cpl
 	}
 }
 
-/* Read every written block back, through q or (q NULL) a fresh queue pair. */
+/*
+ * Read every written block back, through q or (q NULL) a fresh queue pair;
+ * the queue pair is deleted at the end (q is consumed).
+ * A read that does not complete in time makes the queue pair unusable (its
+ * buffer may still be written, its completion may come late): it is deleted
+ * and a new one asked for, within an overall budget.
+ */
 static int verify_all(struct snv_client *c, struct snv_qpair *q, struct snv_buf *buf)
 {
 	struct snv_qpair_opts qo = { .depth = 32 };
+	uint64_t budget = smio_now_ms() + 30000;
 	struct snv_cpl e;
-	bool own = !q;
-	int rc = own ? snv_qpair_create(c, &qo, &q) : 0;
+	int rc = 0;
 
-	if (rc)
-		return rc;
 	for (uint64_t lba = 0; lba < opt.blocks; lba++) {
-		uint64_t end = smio_now_ms() + 5000;
+		uint64_t end = smio_now_ms() + 2000;
 		int64_t v;
 		int got = 0;
 
 		if (!submitted[lba])
 			continue;
-		rc = snv_submit_rw(q, false, 1, opt.base + lba, 1, buf, 0, NULL);
+		while (!q && (rc = snv_qpair_create(c, &qo, &q)) && smio_now_ms() < budget)
+			poll(NULL, 0, 50);
+		if (!q)
+			return rc;
+		rc = snv_submit_rw(q, false, 1, opt.base + lba, 1, buf, 0, (void *)(uintptr_t)(lba + 1));
 		if (rc)
 			break;
 		while (!(got = snv_poll(q, &e, 1)) && smio_now_ms() < end)
 			;
-		if (got != 1 || e.status) {
+		if (got != 1) {
+			snv_qpair_delete(q, true);
+			q = NULL;
+			if (smio_now_ms() < budget)
+				lba--;              /* again, on a new queue pair */
+			else
+				n.unverifiable++;
+			continue;
+		}
+		if (e.cookie != (void *)(uintptr_t)(lba + 1) || e.status) {
 			n.unverifiable++;
 			continue;
 		}
@@ -291,7 +308,7 @@ static int verify_all(struct snv_client *c, struct snv_qpair *q, struct snv_buf 
 		else if ((uint32_t)v < acked[lba])
 			n.lost++;
 	}
-	if (own)
+	if (q)
 		snv_qpair_delete(q, true);
 	return rc;
 }
@@ -411,8 +428,6 @@ int main(int argc, char **argv)
 		q = NULL;
 	}
 	rc = verify_all(c, q, buf);
-	if (q)
-		snv_qpair_delete(q, false);
 
 	printf("{\"client\":%u,\"seconds\":%u,\"qd\":%u,\"blocks\":%llu,\"start_mono_ns\":%llu,"
 	       "\"writes\":%llu,\"writes_acked\":%llu,\"reads\":%llu,\"reads_ok\":%llu,"
