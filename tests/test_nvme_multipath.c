@@ -39,7 +39,9 @@ static uint64_t lba_of(unsigned slot, unsigned range)
 	return (uint64_t)slot * 4096 + (uint64_t)range * MP_NLB;
 }
 
-/* One completion within ms; 1 got one, 0 none. Tracks the longest gap. */
+static uint64_t seen_failovers;
+
+/* One completion within ms; 1 got one, 0 none. Reports the gap at a failover. */
 static int reap(struct snv_qpair *q, struct snv_cpl *cpl, unsigned ms, uint64_t *last,
 		struct kidio *io)
 {
@@ -48,9 +50,14 @@ static int reap(struct snv_qpair *q, struct snv_cpl *cpl, unsigned ms, uint64_t 
 	for (unsigned spins = 0;; spins++) {
 		if (snv_poll(q, cpl, 1) == 1) {
 			uint64_t now = smio_now_ms();
+			struct snv_qpair_stats st;
 
-			if (now - *last >= 50)           /* a stall: report it */
+			/* The first completion after a move: the gap is the failover time. */
+			snv_qpair_get_stats(q, &st);
+			if (st.failovers != seen_failovers) {
+				seen_failovers = st.failovers;
 				kid_report(io, REP_STALL, (int)(now - *last), 0, 0);
+			}
 			*last = now;
 			return 1;
 		}
@@ -149,6 +156,7 @@ static int mp_client(struct kidio *io, void *varg)
 
 		rc = snv_qpair_create(c, &qo, &q2);
 		KID_CHECK(io, rc == 0, rc);
+		seen_failovers = 0;                   /* q2's count */
 		for (unsigned i = 0; i < MP_QD; i++)
 			for (unsigned r = 0; r < MP_RANGES; r++) {
 				if (!ver[i][r])
@@ -271,7 +279,7 @@ static void run(bool backup, void (*faults)(struct kid *))
 				stall[j] = stall[j - 1];
 				stall[j - 1] = t;
 			}
-		print_message("stalls >= 50 ms: %u, p50 %u ms, max %u ms\n", n, n ? stall[n / 2] : 0,
+		print_message("failover time (gap in completions) over %u failovers: p50 %u ms, max %u ms\n", n, n ? stall[n / 2] : 0,
 			      max);
 		/* Generous: link events reach the client within a few hundred ms. */
 		assert_true(max < 5000);
