@@ -630,6 +630,21 @@ SISCI_API_EXPORT void SCIConnectDeviceSegment(sci_smartio_device_t device,
                                               void *callbackArg, unsigned int flags,
                                               sci_error_t *error);
 
+/* SCIConnectDeviceSegment through local adapter localAdapterNo: the
+ * borrower's mappings of the segment use that adapter's window, and device
+ * mappings of it (SCIMapRemoteSegmentForDevice) go through the lender's NTB
+ * on the same fabric. Errors as SCIConnectDeviceSegment, and
+ * SCI_ERR_NO_SUCH_ADAPTERNO. (The signature is smartio's reading of the
+ * name; Dolphin does not publish it.) */
+SISCI_API_EXPORT void SCIConnectDeviceSegmentPath(sci_smartio_device_t device,
+                                                  sci_remote_segment_t *segment,
+                                                  unsigned int segmentId,
+                                                  unsigned int memtype,
+                                                  unsigned int localAdapterNo,
+                                                  sci_cb_remote_segment_t callback,
+                                                  void *callbackArg, unsigned int flags,
+                                                  sci_error_t *error);
+
 /* Allocate `size` bytes of memory for a borrowed device, identified by
  * segmentId among that device's segments. memtype: SCI_MEMTYPE_PRIVATE
  * (this borrower only) or SCI_MEMTYPE_SHARED (all borrowers). accessHints:

@@ -351,7 +351,7 @@ static int h_reap(struct snv_qpair *q, struct snv_cpl *cpl)
  * the same ranges into other memory, compared with what was written.
  * Returns 0 or a negative value identifying the failure.
  */
-static int verified_round(struct snv_qpair *q, struct snv_buf *b, uint64_t base, uint64_t seed,
+static __attribute__((unused)) int verified_round(struct snv_qpair *q, struct snv_buf *b, uint64_t base, uint64_t seed,
 			  unsigned round)
 {
 	static const uint32_t nlbs[IO_QD] = { 8, 16, 40, 128 };

@@ -70,9 +70,9 @@ static int cmb_client(struct kidio *io, void *varg)
 			KID_CHECK(io, nq < 8, nq);
 			rc = snv_qpair_create(c, &qo, &q[nq]);
 			kid_report(io, REP_QID, rc, rc ? 0 : snv_qpair_id(q[nq]),
-				   rc ? -1 : (int)(q[nq]->sq_cmb_off / SNV_PAGE));
+				   rc ? -1 : (int)(q[nq]->hw[0].sq_cmb_off / SNV_PAGE));
 			if (!rc) {
-				KID_CHECK(io, q[nq]->sqs == NULL, 0);
+				KID_CHECK(io, q[nq]->hw[0].sqs == NULL, 0);
 				nq++;
 			}
 		} else if (cmd == 'i') {

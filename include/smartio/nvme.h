@@ -104,7 +104,26 @@ struct snv_client_opts {
 	uint32_t manager_node;    /* SISCI node ID of the manager's host (0: the lender's) */
 	uint32_t channel_intno;   /* 0: SNV_CHANNEL_INTNO(fdid) */
 	unsigned timeout_ms;      /* per RPC and for finding the manager (0: 5000) */
+	/*
+	 * Multipath (docs/nvme-driver.md, "Failover"): every queue pair also
+	 * gets a backup pair through local adapter backup_adapter (another
+	 * fabric), set up in advance; on a link event on the primary path or a
+	 * command older than failover_ms (0: 1000) the queue pair moves to the
+	 * backup and submits every command not yet completed again, and moves
+	 * back (new queues on the primary path) once that path works again.
+	 */
+	bool multipath;
+	unsigned backup_adapter;
+	unsigned failover_ms;
+	/* A command not completed after this long completes with status
+	 * SNV_STATUS_PATH_ERROR and the queue pair fails every later command
+	 * (-EIO): no path is left. 0: 10000. */
+	unsigned io_timeout_ms;
 };
+
+/* Host Pathing Error (SCT 3h, SC 70h): the command could not be completed on
+ * any path; whether it took effect is unknown. */
+#define SNV_STATUS_PATH_ERROR 0x370u
 
 int snv_client_open(const struct snv_client_opts *o, struct snv_client **out, char *err,
 		    size_t errlen);
@@ -153,6 +172,17 @@ int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struc
 int snv_qpair_delete(struct snv_qpair *q, bool force);
 uint16_t snv_qpair_id(const struct snv_qpair *q);
 unsigned snv_qpair_inflight(const struct snv_qpair *q);
+
+struct snv_qpair_stats {
+	unsigned path;            /* 0: primary, 1: backup, now */
+	uint64_t failovers;       /* moves to the backup */
+	uint64_t resumes;         /* moves back to (new queues on) the primary path */
+	uint64_t resubmitted;     /* commands submitted again on the backup */
+	uint64_t late_ignored;    /* completions of commands already submitted again */
+	uint64_t path_errors;     /* commands completed with SNV_STATUS_PATH_ERROR */
+	uint64_t last_failover_ns; /* the last move: detection to every command resubmitted */
+};
+void snv_qpair_get_stats(const struct snv_qpair *q, struct snv_qpair_stats *s);
 
 struct snv_cpl {
 	void *cookie;             /* as given at submission */

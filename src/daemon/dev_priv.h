@@ -123,7 +123,8 @@ uint32_t smd_devs_new_id(struct smd_devs *s);
 int smd_devs_local_list(struct smd *d, struct smio_dev_list *o, uint32_t cap, uint32_t *outlen);
 int smd_devs_lend_borrow(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t flags,
 			 uint32_t *ref);
-int smd_devs_lend_map(struct smd *d, uint32_t holder, struct smio_peer_dev_map *m);
+int smd_devs_lend_map(struct smd *d, uint32_t holder, uint32_t rhost,
+		      struct smio_peer_dev_map *m);
 int smd_devs_lend_unmap(struct smd *d, uint32_t holder, const struct smio_peer_dev_map *m);
 void smd_devs_lend_drop(struct smd *d, struct lend *l);
 int smd_devs_lend_return(struct smd *d, uint32_t holder, const struct smio_peer_dev_ref *m);

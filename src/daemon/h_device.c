@@ -244,7 +244,24 @@ static int dev_domain(struct smd *d, uint16_t bdf)
 	return (int)dom;
 }
 
-int smd_devs_lend_map(struct smd *d, uint32_t holder, struct smio_peer_dev_map *m)
+/*
+ * The NTB the device reaches dest_host through: any that is up (via 0), or
+ * the one on the fabric of the asking host's adapter via - 1 (the path its
+ * program chose: SCIMapLocalSegmentForDevice's adapter, or the adapter of the
+ * connection it maps), so that a backup path shares no link with the primary.
+ */
+static struct ntb_drv *map_ntb(struct smd *d, uint32_t rhost, const struct smio_peer_dev_map *m)
+{
+	struct ntb_drv *n;
+
+	if (!m->via)
+		return ntb_drv_to(d->host, m->dest_host);
+	n = ntb_drv_via(d->host, rhost, m->via - 1u);
+	return n && !ntb_mw_reachable(n, m->dest_host) ? n : NULL;
+}
+
+int smd_devs_lend_map(struct smd *d, uint32_t holder, uint32_t rhost,
+		      struct smio_peer_dev_map *m)
 {
 	struct smd_devs *s = d->devs_pool;
 	struct dmap dm = { .holder = holder, .ref = m->ref, .bdf = m->bdf };
@@ -259,7 +276,7 @@ int smd_devs_lend_map(struct smd *d, uint32_t holder, struct smio_peer_dev_map *
 	if (m->dest_host == d->host_id) {
 		io = m->dest_addr;          /* our own memory: its bus address */
 	} else {
-		struct ntb_drv *n = ntb_drv_to(d->host, m->dest_host);
+		struct ntb_drv *n = map_ntb(d, rhost, m);
 
 		if (!n)
 			return -EHOSTUNREACH;

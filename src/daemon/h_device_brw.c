@@ -60,7 +60,7 @@ static int lender_call(struct smd *d, struct smd_conn *c, uint32_t host, uint16_
 		case SMIO_PEER_DEV_BAR:
 			return smd_devs_lend_bar(d, c->cid, req);
 		case SMIO_PEER_DEV_MAP:
-			return smd_devs_lend_map(d, c->cid, req);
+			return smd_devs_lend_map(d, c->cid, d->host_id, req);
 		case SMIO_PEER_DEV_UNMAP:
 			return smd_devs_lend_unmap(d, c->cid, req);
 		case SMIO_PEER_DEV_SEG_CREATE:
@@ -210,6 +210,7 @@ static int h_dev_map(struct smd *d, struct smd_conn *c, uint16_t type, const voi
 	struct bmap bm = { .cid = c->cid };
 	struct smio_peer_dev_map q = { 0 };
 	uint64_t off, size, base, len, msize;
+	uint32_t via = 0;
 	struct brw *b;
 	int rc;
 
@@ -221,6 +222,9 @@ static int h_dev_map(struct smd *d, struct smd_conn *c, uint16_t type, const voi
 		bm.segid = m->segid;
 		off = m->offset;
 		size = m->size;
+		if (m->adapter >= d->host->nntbs)
+			return -ENODEV;
+		q.via = (uint16_t)(m->adapter + 1);
 	} else {
 		const struct smio_dev_map_remote *m = p;
 
@@ -242,11 +246,13 @@ static int h_dev_map(struct smd *d, struct smd_conn *c, uint16_t type, const voi
 	if (bm.local)
 		rc = smd_seg_local_get(d, c, bm.segid, &bm.segref, &base, &msize);
 	else
-		rc = smd_seg_conn_hold(d, c, bm.conn, 1, &q.dest_host, &base, &msize);
+		rc = smd_seg_conn_hold(d, c, bm.conn, 1, &q.dest_host, &base, &msize, &via);
 	if (rc)
 		return rc;
 	if (bm.local)
 		q.dest_host = d->host_id;
+	else
+		q.via = (uint16_t)(via + 1);    /* the connection's own path */
 	if (off > msize || size > msize - off) {
 		rc = -ERANGE;
 		goto unpin;
@@ -274,7 +280,7 @@ unpin:
 	if (bm.local)
 		smd_seg_local_put(d, bm.segid, bm.segref, c->cid);
 	else
-		smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL);
+		smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL, NULL);
 	return rc;
 }
 
@@ -298,7 +304,7 @@ static void bmap_drop(struct smd *d, struct smd_conn *c, unsigned idx, bool wait
 	if (bm.local)
 		smd_seg_local_put(d, bm.segid, bm.segref, bm.cid);
 	else
-		smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL);
+		smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL, NULL);
 }
 
 static int h_dev_unmap(struct smd *d, struct smd_conn *c, const struct smio_dev_unmap *m)
@@ -414,7 +420,7 @@ int smd_h_device(struct smd *d, struct smd_conn *c, uint16_t type, const void *p
 		int rc;
 
 		memcpy(&m, p, sizeof(m));
-		rc = smd_devs_lend_map(d, c->cid, &m);
+		rc = smd_devs_lend_map(d, c->cid, c->host, &m);
 		if (rc)
 			return rc;
 		memcpy(out, &m, sizeof(m));
@@ -463,7 +469,7 @@ void smd_dev_conn_closed(struct smd *d, struct smd_conn *c)
 			if (bm.local)
 				smd_seg_local_put(d, bm.segid, bm.segref, cid);
 			else
-				smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL);
+				smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL, NULL);
 			continue;
 		}
 		bmap_drop(d, c, i, false);

@@ -456,7 +456,7 @@ unsigned smd_seg_borrow_conns(struct smd *d, uint32_t borrow)
 }
 
 int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delta,
-		      uint32_t *host, uint64_t *dest, uint64_t *size)
+		      uint32_t *host, uint64_t *dest, uint64_t *size, uint32_t *adapter)
 {
 	struct imp *im;
 	int rc;
@@ -477,6 +477,7 @@ int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delt
 	*host = im->host;
 	*dest = im->dest;
 	*size = im->size;
+	*adapter = im->ntb;
 	im->devmaps++;
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fabric/ntb.h"
+#include "fabric/route.h"
 #include "ntb_drv_priv.h"
 #include "util/vec.h"
 
@@ -133,6 +134,29 @@ struct ntb_drv *ntb_drv_to(struct fab_host *h, uint32_t dest)
 	for (uint32_t i = 0; nh && i < nh->n; i++)
 		if (nh->drv[i]->hw->link_up && !ntb_mw_reachable(nh->drv[i], dest))
 			return nh->drv[i];
+	return NULL;
+}
+
+struct ntb_drv *ntb_drv_via(struct fab_host *h, uint32_t via_host, uint32_t via_ntb)
+{
+	struct ntb_host *nh = h ? h->ntb_os : NULL;
+	int vi;
+
+	if (!nh)
+		return NULL;
+	vi = topo_host_index(h->topo, via_host);
+	if (vi < 0)
+		return NULL;
+	if ((uint32_t)vi == h->index)
+		return ntb_drv_of(h, via_ntb);
+	for (uint32_t i = 0; i < nh->n; i++) {
+		struct fab_route scratch;
+		uint32_t far;
+
+		if (!fab_cable_hops(h->topo, h->index, i, (uint32_t)vi, &far, &scratch) &&
+		    far == via_ntb)
+			return nh->drv[i];
+	}
 	return NULL;
 }
 

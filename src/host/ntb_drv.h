@@ -67,6 +67,13 @@ int ntb_drv_probe(struct fab_host *h);
 struct ntb_drv *ntb_drv_of(struct fab_host *h, uint32_t idx);
 /* The first adapter whose link is up, whose cable reaches host dest and whose LUT BAR decodes. */
 struct ntb_drv *ntb_drv_to(struct fab_host *h, uint32_t dest);
+/*
+ * h's adapter on the same fabric as adapter via_ntb of host via_host (the
+ * path a borrower chose): the adapter whose cable path to via_host ends at
+ * via_ntb; via_host == h itself: h's adapter via_ntb. NULL when none. The
+ * link may be down (the mapping then fails as PCIe does until it is up).
+ */
+struct ntb_drv *ntb_drv_via(struct fab_host *h, uint32_t via_host, uint32_t via_ntb);
 struct fab_ntb *ntb_drv_hw(const struct ntb_drv *ntb);
 uint32_t ntb_drv_index(const struct ntb_drv *ntb);      /* in h->ntbs */
 bool ntb_drv_link_up(const struct ntb_drv *ntb);

@@ -281,6 +281,16 @@ int snv_client_open(const struct snv_client_opts *o, struct snv_client **out, ch
 	c->timeout_ms = o->timeout_ms ? o->timeout_ms : 5000;
 	c->channel = o->channel_intno ? o->channel_intno : SNV_CHANNEL_INTNO(o->fdid);
 	c->seq = snv_random64();
+	c->mp = o->multipath;
+	c->bk_adapter = o->backup_adapter;
+	c->failover_ms = o->failover_ms ? o->failover_ms : 1000;
+	c->io_timeout_ms = o->io_timeout_ms ? o->io_timeout_ms : 10000;
+	if (c->mp && c->bk_adapter == c->adapter) {
+		snv_seterr(err, errlen, "the backup adapter must differ from the primary (%u)",
+			   c->adapter);
+		rc = -EINVAL;
+		goto fail;
+	}
 	SCIInitialize(0, &se);
 	if (!se)
 		SCIOpen(&c->sd, 0, &se);
@@ -307,17 +317,20 @@ int snv_client_open(const struct snv_client_opts *o, struct snv_client **out, ch
 		goto fail;
 	}
 	c->borrowed = true;
-	SCIConnectDeviceSegment(c->dev, &c->bar_rs, 0, SCI_MEMTYPE_BAR, NULL, NULL, 0, &se);
-	if (!se)
-		c->bar = (volatile uint8_t *)SCIMapRemoteSegment(c->bar_rs, &c->bar_map, 0,
-								 SNV_BAR0_SIZE, NULL,
-								 SCI_FLAG_IO_MAP_IOSPACE, &se);
-	if (se) {
-		c->bar = NULL;
+	rc = snv_mp_bar_primary(c);
+	if (rc) {
 		snv_seterr(err, errlen, "cannot map the doorbells of %#x: %s", c->fdid,
-			   SCIGetErrorString(se));
-		rc = snv_errno(se);
+			   strerror(-rc));
 		goto fail;
+	}
+	if (c->mp) {
+		rc = snv_mp_client_open(c);
+		if (rc) {
+			snv_seterr(err, errlen, "cannot map the doorbells of %#x through the backup "
+				   "adapter %u: %s (does this host have a second path to the lender?)",
+				   c->fdid, c->bk_adapter, strerror(-rc));
+			goto fail;
+		}
 	}
 	c->dstrd = (unsigned)NVME_CAP_DSTRD(snv_rd64(c->bar, NVME_REG_CAP));
 	rc = find_manager(c, err, errlen);
@@ -363,6 +376,7 @@ void snv_client_close(struct snv_client *c)
 		SCIUnmapSegment(c->cmb_map, 0, &se);
 	if (c->cmb_rs)
 		SCIDisconnectSegment(c->cmb_rs, 0, &se);
+	snv_mp_client_close(c);
 	if (c->bar_map)
 		SCIUnmapSegment(c->bar_map, 0, &se);
 	if (c->bar_rs)

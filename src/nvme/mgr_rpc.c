@@ -476,6 +476,40 @@ void snv_mgr_handle(struct snv_manager *m, unsigned len)
 	}
 }
 
+/*
+ * The liveness path to client c failed for a link: connect its interrupts
+ * through another of our adapters (a second fabric). True when the client
+ * answers through the new path, which then replaces the old one.
+ */
+static bool repath(struct snv_manager *m, struct snv_mclient *c)
+{
+	for (unsigned a = 0; a < 16; a++) {
+		sci_remote_interrupt_t live;
+		sci_remote_data_interrupt_t rep;
+		sci_error_t se;
+
+		SCIConnectInterrupt(m->sd, &live, c->node, a, c->live_intno, 0, 0, &se);
+		if (se == SCI_ERR_NO_SUCH_ADAPTERNO)
+			break;
+		if (se)
+			continue;
+		SCITriggerInterrupt(live, 0, &se);
+		if (!se)
+			SCIConnectDataInterrupt(m->sd, &rep, c->node, a, c->reply_intno, 0, 0, &se);
+		if (se) {
+			SCIDisconnectInterrupt(live, 0, &se);
+			continue;
+		}
+		SCIDisconnectInterrupt(c->live, 0, &se);
+		SCIDisconnectDataInterrupt(c->reply, 0, &se);
+		c->live = live;
+		c->reply = rep;
+		snv_mlog(m, "client %#x: liveness and replies now through adapter %u", c->id, a);
+		return true;
+	}
+	return false;
+}
+
 void snv_mgr_heartbeat(struct snv_manager *m)
 {
 	bool cfs = NVME_CSTS_CFS(snv_rd32(m->bar, NVME_REG_CSTS));
@@ -491,8 +525,17 @@ void snv_mgr_heartbeat(struct snv_manager *m)
 		if (!c->used)
 			continue;
 		SCITriggerInterrupt(c->live, 0, &se);
+		if (se == SCI_ERR_NO_LINK_ACCESS && repath(m, c))
+			se = SCI_ERR_OK;
 		if (se == SCI_ERR_OK) {
 			c->misses = 0;
+			c->link_misses = 0;
+			continue;
+		}
+		if (se == SCI_ERR_NO_LINK_ACCESS) {
+			/* Its host may well be fine: wait out the grace, not 3 beats. */
+			if (++c->link_misses * m->o.heartbeat_ms >= SNV_HB_LINK_GRACE_MS)
+				snv_mgr_drop_client(m, i, true);
 			continue;
 		}
 		/* The process is gone (its interrupt no longer exists), or its host is. */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "snv_priv.h"
 
@@ -44,7 +45,7 @@ static size_t tbl_bytes(size_t size)
 }
 
 static int get_seg(struct snv_client *c, bool sq, enum snv_place p, size_t size,
-		   struct snv_devseg **out);
+		   unsigned adapter, struct snv_devseg **out);
 
 /* The PRP table of b (b->io, b->size set) in the lender's RAM; called with c->lock. */
 static int tbl_setup(struct snv_client *c, struct snv_buf *b)
@@ -60,7 +61,7 @@ static int tbl_setup(struct snv_client *c, struct snv_buf *b)
 	for (size_t p = 0; p < pages; p++)
 		for (unsigned j = 0; j < SNV_PRP_ENTRIES; j++)
 			tbl[p * SNV_PRP_ENTRIES + j] = b->io + (p + 1 + j) * SNV_PAGE;
-	rc = get_seg(c, true, SNV_PLACE_DEVICE, bytes, &b->tseg);
+	rc = get_seg(c, true, SNV_PLACE_DEVICE, bytes, c->adapter, &b->tseg);
 	if (!rc) {
 		SCIMapRemoteSegmentForDevice(b->tseg->rs, c->dev, &io, 0, bytes, 0, &se);
 		rc = snv_errno(se);
@@ -75,9 +76,52 @@ static int tbl_setup(struct snv_client *c, struct snv_buf *b)
 	return rc;
 }
 
+/* The backup path's table: the same rows with the backup path's addresses. */
+int snv_mp_buf_setup(struct snv_client *c, struct snv_buf *b)
+{
+	size_t pages = (b->size + SNV_PAGE - 1) / SNV_PAGE, bytes = tbl_bytes(b->size);
+	uint64_t *tbl;
+	sci_ioaddr_t io;
+	sci_error_t se;
+	int rc;
+
+	/* The data once more, through the lender's NTB on the backup's fabric. */
+	SCIMapLocalSegmentForDevice(b->mem.seg, c->bk_adapter, c->dev, &io, 0, b->mem.size, 0,
+				    &se);
+	if (se)
+		return snv_errno(se);
+	b->io2 = io;
+	tbl = malloc(bytes);
+	if (!tbl)
+		return -ENOMEM;
+	for (size_t p = 0; p < pages; p++)
+		for (unsigned j = 0; j < SNV_PRP_ENTRIES; j++)
+			tbl[p * SNV_PRP_ENTRIES + j] = b->io2 + (p + 1 + j) * SNV_PAGE;
+	rc = get_seg(c, true, SNV_PLACE_DEVICE, bytes, c->bk_adapter, &b->tseg2);
+	if (!rc) {
+		SCIMapRemoteSegmentForDevice(b->tseg2->rs, c->dev, &io, 0, bytes, 0, &se);
+		rc = snv_errno(se);
+	}
+	if (!rc) {
+		b->tseg2_mapped = true;
+		b->tbl_io2 = io;
+		memcpy((void *)b->tseg2->vaddr, tbl, pages * SNV_PRP_ENTRIES * 8);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	free(tbl);
+	return rc;
+}
+
 static void tbl_free(struct snv_client *c, struct snv_buf *b)
 {
 	sci_error_t se;
+
+	if (b->tseg2_mapped)
+		SCIUnmapRemoteSegmentForDevice(b->tseg2->rs, c->dev, 0, &se);
+	if (b->tseg2)
+		b->tseg2->in_use = false;
+	b->tseg2 = NULL;
+	b->tseg2_mapped = false;
 
 	if (b->tseg_mapped)
 		SCIUnmapRemoteSegmentForDevice(b->tseg->rs, c->dev, 0, &se);
@@ -94,6 +138,8 @@ static int buf_add(struct snv_client *c, struct snv_buf *b)
 
 	pthread_mutex_lock(&c->lock);
 	rc = tbl_setup(c, b);
+	if (!rc && c->mp)
+		rc = snv_mp_buf_setup(c, b);
 	if (!rc)
 		rc = list_add((void ***)&c->bufs, &c->nbufs, &c->cap_bufs, b);
 	if (rc)
@@ -210,14 +256,15 @@ static unsigned place_hints(bool sq, enum snv_place p)
 }
 
 static int get_seg(struct snv_client *c, bool sq, enum snv_place p, size_t size,
-		   struct snv_devseg **out)
+		   unsigned adapter, struct snv_devseg **out)
 {
 	struct snv_devseg *s;
 	sci_error_t se;
 
 	for (unsigned i = 0; i < c->nsegs; i++) {
 		s = &c->segs[i];
-		if (!s->in_use && s->place == p && s->size >= size && s->vaddr) {
+		if (!s->in_use && s->place == p && s->size >= size && s->vaddr &&
+		    s->adapter == adapter) {
 			s->in_use = true;
 			*out = s;
 			return 0;
@@ -230,11 +277,13 @@ static int get_seg(struct snv_client *c, bool sq, enum snv_place p, size_t size,
 	s->id = c->segid_base + c->nsegs;
 	s->size = size;
 	s->place = p;
+	s->adapter = adapter;
 	SCICreateDeviceSegment(c->dev, s->id, size, SCI_MEMTYPE_SHARED, place_hints(sq, p), 0, &se);
 	if (se)
 		return snv_errno(se);
 	c->nsegs++;                                   /* the ID is used from now on */
-	SCIConnectDeviceSegment(c->dev, &s->rs, s->id, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &se);
+	SCIConnectDeviceSegmentPath(c->dev, &s->rs, s->id, SCI_MEMTYPE_SHARED, adapter, NULL, NULL,
+				    0, &se);
 	if (se) {
 		s->rs = NULL;
 		return snv_errno(se);
@@ -276,6 +325,15 @@ static int cmb_map(struct snv_client *c)
 	return 0;
 }
 
+static void hwq_release(struct snv_hwq *w)
+{
+	if (w->sqs)
+		w->sqs->in_use = false;
+	if (w->cqs)
+		w->cqs->in_use = false;
+	w->sqs = w->cqs = NULL;
+}
+
 static void qpair_free_local(struct snv_qpair *q)
 {
 	struct snv_client *c = q->c;
@@ -286,16 +344,93 @@ static void qpair_free_local(struct snv_qpair *q)
 	free(q->free_cids);
 	free(q->cookies);
 	free(q->busy);
+	free(q->cmds);
 	free(q);
+}
+
+/*
+ * Queue memory for hw queue h of q (h 1: through the backup adapter) and the
+ * controller's queues on it, through the manager; called with c->lock. The
+ * memory of an earlier pair of h is reused (zeroed): its maps stay valid.
+ */
+int snv_hwq_create(struct snv_qpair *q, unsigned h, enum snv_place sp, enum snv_place cp)
+{
+	struct snv_client *c = q->c;
+	struct snv_hwq *w = &q->hw[h];
+	unsigned adapter = h ? c->bk_adapter : c->adapter;
+	volatile uint8_t *bar = h ? c->bk_bar : c->bar;
+	struct snv_create_qp r = { .depth = q->depth };
+	struct snv_qp_reply qr;
+	int rc = 0;
+
+	if (!w->cqs) {
+		rc = sp == SNV_PLACE_CMB ? cmb_map(c) :
+		     get_seg(c, true, sp, ((size_t)q->depth * 64 + SNV_PAGE - 1) &
+			     ~(size_t)(SNV_PAGE - 1), adapter, &w->sqs);
+		if (!rc)
+			rc = get_seg(c, false, cp, ((size_t)q->depth * 16 + SNV_PAGE - 1) &
+				     ~(size_t)(SNV_PAGE - 1), adapter, &w->cqs);
+		if (rc) {
+			hwq_release(w);
+			return rc;
+		}
+	}
+	w->cq = (struct nvme_cqe *)w->cqs->vaddr;
+	if (w->sqs)
+		memset((void *)w->sqs->vaddr, 0, w->sqs->size);
+	memset(w->cq, 0, w->cqs->size);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	r.sq_segid = w->sqs ? w->sqs->id : 0;
+	r.cq_segid = w->cqs->id;
+	r.prio = NVME_QPRIO_MEDIUM;
+	r.flags = w->sqs ? 0 : SNV_QP_SQ_CMB;
+	rc = snv_rpc(c, SNV_MSG_CREATE_QP, &r, sizeof(r), &qr, sizeof(qr), NULL, 0, NULL);
+	if (rc > 0)
+		rc = -EIO;                    /* the controller refused the queue */
+	/* Every reply field checked: a CMB region lies within the CMB, on a page. */
+	if (!rc && (qr.qid < 1 || qr.qid > c->nqueues || qr.rsvd ||
+		    (w->sqs ? qr.sq_cmb_off != 0 :
+		     (qr.sq_cmb_off % SNV_PAGE || qr.sq_cmb_off > c->cmb_size ||
+		      (uint64_t)q->depth * 64 > c->cmb_size - qr.sq_cmb_off))))
+		rc = -EPROTO;
+	if (rc)
+		return rc;
+	w->sq_cmb_off = qr.sq_cmb_off;
+	w->sq = w->sqs ? (struct nvme_sqe *)w->sqs->vaddr :
+		(struct nvme_sqe *)(c->cmb + qr.sq_cmb_off);
+	if (!w->sqs)                      /* posted stores to device memory */
+		memset(w->sq, 0, (size_t)q->depth * 64);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	w->qid = (uint16_t)qr.qid;
+	w->sq_db = (volatile uint32_t *)(bar + nvme_sq_tail_db(w->qid, c->dstrd));
+	w->cq_db = (volatile uint32_t *)(bar + nvme_cq_head_db(w->qid, c->dstrd));
+	w->sq_tail = w->cq_head = 0;
+	w->cq_phase = 1;
+	w->inflight = 0;
+	return 0;
+}
+
+int snv_hwq_delete(struct snv_client *c, struct snv_hwq *w)
+{
+	struct snv_delete_qp r = { .qid = w->qid };
+	int rc;
+
+	if (!w->qid)
+		return 0;
+	rc = snv_rpc(c, SNV_MSG_DELETE_QP, &r, sizeof(r), NULL, 0, NULL, 0, NULL);
+	/* The memory is reused only once the controller no longer owns it. */
+	if (!rc)
+		hwq_release(w);
+	w->qid = 0;
+	return rc;
 }
 
 int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struct snv_qpair **out)
 {
 	struct snv_qpair_opts d = { 0 };
-	struct snv_create_qp r = { 0 };
-	struct snv_qp_reply qr;
 	struct snv_qpair *q;
 	enum snv_place sp, cp;
+	unsigned depth;
 	int rc;
 
 	*out = NULL;
@@ -308,117 +443,98 @@ int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struc
 	/* CQs in the CMB: not implemented (the model's CMBSZ.CQS is 0); SQs need one. */
 	if (cp == SNV_PLACE_CMB || (sp == SNV_PLACE_CMB && !(c->cmb_flags & SNV_CMB_SQ)))
 		return -ENOTSUP;
-	r.depth = o->depth ? o->depth : 64;
-	if (r.depth < 2 || r.depth > c->max_depth || r.depth > 65536)
+	depth = o->depth ? o->depth : 64;
+	if (depth < 2 || depth > c->max_depth || depth > (1u << SNV_CID_SLOT_BITS))
 		return -EINVAL;
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->c = c;
-	q->depth = r.depth;
-	q->free_cids = calloc(r.depth, sizeof(*q->free_cids));
-	q->cookies = calloc(r.depth, sizeof(*q->cookies));
-	q->busy = calloc(r.depth, 1);
-	if (!q->free_cids || !q->cookies || !q->busy) {
+	q->depth = depth;
+	q->mp = c->mp;
+	q->sp = sp;
+	q->cp = cp;
+	q->free_cids = calloc(depth, sizeof(*q->free_cids));
+	q->cookies = calloc(depth, sizeof(*q->cookies));
+	q->busy = calloc(depth, 1);
+	q->cmds = calloc(depth, sizeof(*q->cmds));
+	if (!q->free_cids || !q->cookies || !q->busy || !q->cmds) {
 		rc = -ENOMEM;
 		goto fail;
 	}
-	for (unsigned i = 0; i < r.depth; i++)
-		q->free_cids[i] = (uint16_t)(r.depth - 1 - i);
-	q->nfree = r.depth - 1;              /* at most depth - 1 in flight: the SQ never fills */
+	for (unsigned i = 0; i < depth; i++)
+		q->free_cids[i] = (uint16_t)(depth - 1 - i);
+	q->nfree = depth - 1;                /* at most depth - 1 in flight: the SQ never fills */
+	q->seen_events = __atomic_load_n(&c->pevents, __ATOMIC_ACQUIRE);
 	pthread_mutex_lock(&c->lock);
-	rc = sp == SNV_PLACE_CMB ? cmb_map(c) :
-	     get_seg(c, true, sp, ((size_t)r.depth * 64 + SNV_PAGE - 1) & ~(size_t)(SNV_PAGE - 1),
-		     &q->sqs);
-	if (!rc)
-		rc = get_seg(c, false, cp,
-			     ((size_t)r.depth * 16 + SNV_PAGE - 1) & ~(size_t)(SNV_PAGE - 1), &q->cqs);
-	if (!rc) {
-		q->cq = (struct nvme_cqe *)q->cqs->vaddr;
-		if (q->sqs)
-			memset((void *)q->sqs->vaddr, 0, q->sqs->size);
-		memset(q->cq, 0, q->cqs->size);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		r.sq_segid = q->sqs ? q->sqs->id : 0;
-		r.cq_segid = q->cqs->id;
-		r.prio = NVME_QPRIO_MEDIUM;
-		r.flags = q->sqs ? 0 : SNV_QP_SQ_CMB;
-		rc = snv_rpc(c, SNV_MSG_CREATE_QP, &r, sizeof(r), &qr, sizeof(qr), NULL, 0, NULL);
-		if (rc > 0)
-			rc = -EIO;                    /* the controller refused the queue */
-	}
-	/* Every reply field checked: a CMB region lies within the CMB, on a page. */
-	if (!rc && (qr.qid < 1 || qr.qid > c->nqueues || qr.rsvd ||
-		    (q->sqs ? qr.sq_cmb_off != 0 :
-		     (qr.sq_cmb_off % SNV_PAGE || qr.sq_cmb_off > c->cmb_size ||
-		      (uint64_t)r.depth * 64 > c->cmb_size - qr.sq_cmb_off))))
-		rc = -EPROTO;
-	if (!rc) {
-		q->sq_cmb_off = qr.sq_cmb_off;
-		q->sq = q->sqs ? (struct nvme_sqe *)q->sqs->vaddr :
-			(struct nvme_sqe *)(c->cmb + qr.sq_cmb_off);
-		if (!q->sqs)                      /* posted stores to device memory */
-			memset(q->sq, 0, (size_t)r.depth * 64);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	rc = snv_hwq_create(q, 0, sp, cp);
+	/*
+	 * The backup: everything it needs reached through the backup adapter
+	 * only. Its CQ is in the lender's RAM (the client polls it through the
+	 * backup path): the device's completions then never cross a fabric.
+	 */
+	if (!rc && q->mp) {
+		rc = snv_hwq_create(q, 1, sp == SNV_PLACE_CMB ? SNV_PLACE_DEVICE : sp,
+				    SNV_PLACE_DEVICE);
+		if (rc) {
+			snv_hwq_delete(c, &q->hw[0]);
+			hwq_release(&q->hw[1]);
+		}
 	}
 	if (!rc)
 		rc = list_add((void ***)&c->qps, &c->nqps, &c->cap_qps, q);
 	if (rc) {
-		if (q->sqs)
-			q->sqs->in_use = false;
-		if (q->cqs)
-			q->cqs->in_use = false;
+		hwq_release(&q->hw[0]);
+		hwq_release(&q->hw[1]);
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (rc)
 		goto fail;
-	q->qid = (uint16_t)qr.qid;
-	q->sq_db = (volatile uint32_t *)(c->bar + nvme_sq_tail_db(q->qid, c->dstrd));
-	q->cq_db = (volatile uint32_t *)(c->bar + nvme_cq_head_db(q->qid, c->dstrd));
-	q->cq_phase = 1;
 	*out = q;
 	return 0;
 fail:
 	free(q->free_cids);
 	free(q->cookies);
 	free(q->busy);
+	free(q->cmds);
 	free(q);
 	return rc;
 }
 
 int snv_qpair_delete(struct snv_qpair *q, bool force)
 {
-	struct snv_delete_qp r = { 0 };
 	struct snv_client *c;
-	int rc;
+	int rc, rc2;
 
 	if (!q)
 		return -EINVAL;
 	c = q->c;
 	if (q->inflight && !force)
 		return -EBUSY;
-	r.qid = q->qid;
 	pthread_mutex_lock(&c->lock);
-	rc = snv_rpc(c, SNV_MSG_DELETE_QP, &r, sizeof(r), NULL, 0, NULL, 0, NULL);
-	/* The memory is reused only once the controller no longer owns it. */
-	if (!rc) {
-		if (q->sqs)
-			q->sqs->in_use = false;
-		q->cqs->in_use = false;
-	}
+	rc = snv_hwq_delete(c, &q->hw[0]);
+	rc2 = snv_hwq_delete(c, &q->hw[1]);
 	pthread_mutex_unlock(&c->lock);
 	qpair_free_local(q);
+	if (!rc)
+		rc = rc2;
 	return rc < 0 ? rc : rc ? -EIO : 0;
 }
 
 uint16_t snv_qpair_id(const struct snv_qpair *q)
 {
-	return q->qid;
+	return q->hw[q->act].qid;
 }
 
 unsigned snv_qpair_inflight(const struct snv_qpair *q)
 {
 	return q->inflight;
+}
+
+void snv_qpair_get_stats(const struct snv_qpair *q, struct snv_qpair_stats *s)
+{
+	*s = q->st;
+	s->path = q->act;
 }
 
 /* ---- Data path ---- */
@@ -436,12 +552,67 @@ static inline int take_cid(struct snv_qpair *q, void *cookie)
 	return cid;
 }
 
-static inline void ring(struct snv_qpair *q, const struct nvme_sqe *s)
+/* Submit slot's command on hw queue h: its CID carries a fresh epoch. */
+void snv_hwq_ring(struct snv_qpair *q, unsigned h, uint16_t slot)
 {
-	memcpy(&q->sq[q->sq_tail], s, sizeof(*s));
-	q->sq_tail = nvme_q_next(q->sq_tail, q->depth);
+	struct snv_hwq *w = &q->hw[h];
+	struct snv_cmd *cmd = &q->cmds[slot];
+
+	cmd->on = (uint8_t)h;
+	cmd->epoch = (uint8_t)((cmd->epoch + 1) & 0xf);
+	cmd->sqe.cid = (uint16_t)(slot | (unsigned)cmd->epoch << SNV_CID_SLOT_BITS);
+	w->inflight++;
+	memcpy(&w->sq[w->sq_tail], &cmd->sqe, sizeof(cmd->sqe));
+	w->sq_tail = nvme_q_next(w->sq_tail, q->depth);
 	/* Release: the SQE (and any PRP list) is visible before the doorbell. */
-	__atomic_store_n(q->sq_db, q->sq_tail, __ATOMIC_RELEASE);
+	__atomic_store_n(w->sq_db, w->sq_tail, __ATOMIC_RELEASE);
+}
+
+uint64_t snv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int submit(struct snv_qpair *q, int cid, const struct nvme_sqe *s, struct snv_buf *buf,
+		  size_t off, uint64_t len)
+{
+	struct snv_cmd *cmd = &q->cmds[cid];
+
+	memcpy(&cmd->sqe, s, sizeof(*s));
+	cmd->buf = buf;
+	cmd->off = off;
+	cmd->len = len;
+	cmd->t_ns = q->c->io_timeout_ms ? snv_now_ns() : 0;
+	if (buf)
+		snv_prp_set(&cmd->sqe, buf, off, len, q->act == 1);
+	snv_hwq_ring(q, q->act, (uint16_t)cid);
+	return 0;
+}
+
+void snv_prp_set(struct nvme_sqe *s, const struct snv_buf *buf, size_t off, uint64_t len,
+		 bool backup)
+{
+	uint64_t io = (backup ? buf->io2 : buf->io) + off, first;
+
+	s->prp1 = io;
+	s->prp2 = 0;
+	first = nvme_prp_first_len(io, len, SNV_PAGE);
+	if (len > first) {
+		if (len - first <= SNV_PAGE)
+			s->prp2 = io + first;         /* page-aligned: buffers start on a page */
+		else                                  /* the precomputed list of page off/4K */
+			s->prp2 = (backup ? buf->tbl_io2 : buf->tbl_io) +
+				  (off / SNV_PAGE) * SNV_PRP_ENTRIES * 8;
+	}
+}
+
+static inline bool path_check_due(struct snv_qpair *q)
+{
+	return q->mp && (q->act ||
+			 __atomic_load_n(&q->c->pevents, __ATOMIC_ACQUIRE) != q->seen_events);
 }
 
 int snv_submit_rw(struct snv_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t nlb,
@@ -449,7 +620,7 @@ int snv_submit_rw(struct snv_qpair *q, bool write, uint32_t nsid, uint64_t slba,
 {
 	struct snv_client *c = q->c;
 	struct nvme_sqe s;
-	uint64_t io, len, first;
+	uint64_t len;
 	int cid;
 
 	if (__builtin_expect(nsid < 1 || nsid > SNV_NS_CACHE || !c->lba_shift[nsid] || !nlb ||
@@ -458,34 +629,30 @@ int snv_submit_rw(struct snv_qpair *q, bool write, uint32_t nsid, uint64_t slba,
 	len = (uint64_t)nlb << c->lba_shift[nsid];
 	if (__builtin_expect(len > c->max_xfer || off > buf->size || len > buf->size - off, 0))
 		return -EINVAL;
+	if (__builtin_expect(q->dead, 0))
+		return -EIO;
+	if (__builtin_expect(path_check_due(q), 0))
+		snv_mp_check(q);
 	cid = take_cid(q, cookie);
 	if (cid < 0)
 		return cid;
 	nvme_sqe_init(&s, write ? nvme_cmd_write : nvme_cmd_read, (uint16_t)cid, nsid);
 	nvme_rw_set(&s, slba, nlb);
-	io = buf->io + off;
-	s.prp1 = io;
-	first = nvme_prp_first_len(io, len, SNV_PAGE);
-	if (len > first) {
-		if (len - first <= SNV_PAGE)
-			s.prp2 = io + first;          /* page-aligned: buffers start on a page */
-		else                                  /* the precomputed list of page off/4K */
-			s.prp2 = buf->tbl_io + (off / SNV_PAGE) * SNV_PRP_ENTRIES * 8;
-	}
-	ring(q, &s);
-	return 0;
+	return submit(q, cid, &s, buf, off, len);
 }
 
 int snv_submit_flush(struct snv_qpair *q, uint32_t nsid, void *cookie)
 {
 	struct nvme_sqe s;
-	int cid = take_cid(q, cookie);
+	int cid;
 
+	if (q->dead)
+		return -EIO;
+	cid = take_cid(q, cookie);
 	if (cid < 0)
 		return cid;
 	nvme_sqe_init(&s, nvme_cmd_flush, (uint16_t)cid, nsid);
-	ring(q, &s);
-	return 0;
+	return submit(q, cid, &s, NULL, 0, 0);
 }
 
 int snv_submit_raw(struct snv_qpair *q, const void *sqe64, void *cookie)
@@ -495,40 +662,105 @@ int snv_submit_raw(struct snv_qpair *q, const void *sqe64, void *cookie)
 
 	if (!sqe64)
 		return -EINVAL;
+	if (q->dead)
+		return -EIO;
 	cid = take_cid(q, cookie);
 	if (cid < 0)
 		return cid;
 	memcpy(&s, sqe64, sizeof(s));
-	s.cid = (uint16_t)cid;
-	ring(q, &s);
-	return 0;
+	return submit(q, cid, &s, NULL, 0, 0);
+}
+
+static inline void complete(struct snv_qpair *q, uint16_t slot, struct snv_cpl *out,
+			    uint16_t status, uint32_t dw0)
+{
+	out->cookie = q->cookies[slot];
+	out->status = status;
+	out->dw0 = dw0;
+	q->busy[slot] = 0;
+	q->free_cids[q->nfree++] = slot;
+	q->inflight--;
+}
+
+/* Reap hw queue h. */
+static unsigned poll_hwq(struct snv_qpair *q, unsigned h, struct snv_cpl *out, unsigned max)
+{
+	struct snv_hwq *w = &q->hw[h];
+	unsigned n = 0;
+	bool moved = false;
+
+	while (n < max && w->qid) {
+		struct nvme_cqe *e = &w->cq[w->cq_head];
+		uint16_t cid, slot;
+
+		if (!nvme_cqe_is_new(e, w->cq_phase))
+			break;
+		cid = e->cid;
+		slot = cid & ((1u << SNV_CID_SLOT_BITS) - 1);
+		nvme_q_advance(&w->cq_head, &w->cq_phase, q->depth);
+		moved = true;
+		if (__builtin_expect(slot >= q->depth || !q->busy[slot], 0))
+			continue;                     /* not a command of ours: ignore */
+		if (__builtin_expect(q->cmds[slot].on != h ||
+				     cid >> SNV_CID_SLOT_BITS != q->cmds[slot].epoch, 0)) {
+			q->st.late_ignored++;         /* submitted again elsewhere */
+			continue;
+		}
+		w->inflight--;
+		complete(q, slot, &out[n++], nvme_cqe_st(e) & 0x7fff, e->dw0);
+	}
+	if (moved)
+		__atomic_store_n(w->cq_db, w->cq_head, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* Complete every command in flight with SNV_STATUS_PATH_ERROR; the pair is dead. */
+static unsigned fail_all(struct snv_qpair *q, struct snv_cpl *out, unsigned max)
+{
+	unsigned n = 0;
+
+	q->dead = true;
+	for (uint16_t s = 0; s < q->depth && n < max; s++)
+		if (q->busy[s]) {
+			q->hw[q->cmds[s].on].inflight--;
+			q->st.path_errors++;
+			complete(q, s, &out[n++], SNV_STATUS_PATH_ERROR, 0);
+		}
+	return n;
+}
+
+/* The oldest command in flight is older than ms. */
+static bool timed_out(struct snv_qpair *q, unsigned ms)
+{
+	uint64_t now = snv_now_ns(), lim = (uint64_t)ms * 1000000ull;
+
+	for (uint16_t s = 0; s < q->depth; s++)
+		if (q->busy[s] && q->cmds[s].t_ns && now - q->cmds[s].t_ns > lim)
+			return true;
+	return false;
 }
 
 int snv_poll(struct snv_qpair *q, struct snv_cpl *out, unsigned max)
 {
-	unsigned n = 0;
-	bool moved = false;
+	struct snv_client *c = q->c;
+	unsigned n;
 
-	while (n < max) {
-		struct nvme_cqe *e = &q->cq[q->cq_head];
-		uint16_t cid;
-
-		if (!nvme_cqe_is_new(e, q->cq_phase))
-			break;
-		cid = e->cid;
-		nvme_q_advance(&q->cq_head, &q->cq_phase, q->depth);
-		moved = true;
-		if (__builtin_expect(cid >= q->depth || !q->busy[cid], 0))
-			continue;                     /* not a command of ours: ignore */
-		out[n].cookie = q->cookies[cid];
-		out[n].status = nvme_cqe_st(e) & 0x7fff;
-		out[n].dw0 = e->dw0;
-		q->busy[cid] = 0;
-		q->free_cids[q->nfree++] = cid;
-		q->inflight--;
-		n++;
+	if (__builtin_expect(q->dead, 0))
+		return (int)fail_all(q, out, max);
+	if (__builtin_expect(path_check_due(q), 0))
+		snv_mp_check(q);
+	n = poll_hwq(q, q->act, out, max);
+	if (__builtin_expect(q->mp && q->hw[!q->act].inflight && n < max, 0))
+		n += poll_hwq(q, !q->act, out + n, max - n);  /* the rest after a move */
+	if (n || !q->inflight || !c->io_timeout_ms)
+		return (int)n;
+	/* Nothing came: a path that stopped answering? */
+	if (q->mp && q->act == 0 && timed_out(q, c->failover_ms)) {
+		snv_mp_check(q);
+		if (q->act == 1)
+			return (int)poll_hwq(q, 1, out, max);
 	}
-	if (moved)
-		__atomic_store_n(q->cq_db, q->cq_head, __ATOMIC_RELEASE);
-	return (int)n;
+	if (timed_out(q, c->io_timeout_ms))
+		return (int)fail_all(q, out, max);
+	return 0;
 }

@@ -9,6 +9,13 @@
 #define SNV_MGR_ACQ_ID     0x3e000002u
 #define SNV_MAX_QUEUES     1024u
 #define SNV_HB_MISSES      3u            /* failed liveness triggers before reclaiming */
+/*
+ * A path to a client that fails with a link error (its host answers, the
+ * link between does not) is not a dead client: the manager tries its other
+ * adapters, and reclaims only after this long without any path (longer than
+ * any client waits for its link to come back; docs/nvme-driver.md).
+ */
+#define SNV_HB_LINK_GRACE_MS 30000u
 
 struct snv_mclient {
 	bool used;
@@ -19,6 +26,7 @@ struct snv_mclient {
 	sci_remote_interrupt_t live;
 	uint32_t segid_base;
 	unsigned misses;
+	unsigned link_misses;     /* consecutive beats that failed for a link */
 };
 
 struct snv_mqueue {

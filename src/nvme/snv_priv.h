@@ -77,6 +77,7 @@ struct snv_devseg {               /* a queue's device segment, reusable after de
 	uint32_t id;
 	size_t size;
 	enum snv_place place;
+	unsigned adapter;         /* the path the client reaches it through */
 	bool in_use;
 	sci_remote_segment_t rs;
 	sci_map_t map;
@@ -94,6 +95,18 @@ struct snv_client {
 	sci_remote_segment_t bar_rs;
 	sci_map_t bar_map;
 	volatile uint8_t *bar;
+	/*
+	 * Multipath (docs/nvme-driver.md, "Failover"): the doorbells again
+	 * through the backup adapter; pdown is set by the primary BAR
+	 * connection's callback while its path is not operational.
+	 */
+	bool mp;
+	unsigned bk_adapter, failover_ms, io_timeout_ms;
+	sci_remote_segment_t bk_bar_rs;
+	sci_map_t bk_bar_map;
+	volatile uint8_t *bk_bar;
+	int pdown;                /* atomic */
+	unsigned pevents;         /* atomic: path events heard */
 	/* The CMB as the manager described it; its BAR is mapped on first use. */
 	uint32_t cmb_bar, cmb_flags;
 	uint64_t cmb_off, cmb_size;
@@ -143,12 +156,15 @@ struct snv_buf {
 	uint64_t io;              /* device address of the data */
 	uint64_t tbl_io;          /* device address of the table */
 	bool registered;
+	/* The same through the backup path (multipath clients). */
+	struct snv_devseg *tseg2;
+	bool tseg2_mapped;
+	uint64_t io2, tbl_io2;
 };
 
-struct snv_qpair {
-	struct snv_client *c;
-	uint16_t qid;
-	uint32_t depth;
+/* One NVMe SQ/CQ pair as the controller knows it, on one path. */
+struct snv_hwq {
+	uint16_t qid;                     /* 0: none */
 	struct snv_devseg *sqs, *cqs;     /* sqs NULL: the SQ is in the CMB */
 	uint64_t sq_cmb_off;              /* its offset there, from the manager */
 	struct nvme_sqe *sq;
@@ -157,10 +173,51 @@ struct snv_qpair {
 	uint32_t sq_tail, cq_head;
 	uint8_t cq_phase;
 	unsigned inflight;
+};
+
+/* A command until it completes: enough to submit it again on another path. */
+struct snv_cmd {
+	struct nvme_sqe sqe;              /* as submitted (PRPs of the path it is on) */
+	struct snv_buf *buf;              /* NULL: flush or raw (resubmitted as is) */
+	size_t off;
+	uint64_t len;
+	uint64_t t_ns;                    /* submitted (timeouts) */
+	uint8_t on;                       /* which hw queue */
+	uint8_t epoch;                    /* in the CID's top bits: late completions */
+};
+
+#define SNV_CID_SLOT_BITS 12u             /* CID = slot | epoch << 12 (depth <= 4096) */
+
+struct snv_qpair {
+	struct snv_client *c;
+	uint32_t depth;
+	struct snv_hwq hw[2];             /* [0] primary path, [1] backup (multipath) */
+	unsigned act;                     /* the hw queue new commands go to */
+	enum snv_place sp, cp;            /* of the primary (recreated on resume) */
+	bool mp, dead;
+	unsigned seen_events;             /* c->pevents when last looked */
+	uint64_t next_try_ns, on_backup_ns;
+	unsigned inflight;
 	uint16_t *free_cids;
 	unsigned nfree;
 	void **cookies;
 	uint8_t *busy;
+	struct snv_cmd *cmds;
+	struct snv_qpair_stats st;
 };
+
+/* qpair.c for multipath.c */
+int snv_hwq_create(struct snv_qpair *q, unsigned h, enum snv_place sp, enum snv_place cp);
+int snv_hwq_delete(struct snv_client *c, struct snv_hwq *w);
+uint64_t snv_now_ns(void);
+void snv_hwq_ring(struct snv_qpair *q, unsigned h, uint16_t slot);
+/* multipath.c */
+void snv_mp_check(struct snv_qpair *q);
+int snv_mp_client_open(struct snv_client *c);
+int snv_mp_bar_primary(struct snv_client *c);
+void snv_mp_client_close(struct snv_client *c);
+int snv_mp_buf_setup(struct snv_client *c, struct snv_buf *b);
+void snv_prp_set(struct nvme_sqe *s, const struct snv_buf *buf, size_t off, uint64_t len,
+		 bool backup);
 
 #endif

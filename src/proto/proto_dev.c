@@ -90,7 +90,7 @@ _Static_assert(sizeof(struct smio_dev_borrow) == 8, "dev_borrow layout");
 _Static_assert(sizeof(struct smio_dev_borrowed) == 128, "dev_borrowed layout");
 _Static_assert(sizeof(struct smio_dev_ref) == 8, "dev_ref layout");
 _Static_assert(sizeof(struct smio_dev_seg_connect) == 16, "dev_seg_connect layout");
-_Static_assert(sizeof(struct smio_dev_map_local) == 24, "dev_map_local layout");
+_Static_assert(sizeof(struct smio_dev_map_local) == 32, "dev_map_local layout");
 _Static_assert(sizeof(struct smio_dev_map_remote) == 24, "dev_map_remote layout");
 _Static_assert(sizeof(struct smio_dev_mapping) == 16, "dev_mapping layout");
 _Static_assert(sizeof(struct smio_dev_unmap) == 8, "dev_unmap layout");
@@ -217,7 +217,8 @@ int smio_check_dev_map_local(const void *p, uint32_t len)
 	struct smio_dev_map_local m;
 
 	memcpy(&m, p, sizeof(m));
-	if (!m.handle || m.segid == SMIO_SEGID_AUTO || !access_ok(m.offset, m.size))
+	if (!m.handle || m.segid == SMIO_SEGID_AUTO || !access_ok(m.offset, m.size) || m.pad ||
+	    m.adapter >= SMIO_MAX_ADAPTERS)
 		return -EINVAL;
 	return 0;
 }
@@ -295,7 +296,7 @@ int smio_check_peer_dev_map(const void *p, uint32_t len)
 	struct smio_peer_dev_map m;
 
 	memcpy(&m, p, sizeof(m));
-	if (m.pad || !m.ref || !seg_extent_ok(m.dest_addr, m.size))
+	if (m.via > SMIO_MAX_ADAPTERS || !m.ref || !seg_extent_ok(m.dest_addr, m.size))
 		return -EINVAL;
 	return 0;
 }
@@ -315,5 +316,5 @@ int smio_check_peer_dev_unmap(const void *p, uint32_t len)
 	struct smio_peer_dev_map m;
 
 	memcpy(&m, p, sizeof(m));
-	return m.pad || !m.ref || !m.map ? -EINVAL : 0;
+	return m.via > SMIO_MAX_ADAPTERS || !m.ref || !m.map ? -EINVAL : 0;
 }

@@ -326,7 +326,16 @@ void SCIConnectDeviceSegment(sci_smartio_device_t device, sci_remote_segment_t *
 			     sci_cb_remote_segment_t callback, void *callbackArg,
 			     unsigned int flags, sci_error_t *error)
 {
-	struct smio_dev_seg_connect req = { .segid = segmentId, .adapter = 0 };
+	SCIConnectDeviceSegmentPath(device, segment, segmentId, memtype, 0, callback,
+				    callbackArg, flags, error);
+}
+
+void SCIConnectDeviceSegmentPath(sci_smartio_device_t device, sci_remote_segment_t *segment,
+				 unsigned int segmentId, unsigned int memtype,
+				 unsigned int localAdapterNo, sci_cb_remote_segment_t callback,
+				 void *callbackArg, unsigned int flags, sci_error_t *error)
+{
+	struct smio_dev_seg_connect req = { .segid = segmentId, .adapter = localAdapterNo };
 	struct smio_seg_conn sc;
 	struct sci_remote_segment *r;
 	uint32_t rlen = 0;
@@ -341,6 +350,10 @@ void SCIConnectDeviceSegment(sci_smartio_device_t device, sci_remote_segment_t *
 	}
 	if (flags & ~SCI_FLAG_USE_CALLBACK) {
 		*error = SCI_ERR_ILLEGAL_FLAG;
+		return;
+	}
+	if (localAdapterNo >= sisci_adapters()) {
+		*error = SCI_ERR_NO_SUCH_ADAPTERNO;
 		return;
 	}
 	if (memtype == SCI_MEMTYPE_PRIVATE || memtype == SCI_MEMTYPE_SHARED) {
@@ -382,7 +395,7 @@ void SCIConnectDeviceSegment(sci_smartio_device_t device, sci_remote_segment_t *
 	r->node_id = req.memtype == SMIO_DEV_MEMTYPE_BAR ? FDID_NODE(device->fdid) :
 		     sisci_host_node(sc.host);
 	r->segid = segmentId;
-	r->adapter = 0;
+	r->adapter = localAdapterNo;
 	r->size = sc.size;
 	r->ioaddr = sc.win_addr + sc.offset;
 	r->dev = device;
@@ -515,7 +528,8 @@ void SCIMapLocalSegmentForDevice(sci_local_segment_t segment, unsigned int local
 				 size_t offset, size_t size, unsigned int flags,
 				 sci_error_t *error)
 {
-	struct smio_dev_map_local req = { .offset = offset, .size = size };
+	struct smio_dev_map_local req = { .offset = offset, .size = size,
+					  .adapter = localAdapterNo };
 	sci_error_t dummy;
 
 	if (!error)

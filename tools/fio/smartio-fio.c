@@ -39,6 +39,7 @@ struct sfio_options {
 	char *cq_place;
 	unsigned int manager_node;
 	unsigned int timeout_ms;
+	int backup_adapter;
 };
 
 struct sfio {
@@ -115,6 +116,18 @@ static struct fio_option options[] = {
 		.group = FIO_OPT_G_INVALID,
 	},
 	{
+		.name = "backup_adapter",
+		.lname = "backup path adapter",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct sfio_options, backup_adapter),
+		.def = "-1",
+		.minval = -1,
+		.maxval = 255,
+		.help = "local adapter of a backup queue pair to fail over to (-1: none)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
 		.name = NULL,
 	},
 };
@@ -185,7 +198,10 @@ static int client_open(struct thread_data *td, struct snv_client **c, struct snv
 {
 	struct sfio_options *o = td->eo;
 	struct snv_client_opts co = { .manager_node = o->manager_node,
-				      .timeout_ms = o->timeout_ms };
+				      .timeout_ms = o->timeout_ms,
+				      .multipath = o->backup_adapter >= 0,
+				      .backup_adapter = o->backup_adapter >= 0 ?
+							(unsigned)o->backup_adapter : 0 };
 	char err[256] = "";
 	int rc;
 

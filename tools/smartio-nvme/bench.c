@@ -115,7 +115,7 @@ int cmd_bench(int argc, char **argv)
 		{ "cq", required_argument, NULL, 2 }, { "json", no_argument, NULL, 'j' },
 		{ "no-progress", no_argument, NULL, 'P' }, { "help", no_argument, NULL, 'h' },
 		{ 0 } };
-	struct tool_common tc = { 0 };
+	struct tool_common tc = { .backup_adapter = -1 };
 	struct snv_qpair_opts qo = { 0 };
 	const char *rw = "randread";
 	uint64_t bs = 4096, qd = 1, ios = 0, range = 0, v, *lat = NULL, *t_sub = NULL;

@@ -212,7 +212,7 @@ int cmd_dd(int argc, char **argv)
 		{ "sq", required_argument, NULL, 1 }, { "cq", required_argument, NULL, 2 },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
 	enum snv_place sqp = SNV_PLACE_DEFAULT, cqp = SNV_PLACE_DEFAULT;
-	struct tool_common tc = { 0 };
+	struct tool_common tc = { .backup_adapter = -1 };
 	struct dd_job j = { .mode = -1, .nsid = 1, .seed = 1, .qd = 4, .in_fd = -1, .out_fd = -1 };
 	const char *mode = NULL, *inf = NULL, *outf = NULL;
 	uint64_t bs = 64 * 1024, v, t0;

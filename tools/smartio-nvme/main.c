@@ -126,6 +126,14 @@ int tool_common_opt(struct tool_common *tc, int opt, const char *arg)
 		}
 		tc->timeout_ms = (unsigned)v;
 		return 1;
+	case TOOL_OPT_BACKUP:
+		if (tool_parse_size(arg, &v) || v > 255) {
+			fprintf(stderr, "smartio-nvme: bad adapter '%s' (0..255; `smartio topo` "
+				"lists a host's adapters)\n", arg);
+			return -1;
+		}
+		tc->backup_adapter = (int)v;
+		return 1;
 	default:
 		return 0;
 	}
@@ -164,7 +172,10 @@ int tool_resolve(struct tool_common *tc)
 int tool_open(struct tool_common *tc, struct snv_client **c)
 {
 	struct snv_client_opts o = { .manager_node = tc->manager_node,
-				     .timeout_ms = tc->timeout_ms };
+				     .timeout_ms = tc->timeout_ms,
+				     .multipath = tc->backup_adapter >= 0,
+				     .backup_adapter = tc->backup_adapter >= 0 ?
+						       (unsigned)tc->backup_adapter : 0 };
 	char err[256] = "";
 	int rc;
 
@@ -204,7 +215,7 @@ static int cmd_manager(int argc, char **argv)
 		{ "ready-file", required_argument, NULL, 'r' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
-	struct tool_common tc = { 0 };
+	struct tool_common tc = { .backup_adapter = -1 };
 	struct snv_manager_opts o = { 0 };
 	struct snv_manager_stats st;
 	const char *ready = NULL;
@@ -306,7 +317,7 @@ static int cmd_identify(int argc, char **argv)
 {
 	static const struct option lo[] = { TOOL_COMMON_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
-	struct tool_common tc = { 0 };
+	struct tool_common tc = { .backup_adapter = -1 };
 	struct nvme_id_ctrl *id;
 	struct snv_client *c;
 	uint32_t nq = 0;

@@ -12,7 +12,10 @@ struct tool_common {
 	uint32_t fdid;
 	uint32_t manager_node;
 	unsigned timeout_ms;
+	int backup_adapter;       /* -1: no backup path */
 };
+
+#define TOOL_OPT_BACKUP 0x1001
 
 /* Parse a common option (--device, --manager-node, --timeout); returns 1 if
  * it was one (consuming optarg), 0 if not, -1 on a bad value. */
@@ -31,11 +34,14 @@ int cmd_bench(int argc, char **argv);
 	"  -d, --device DEV       controller: fabric device ID (0x80100), NAME or NODE:NAME\n" \
 	"                         (default: the first NVMe controller in the pool)\n" \
 	"  -m, --manager-node N   node ID of the manager's host (default: the lender's)\n" \
-	"  -t, --timeout MS       per request to the manager (default 5000)\n"
+	"  -t, --timeout MS       per request to the manager (default 5000)\n" \
+	"      --backup-adapter N keep a backup queue pair through local adapter N and\n" \
+	"                         fail over to it when the primary path fails\n"
 
 #define TOOL_COMMON_LONGOPTS \
 	{ "device", required_argument, NULL, 'd' }, \
 	{ "manager-node", required_argument, NULL, 'm' }, \
-	{ "timeout", required_argument, NULL, 't' }
+	{ "timeout", required_argument, NULL, 't' }, \
+	{ "backup-adapter", required_argument, NULL, TOOL_OPT_BACKUP }
 
 #endif

@@ -114,6 +114,8 @@ struct smio_dev_map_local {
 	uint32_t segid;            /* a segment this process created */
 	uint64_t offset;           /* page aligned, in the segment */
 	uint64_t size;             /* 1 .. 2^40; offset + size <= segment size */
+	uint32_t adapter;          /* local NTB the device reaches the memory through */
+	uint32_t pad;
 };
 
 /* ...or a segment this process is connected to (SEG_CONNECT handle). */
@@ -165,7 +167,12 @@ struct smio_peer_dev_bar {
 
 struct smio_peer_dev_map {
 	uint16_t bdf;
-	uint16_t pad;
+	/*
+	 * The path: 0 any (the lender's first NTB that is up and reaches
+	 * dest_host); n: the fabric of adapter n - 1 of the asking host (the
+	 * borrower; on the lender itself, its own adapter n - 1).
+	 */
+	uint16_t via;
 	uint32_t ref;
 	uint32_t dest_host;        /* where the memory is */
 	uint32_t map;              /* reply: the lender's mapping id (UNMAP: which) */
