@@ -23,6 +23,11 @@
  * (and when it began, on CLOCK_MONOTONIC, to line it up with faults.log),
  * and completions per --bucket ms.
  *
+ * With --backup-adapter the client keeps a backup queue pair through that
+ * adapter (libsmartio-nvme's multipath): the library fails over by itself,
+ * and the application's own timeout (--cmd-timeout, then 15 s by default)
+ * only sees what the library could not hide.
+ *
  * usage: bench_faults_io [--seconds S] [--blocks N] [--qd Q] [--client K]
  *                        [--cmd-timeout MS] [--bucket MS] [--backup-adapter A]
  * Run as a program of a host: smartio exec --host H -- bench_faults_io ...
@@ -44,7 +49,7 @@
 #define MAGIC      0x736d696f6661756cull   /* "smiofaul" */
 #define MAX_QD     64
 #define MAX_BUCKETS 100000
-#define BENCH_MULTIPATH 0   /* libsmartio-nvme has backup paths */
+#define BENCH_MULTIPATH 1   /* libsmartio-nvme has backup paths */
 
 struct hdr {
 	uint64_t magic, lba;
@@ -61,6 +66,7 @@ struct slot {
 
 static struct {
 	unsigned seconds, qd, client, timeout_ms, bucket_ms;
+	bool timeout_set;
 	int backup_adapter;
 	uint64_t blocks, base;
 } opt = { .seconds = 10, .qd = 8, .timeout_ms = 1000, .bucket_ms = 100, .blocks = 4096,
@@ -71,6 +77,7 @@ static uint32_t *acked, *submitted;
 static struct {
 	uint64_t writes, writes_acked, reads, reads_ok, errors, timeouts, late, corrupted_reads;
 	uint64_t lost, corrupted, verified, unverifiable, recoveries;
+	uint64_t failovers, resumes, resubmitted, late_ignored, path_errors, failover_ns;
 } n;
 static uint64_t first_timeout, recovery_ns;    /* a dead path: until I/O flows again */
 static uint32_t buckets[MAX_BUCKETS];
@@ -165,7 +172,7 @@ static int parse(int argc, char **argv)
 		case 'b': opt.blocks = v; break;
 		case 'q': opt.qd = (unsigned)v; break;
 		case 'k': opt.client = (unsigned)v; break;
-		case 't': opt.timeout_ms = (unsigned)v; break;
+		case 't': opt.timeout_ms = (unsigned)v; opt.timeout_set = true; break;
 		case 'B': opt.bucket_ms = (unsigned)v; break;
 		case 'a': opt.backup_adapter = (int)v; break;
 		}
@@ -181,7 +188,9 @@ static int parse(int argc, char **argv)
 static int open_client(struct snv_client **c, char *err, size_t errlen)
 {
 	sci_smartio_device_info_t f = { .pci_class = 0x010802 };
-	struct snv_client_opts o = { .timeout_ms = 5000 };
+	struct snv_client_opts o = { .timeout_ms = 5000, .multipath = opt.backup_adapter >= 0,
+				     .backup_adapter = opt.backup_adapter >= 0 ?
+						       (unsigned)opt.backup_adapter : 0 };
 	unsigned int ids[8];
 	sci_error_t se;
 	sci_desc_t sd;
@@ -313,6 +322,23 @@ static int verify_all(struct snv_client *c, struct snv_qpair *q, struct snv_buf 
 	return rc;
 }
 
+/* What the library did about paths on q, added up (q is about to go). */
+static void path_stats(struct snv_qpair *q)
+{
+	struct snv_qpair_stats st;
+
+	if (opt.backup_adapter < 0)
+		return;
+	snv_qpair_get_stats(q, &st);
+	n.failovers += st.failovers;
+	n.resumes += st.resumes;
+	n.resubmitted += st.resubmitted;
+	n.late_ignored += st.late_ignored;
+	n.path_errors += st.path_errors;
+	if (st.last_failover_ns > n.failover_ns)
+		n.failover_ns = st.last_failover_ns;
+}
+
 /*
  * Every command in flight timed out: delete the queue pair and get a new one
  * (the path may be back, or come back), until the run ends.
@@ -323,8 +349,10 @@ static struct snv_qpair *recover(struct snv_client *c, struct snv_qpair *q, stru
 	struct snv_qpair_opts qo = { .depth = 64 };
 	struct snv_qpair *nq = NULL;
 
-	if (q)
+	if (q) {
+		path_stats(q);
 		snv_qpair_delete(q, true);
+	}
 	memset(slots, 0, sizeof(*slots) * MAX_QD);
 	n.recoveries++;
 	while (smio_now_ns() < end && snv_qpair_create(c, &qo, &nq))
@@ -346,11 +374,8 @@ int main(int argc, char **argv)
 
 	if (rc)
 		return rc == 1 ? 0 : rc;   /* 1: --help, or --probe-multipath said yes */
-	if (opt.backup_adapter >= 0) {
-		fprintf(stderr, "bench_faults_io: --backup-adapter: this build of libsmartio-nvme "
-			"has no multipath\n");
-		return 2;
-	}
+	if (opt.backup_adapter >= 0 && !opt.timeout_set)
+		opt.timeout_ms = 15000;     /* longer than the library's own io_timeout */
 	rc = open_client(&c, err, sizeof(err));
 	if (!rc)
 		rc = snv_ns_info(c, 1, &ns);
@@ -422,6 +447,8 @@ int main(int argc, char **argv)
 		for (unsigned i = 0; i < opt.qd; i++)
 			busy += slots[i].busy;
 	}
+	if (q)
+		path_stats(q);
 	/* A queue pair with nothing outstanding is still good (and needs no manager). */
 	if (q && snv_qpair_inflight(q)) {
 		snv_qpair_delete(q, true);
@@ -434,7 +461,9 @@ int main(int argc, char **argv)
 	       "\"io_errors\":%llu,\"timeouts\":%llu,\"late_completions\":%llu,"
 	       "\"corrupted_reads\":%llu,\"verified\":%llu,\"unverifiable\":%llu,"
 	       "\"lost_acked_writes\":%llu,\"corrupted_blocks\":%llu,\"verify_rc\":%d,"
-	       "\"recoveries\":%llu,\"recovery_ms\":%.3f,\"max_gap_ms\":%.3f,\"max_gap_start_mono_ns\":%llu,\"bucket_ms\":%u,\"iops\":[",
+	       "\"recoveries\":%llu,\"recovery_ms\":%.3f,\"multipath\":%s,\"failovers\":%llu,"
+	       "\"resumes\":%llu,\"resubmitted\":%llu,\"late_ignored\":%llu,\"path_errors\":%llu,"
+	       "\"failover_ms\":%.3f,\"max_gap_ms\":%.3f,\"max_gap_start_mono_ns\":%llu,\"bucket_ms\":%u,\"iops\":[",
 	       opt.client, opt.seconds, opt.qd, (unsigned long long)opt.blocks,
 	       (unsigned long long)t0, (unsigned long long)n.writes,
 	       (unsigned long long)n.writes_acked, (unsigned long long)n.reads,
@@ -443,7 +472,10 @@ int main(int argc, char **argv)
 	       (unsigned long long)n.corrupted_reads, (unsigned long long)n.verified,
 	       (unsigned long long)n.unverifiable, (unsigned long long)n.lost,
 	       (unsigned long long)n.corrupted, rc, (unsigned long long)n.recoveries,
-	       recovery_ns / 1e6, gap_ns / 1e6,
+	       recovery_ns / 1e6, opt.backup_adapter >= 0 ? "true" : "false",
+	       (unsigned long long)n.failovers, (unsigned long long)n.resumes,
+	       (unsigned long long)n.resubmitted, (unsigned long long)n.late_ignored,
+	       (unsigned long long)n.path_errors, n.failover_ns / 1e6, gap_ns / 1e6,
 	       (unsigned long long)gap_start, opt.bucket_ms);
 	for (uint64_t b = 0; b < (uint64_t)opt.seconds * 1000 / opt.bucket_ms; b++)
 		printf("%s%.0f", b ? "," : "", buckets[b] * 1000.0 / opt.bucket_ms);
