@@ -82,6 +82,7 @@ static struct {
 static uint64_t first_timeout, recovery_ns;    /* a dead path: until I/O flows again */
 static uint32_t buckets[MAX_BUCKETS];
 static uint64_t t0, last_cpl, gap_ns, gap_start;
+static bool stalled_at_end;           /* no I/O completed since the fault, at the end */
 
 static uint64_t mix(uint64_t x)
 {
@@ -435,6 +436,16 @@ int main(int argc, char **argv)
 		if (!got)
 			sched_yield();  /* clients and the controller share the CPUs */
 	}
+	/* A run that ends in a stall: that stall counts too (it has not ended). */
+	{
+		uint64_t now = smio_now_ns(), from = last_cpl ? last_cpl : t0;
+
+		if (now - from > gap_ns) {
+			gap_ns = now - from;
+			gap_start = from;
+		}
+		stalled_at_end = now - from > 1000000000ull;   /* nothing in the last second */
+	}
 	/* Let what is in flight finish (bounded), then judge everything. */
 	stop = smio_now_ns() + 2000000000ull;
 	for (unsigned busy = opt.qd; q && busy && smio_now_ns() < stop;) {
@@ -463,7 +474,8 @@ int main(int argc, char **argv)
 	       "\"lost_acked_writes\":%llu,\"corrupted_blocks\":%llu,\"verify_rc\":%d,"
 	       "\"recoveries\":%llu,\"recovery_ms\":%.3f,\"multipath\":%s,\"failovers\":%llu,"
 	       "\"resumes\":%llu,\"resubmitted\":%llu,\"late_ignored\":%llu,\"path_errors\":%llu,"
-	       "\"failover_ms\":%.3f,\"max_gap_ms\":%.3f,\"max_gap_start_mono_ns\":%llu,\"bucket_ms\":%u,\"iops\":[",
+	       "\"failover_ms\":%.3f,\"stalled_at_end\":%s,\"max_gap_ms\":%.3f,"
+	       "\"max_gap_start_mono_ns\":%llu,\"bucket_ms\":%u,\"iops\":[",
 	       opt.client, opt.seconds, opt.qd, (unsigned long long)opt.blocks,
 	       (unsigned long long)t0, (unsigned long long)n.writes,
 	       (unsigned long long)n.writes_acked, (unsigned long long)n.reads,
@@ -475,7 +487,8 @@ int main(int argc, char **argv)
 	       recovery_ns / 1e6, opt.backup_adapter >= 0 ? "true" : "false",
 	       (unsigned long long)n.failovers, (unsigned long long)n.resumes,
 	       (unsigned long long)n.resubmitted, (unsigned long long)n.late_ignored,
-	       (unsigned long long)n.path_errors, n.failover_ns / 1e6, gap_ns / 1e6,
+	       (unsigned long long)n.path_errors, n.failover_ns / 1e6,
+	       stalled_at_end ? "true" : "false", gap_ns / 1e6,
 	       (unsigned long long)gap_start, opt.bucket_ms);
 	for (uint64_t b = 0; b < (uint64_t)opt.seconds * 1000 / opt.bucket_ms; b++)
 		printf("%s%.0f", b ? "," : "", buckets[b] * 1000.0 / opt.bucket_ms);
