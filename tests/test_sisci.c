@@ -5,44 +5,9 @@
  * SISCI program on lender A would.
  */
 #include <errno.h>
-#include <limits.h>
-#include <spawn.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <cmocka.h>
 
-#include "sisci_api.h"
-
-extern char **environ;
-
-static char dir[PATH_MAX], cli[PATH_MAX];
-
-/* smartio ARGS... (at most five; a NULL ends them early). */
-static int run_smartio(const char *a1, const char *a2, const char *a3, const char *a4,
-		       const char *a5)
-{
-	char *argv[] = { cli, (char *)a1, (char *)a2, (char *)a3, (char *)a4, (char *)a5, NULL };
-	pid_t pid;
-	int st;
-
-	if (posix_spawn(&pid, cli, NULL, NULL, argv, environ))
-		return -1;
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int run_cli(const char *a1, const char *a2)
-{
-	return run_smartio("cluster", a1, a2, NULL, NULL);
-}
+#include "sisci_harness.h"
 
 /* The pid of host's daemon, from the cluster directory. */
 static pid_t daemon_pid(unsigned host)
@@ -51,7 +16,7 @@ static pid_t daemon_pid(unsigned host)
 	long pid = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/host-%u.pid", dir, host);
+	snprintf(path, sizeof(path), "%s/host-%u.pid", sh_dir, host);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -61,28 +26,15 @@ static pid_t daemon_pid(unsigned host)
 	return (pid_t)pid;
 }
 
+/* The tests choose the host and initialise the library themselves. */
 static int group_setup(void **state)
 {
-	const char *b = getenv("SMARTIO_BUILD_DIR");
-	char tmpl[] = "/tmp/smartio-sisci-XXXXXX";
-
-	snprintf(cli, sizeof(cli), "%s/tools/smartio/smartio", b ? b : "./build");
-	if (!mkdtemp(tmpl))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s/c", tmpl);
-	setenv("SMARTIO_CLUSTER", dir, 1);
-	return run_cli("up", NULL) == 0 ? 0 : -1;
+	return sh_up("sisci", NULL, false);
 }
 
 static int group_teardown(void **state)
 {
-	char parent[PATH_MAX];
-	int rc = run_cli("down", NULL);
-
-	snprintf(parent, sizeof(parent), "%s", dir);
-	*strrchr(parent, '/') = '\0';
-	rmdir(parent);
-	return rc == 0 ? 0 : -1;
+	return sh_down();
 }
 
 static void test_not_initialized(void **state)
@@ -184,8 +136,8 @@ static void test_probe_failures(void **state)
 	pid_t pid;
 
 	/* Initialised without the cluster's topology file. */
-	snprintf(yaml, sizeof(yaml), "%s/topology.yaml", dir);
-	snprintf(aside, sizeof(aside), "%s/topology.aside", dir);
+	snprintf(yaml, sizeof(yaml), "%s/topology.yaml", sh_dir);
+	snprintf(aside, sizeof(aside), "%s/topology.aside", sh_dir);
 	assert_int_equal(rename(yaml, aside), 0);
 	setenv("SMARTIO_HOST", "1", 1);
 	SCIInitialize(0, &err);
@@ -199,7 +151,7 @@ static void test_probe_failures(void **state)
 	assert_int_equal(v, 3);                    /* the default cable: Gen3 x8 */
 
 	/* The adapter's link down: no node but this one answers over it. */
-	assert_int_equal(run_smartio("ntb", "--host", "1", "link", "down"), 0);
+	assert_int_equal(sh_ntb_link("1", "down"), 0);
 	assert_int_equal(SCIProbeNode(sd, 0, 4, 0, &err), 0);
 	assert_int_equal(err, SCI_ERR_NO_LINK_ACCESS);
 	assert_int_equal(SCIProbeNode(sd, 0, 8, 0, &err), 1);      /* ourselves */
@@ -207,7 +159,7 @@ static void test_probe_failures(void **state)
 	SCIQuery(SCI_Q_ADAPTER, &q, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	assert_int_equal(v, 0);
-	assert_int_equal(run_smartio("ntb", "--host", "1", "link", "up"), 0);
+	assert_int_equal(sh_ntb_link("1", "up"), 0);
 	SCIQuery(SCI_Q_ADAPTER, &q, 0, &err);
 	assert_int_equal(v, 1);
 

@@ -8,73 +8,25 @@
  * without the shadow device). A forked host-1 process checks exclusivity.
  */
 #include <errno.h>
-#include <limits.h>
-#include <poll.h>
-#include <spawn.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <cmocka.h>
 
-#include "sisci_api.h"
+#include "sisci_harness.h"
 #include "smartio/accel_regs.h"
-#include "util/smio_time.h"
-
-extern char **environ;
 
 #define NODE_A      8          /* lender-a */
 #define CLASS_NVME  0x010802u
 
-static char dir[PATH_MAX], cli[PATH_MAX];
-
-static int run_cli(const char *a1)
-{
-	char *argv[] = { cli, (char *)"cluster", (char *)a1, NULL };
-	pid_t pid;
-	int st;
-
-	if (posix_spawn(&pid, cli, NULL, NULL, argv, environ))
-		return -1;
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
+/* This process is the borrower, host 0. */
 static int group_setup(void **state)
 {
-	const char *b = getenv("SMARTIO_BUILD_DIR");
-	char tmpl[] = "/tmp/smartio-sdev-XXXXXX";
-	sci_error_t err;
-
-	snprintf(cli, sizeof(cli), "%s/tools/smartio/smartio", b ? b : "./build");
-	if (!mkdtemp(tmpl))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s/c", tmpl);
-	setenv("SMARTIO_CLUSTER", dir, 1);
-	setenv("SMARTIO_HOST", "0", 1);
-	if (run_cli("up"))
-		return -1;
-	SCIInitialize(0, &err);
-	return err == SCI_ERR_OK ? 0 : -1;
+	return sh_up("sdev", "0", false);
 }
 
 static int group_teardown(void **state)
 {
-	char parent[PATH_MAX];
-	int rc;
-
-	SCITerminate();
-	rc = run_cli("down");
-	snprintf(parent, sizeof(parent), "%s", dir);
-	*strrchr(parent, '/') = '\0';
-	rmdir(parent);
-	return rc == 0 ? 0 : -1;
+	return sh_down();
 }
 
 static unsigned int find(sci_desc_t sd, unsigned int node, const char *name)
@@ -637,7 +589,7 @@ static void test_accel_dma_p2p(void **state)
 /* `smartio iommu --host H faults`: the total count (-1 on failure). */
 static long long iommu_faults(const char *host)
 {
-	char *argv[] = { cli, (char *)"iommu", (char *)"--host", (char *)host,
+	char *argv[] = { sh_cli, (char *)"iommu", (char *)"--host", (char *)host,
 			 (char *)"faults", NULL };
 	posix_spawn_file_actions_t fa;
 	char out[4096];
@@ -652,7 +604,7 @@ static long long iommu_faults(const char *host)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
 	posix_spawn_file_actions_addclose(&fa, p[0]);
-	if (posix_spawn(&pid, cli, &fa, NULL, argv, environ)) {
+	if (posix_spawn(&pid, sh_cli, &fa, NULL, argv, environ)) {
 		posix_spawn_file_actions_destroy(&fa);
 		close(p[0]);
 		close(p[1]);

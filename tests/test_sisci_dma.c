@@ -11,26 +11,14 @@
  * have timeouts, callbacks are waited for with a timed condition wait.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <spawn.h>
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
-#include <cmocka.h>
 
-#include "sisci_api.h"
-#include "util/smio_time.h"
+#include "sisci_harness.h"
 
 #define NODE_HOST0  4
 #define RSEG_ID     0xd0a
@@ -39,12 +27,8 @@
 #define PIPE_MS     10000
 #define WAIT_MS     20000       /* one DMA that must finish */
 
-extern char **environ;
-
-static char dir[PATH_MAX], cli[PATH_MAX];
 static sci_desc_t sd;
-static pid_t owner_pid;
-static int owner_to = -1, owner_from = -1;
+static struct child owner = { .pid = -1, .to = -1, .from = -1 };
 static sci_local_segment_t lseg;
 static sci_remote_segment_t rseg;
 static sci_map_t lmap, rmap;
@@ -52,47 +36,6 @@ static uint8_t *lmem;
 static volatile uint8_t *rmem;
 
 /* ---------- plumbing ---------- */
-
-static int run(char *const argv[])
-{
-	pid_t pid;
-	int st;
-
-	if (posix_spawn(&pid, cli, NULL, NULL, argv, environ))
-		return -1;
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int run_cluster(const char *cmd, const char *arg)
-{
-	char *argv[] = { cli, (char *)"cluster", (char *)cmd, (char *)arg, NULL };
-
-	return run(argv);
-}
-
-static int link_set(const char *host, const char *state)
-{
-	char *argv[] = { cli, (char *)"ntb", (char *)"--host", (char *)host, (char *)"link",
-			 (char *)state, NULL };
-
-	return run(argv);
-}
-
-static int put(int fd, uint32_t v)
-{
-	return write(fd, &v, sizeof(v)) == sizeof(v) ? 0 : -1;
-}
-
-static int get(int fd, uint32_t *v)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	if (poll(&p, 1, PIPE_MS) != 1)
-		return -1;
-	return read(fd, v, sizeof(*v)) == sizeof(*v) ? 0 : -1;
-}
 
 /* Deterministic bytes: seed selects the pattern. */
 static void fill(uint8_t *p, size_t n, uint64_t seed)
@@ -117,7 +60,7 @@ static uint64_t checksum(const volatile uint8_t *p, size_t n)
 }
 
 /* Host 0: own the remote segment until told to go. */
-static int owner_body(int in, int out)
+static int owner_body(int in, int out, void *arg)
 {
 	sci_local_segment_t s;
 	sci_desc_t csd;
@@ -137,8 +80,8 @@ static int owner_body(int in, int out)
 	if (err)
 		return 4;
 	/* Until the parent says so (or goes). */
-	(void)get(in, &v);
-	(void)get(in, &v);
+	(void)get(in, &v, PIPE_MS);
+	(void)get(in, &v, PIPE_MS);
 	SCISetSegmentUnavailable(s, 0, 0, &err);
 	for (int i = 0; i < 100; i++) {
 		SCIRemoveSegment(s, 0, &err);
@@ -152,50 +95,17 @@ static int owner_body(int in, int out)
 
 static int start_owner(void)
 {
-	int down[2], up[2];
 	uint32_t err;
 
-	if (pipe2(down, O_CLOEXEC) || pipe2(up, O_CLOEXEC))
-		return -1;
-	owner_pid = fork();
-	if (owner_pid < 0)
-		return -1;
-	if (owner_pid == 0) {
-		sci_error_t e;
-		int rc;
-
-		close(down[1]);
-		close(up[0]);
-		SCITerminate();
-		setenv("SMARTIO_HOST", "0", 1);
-		SCIInitialize(0, &e);
-		rc = e ? 250 : owner_body(down[0], up[1]);
-		SCITerminate();
-		_exit(rc);
-	}
-	close(down[0]);
-	close(up[1]);
-	owner_to = down[1];
-	owner_from = up[0];
-	return get(owner_from, &err) || err ? -1 : 0;
+	start_child(&owner, "0", owner_body, NULL);
+	return get(owner.from, &err, PIPE_MS) || err ? -1 : 0;
 }
 
 static int group_setup(void **state)
 {
-	const char *b = getenv("SMARTIO_BUILD_DIR");
-	char tmpl[] = "/tmp/smartio-dma-XXXXXX";
 	sci_error_t err;
 
-	snprintf(cli, sizeof(cli), "%s/tools/smartio/smartio", b ? b : "./build");
-	if (!mkdtemp(tmpl))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s/c", tmpl);
-	setenv("SMARTIO_CLUSTER", dir, 1);
-	if (run_cluster("up", NULL))
-		return -1;
-	setenv("SMARTIO_HOST", "1", 1);
-	SCIInitialize(0, &err);
-	if (err)
+	if (sh_up("dma", "1", false))
 		return -1;
 	SCIOpen(&sd, 0, &err);
 	if (err)
@@ -218,25 +128,21 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	char parent[PATH_MAX];
 	sci_error_t err;
-	int rc, st = 0;
+	int rc, st;
 
 	SCIUnmapSegment(lmap, 0, &err);
 	SCIRemoveSegment(lseg, 0, &err);
 	SCIUnmapSegment(rmap, 0, &err);
 	SCIDisconnectSegment(rseg, 0, &err);
-	put(owner_to, 1);
-	close(owner_to);
-	close(owner_from);
-	waitpid(owner_pid, &st, 0);
+	st = -1;
+	if (owner.pid > 0) {
+		put(owner.to, 1);
+		st = end_child(&owner);
+	}
 	SCIClose(sd, 0, &err);
-	SCITerminate();
-	rc = run_cluster("down", NULL);
-	snprintf(parent, sizeof(parent), "%s", dir);
-	*strrchr(parent, '/') = '\0';
-	rmdir(parent);
-	return rc == 0 && err == SCI_ERR_OK && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
+	rc = sh_down();
+	return rc == 0 && err == SCI_ERR_OK && st == 0 ? 0 : -1;
 }
 
 static sci_dma_queue_t queue(unsigned int entries)
@@ -441,7 +347,7 @@ static void test_link_down(void **state)
 	sci_dma_queue_state_t st;
 	sci_error_t err;
 
-	assert_int_equal(link_set("1", "down"), 0);
+	assert_int_equal(sh_ntb_link("1", "down"), 0);
 	SCIStartDmaTransfer(q, lseg, rseg, 0, 1u << 20, 0, NULL, NULL, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	st = SCIWaitForDMAQueue(q, WAIT_MS, 0, &err);
@@ -452,7 +358,7 @@ static void test_link_down(void **state)
 			    SCI_FLAG_DMA_READ | SCI_FLAG_DMA_WAIT, &err);
 	assert_int_equal(err, SCI_ERR_TRANSFER_FAILED);
 	/* Up again: the same queue works. */
-	assert_int_equal(link_set("1", "up"), 0);
+	assert_int_equal(sh_ntb_link("1", "up"), 0);
 	fill(lmem, 1u << 20, 9);
 	SCIStartDmaTransfer(q, lseg, rseg, 0, 1u << 20, 0, NULL, NULL, SCI_FLAG_DMA_WAIT, &err);
 	assert_int_equal(err, SCI_ERR_OK);
@@ -712,20 +618,20 @@ static void test_no_engine(void **state)
 		"      - ntb: {name: ntb0, connect: mxs0, dma_channels: 0}\n"
 		"  - id: 1\n    name: b\n    ram: 256M\n    iommu: false\n    ports:\n"
 		"      - ntb: {name: ntb0, connect: mxs0}\n";
-	char d2[PATH_MAX], yaml[PATH_MAX + 16], *up[] = { cli, (char *)"cluster", (char *)"up",
+	char d2[PATH_MAX], yaml[PATH_MAX + 16], *up[] = { sh_cli, (char *)"cluster", (char *)"up",
 							yaml, (char *)"--dir", d2, NULL };
-	char *down[] = { cli, (char *)"cluster", (char *)"down", (char *)"--dir", d2, NULL };
+	char *down[] = { sh_cli, (char *)"cluster", (char *)"down", (char *)"--dir", d2, NULL };
 	pid_t pid;
 	FILE *f;
 	int st;
 
-	snprintf(d2, sizeof(d2), "%s2", dir);
+	snprintf(d2, sizeof(d2), "%s2", sh_dir);
 	snprintf(yaml, sizeof(yaml), "%s.yaml", d2);
 	f = fopen(yaml, "w");
 	assert_non_null(f);
 	assert_true(fputs(topo, f) >= 0);
 	assert_int_equal(fclose(f), 0);
-	assert_int_equal(run(up), 0);
+	assert_int_equal(sh_run(up), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -749,7 +655,7 @@ static void test_no_engine(void **state)
 		_exit(rc);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_int_equal(run(down), 0);
+	assert_int_equal(sh_run(down), 0);
 	unlink(yaml);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);

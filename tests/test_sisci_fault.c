@@ -18,27 +18,14 @@
  * through its exit status; the parent waits for it with a bounded wait.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <spawn.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <setjmp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <cmocka.h>
+#include <time.h>
 
-#include "sisci_api.h"
-#include "util/smio_time.h"
+#include "sisci_harness.h"
 
 #define PAGE		4096u
 #define OWNER_NODE	8         /* host 1 */
@@ -46,9 +33,6 @@
 #define WORDS		(2 * PAGE / 4)
 #define WAIT_MS		30000     /* bound on every wait (sanitizer builds are slow) */
 
-extern char **environ;
-
-static char dir[PATH_MAX], cli[PATH_MAX];
 static sci_desc_t owner_sd;
 static sci_local_segment_t owner_seg;
 static volatile uint32_t *owner_mem;
@@ -61,45 +45,11 @@ static uint32_t pattern(unsigned i)
 
 /* ---------- plumbing ---------- */
 
-static int run(char *const argv[])
-{
-	pid_t pid;
-	int st;
-
-	if (posix_spawn(&pid, cli, NULL, NULL, argv, environ))
-		return -1;
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* smartio ntb --host H link up|down */
-static int set_link(const char *host, const char *state)
-{
-	char *argv[] = { cli, (char *)"ntb", (char *)"--host", (char *)host, (char *)"link",
-			 (char *)state, NULL };
-
-	return run(argv);
-}
-
 static int group_setup(void **state)
 {
-	const char *b = getenv("SMARTIO_BUILD_DIR");
-	char tmpl[] = "/tmp/smartio-sisci-fault-XXXXXX";
-	char *up[] = { cli, (char *)"cluster", (char *)"up", NULL };
 	sci_error_t err;
 
-	snprintf(cli, sizeof(cli), "%s/tools/smartio/smartio", b ? b : "./build");
-	if (!mkdtemp(tmpl))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s/c", tmpl);
-	setenv("SMARTIO_CLUSTER", dir, 1);
-	setenv("SMARTIO_HOST", "1", 1);
-	signal(SIGPIPE, SIG_IGN);
-	if (run(up))
-		return -1;
-	SCIInitialize(0, &err);
-	if (err)
+	if (sh_up("sisci-fault", "1", true))
 		return -1;
 	SCIOpen(&owner_sd, 0, &err);
 	if (!err)
@@ -115,20 +65,12 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	char *down[] = { cli, (char *)"cluster", (char *)"down", NULL };
-	char parent[PATH_MAX];
 	sci_error_t err;
-	int rc;
 
 	SCIUnmapSegment(owner_map, 0, &err);
 	SCIRemoveSegment(owner_seg, 0, &err);
 	SCIClose(owner_sd, 0, &err);
-	SCITerminate();
-	rc = run(down);
-	snprintf(parent, sizeof(parent), "%s", dir);
-	*strrchr(parent, '/') = '\0';
-	rmdir(parent);
-	return rc == 0 ? 0 : -1;
+	return sh_down();
 }
 
 static int test_setup(void **state)
@@ -138,48 +80,15 @@ static int test_setup(void **state)
 	return 0;
 }
 
-/* In a child: fail by exiting, never by returning into cmocka. */
-#define CHK(c) do {							\
-	if (!(c)) {							\
-		fprintf(stderr, "child %s:%d: %s\n", __FILE__, __LINE__, #c); \
-		_exit(1);						\
-	}								\
-} while (0)
-#define CHK_ERR(e, want) do {						\
-	sci_error_t e_ = (e), w_ = (want);				\
-	if (e_ != w_) {							\
-		fprintf(stderr, "child %s:%d: %s = %#x (%s), want %#x\n", \
-			__FILE__, __LINE__, #e, (unsigned)e_,		\
-			SCIGetErrorString(e_), (unsigned)w_);		\
-		_exit(1);						\
-	}								\
-} while (0)
-
 /* Fork a child that runs fn as a program of host 0; wait for it (bounded). */
 static void in_child(int (*fn)(void))
 {
-	pid_t pid = fork();
-	int pidfd, ws = 0;
-	struct pollfd p;
+	pid_t pid = fork_as("0");
+	int ws;
 
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		sci_error_t err;
-
-		/* The library is a copy of the parent's: start it again as host 0. */
-		SCITerminate();
-		setenv("SMARTIO_HOST", "0", 1);
-		SCIInitialize(0, &err);
-		CHK_ERR(err, SCI_ERR_OK);
+	if (pid == 0)
 		_exit(fn());
-	}
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	assert_true(pidfd >= 0);
-	p = (struct pollfd){ .fd = pidfd, .events = POLLIN };
-	if (poll(&p, 1, 2 * WAIT_MS) != 1)
-		kill(pid, SIGKILL);
-	close(pidfd);
-	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	ws = reap(pid, 2 * WAIT_MS);
 	if (!WIFEXITED(ws) || WEXITSTATUS(ws))
 		fail_msg("child failed: status %#x", ws);
 }
@@ -243,19 +152,6 @@ static sci_segment_cb_reason_t heard_at(unsigned i)
 	return r;
 }
 
-/* Spin until p[i] == v, for at most WAIT_MS. */
-static bool wait_word(volatile uint32_t *p, uint32_t v)
-{
-	uint64_t end = smio_now_ms() + WAIT_MS;
-
-	for (unsigned long n = 0;; n++) {
-		if (*p == v)
-			return true;
-		if (!(n & 1023) && smio_now_ms() > end)
-			return false;
-	}
-}
-
 /* ---------- the cases ---------- */
 
 struct conn {
@@ -307,7 +203,7 @@ static int child_local_link(void)
 	CHK(SCIStartSequence(c.seq, 0, &err) == SCI_SEQ_OK);
 	CHK_ERR(err, SCI_ERR_OK);
 
-	CHK(set_link("0", "down") == 0);
+	CHK(sh_ntb_link("0", "down") == 0);
 	CHK(wait_heard(1) == SCI_CB_NOT_OPERATIONAL);
 	/* PCIe: loads complete with all-ones, stores go nowhere. */
 	CHK(c.p[0] == 0xffffffffu);
@@ -317,7 +213,7 @@ static int child_local_link(void)
 	CHK_ERR(err, SCI_ERR_NO_LINK_ACCESS);
 	CHK(SCIStartSequence(c.seq, 0, &err) == SCI_SEQ_NOT_RETRIABLE);
 
-	CHK(set_link("0", "up") == 0);
+	CHK(sh_ntb_link("0", "up") == 0);
 	CHK(wait_heard(2) == SCI_CB_OPERATIONAL);
 	/* The same map, the same address: the owner's memory again, untouched. */
 	CHK(c.p[0] == pattern(0));
@@ -351,8 +247,8 @@ static int child_remote_link(void)
 	sci_error_t err;
 
 	child_connect(&c, false);
-	CHK(set_link("1", "down") == 0);
-	CHK(wait_word(&c.p[7], 0xffffffffu));
+	CHK(sh_ntb_link("1", "down") == 0);
+	CHK(wait_word(&c.p[7], 0xffffffffu, WAIT_MS));
 	c.p[8] = 0xdead0008u;
 	CHK(SCICheckSequence(c.seq, 0, &err) == SCI_SEQ_NOT_RETRIABLE);
 	/* A new map of a connection whose path fails is refused. */
@@ -362,8 +258,8 @@ static int child_remote_link(void)
 		CHK(SCIMapRemoteSegment(c.seg, &m2, 0, PAGE, NULL, 0, &err) == NULL);
 		CHK(err != SCI_ERR_OK);
 	}
-	CHK(set_link("1", "up") == 0);
-	CHK(wait_word(&c.p[7], pattern(7)));
+	CHK(sh_ntb_link("1", "up") == 0);
+	CHK(wait_word(&c.p[7], pattern(7), WAIT_MS));
 	CHK(c.p[8] == pattern(8));
 	c.p[9] = 0xbeef0009u;
 	child_disconnect(&c);
@@ -386,8 +282,8 @@ static int child_flaps(void)
 	child_connect(&c, true);
 	CHK(SCIStartSequence(c.seq, 0, &err) == SCI_SEQ_OK);
 	for (int i = 0; i < 5; i++) {
-		CHK(set_link("0", "down") == 0);
-		CHK(set_link("0", "up") == 0);
+		CHK(sh_ntb_link("0", "down") == 0);
+		CHK(sh_ntb_link("0", "up") == 0);
 	}
 	/* Each down is told before its up; the last word is OPERATIONAL. */
 	for (unsigned n = 2;; n += 2) {
@@ -435,11 +331,11 @@ static int child_device_bar(void)
 	vs = regs[2];
 	CHK(vs == 0x00010400);                  /* NVMe 1.4.0 */
 
-	CHK(set_link("0", "down") == 0);
+	CHK(sh_ntb_link("0", "down") == 0);
 	CHK(wait_heard(1) == SCI_CB_NOT_OPERATIONAL);
 	CHK(regs[2] == 0xffffffffu);            /* as a read that completes with UR */
 	CHK(regs[0] == 0xffffffffu);
-	CHK(set_link("0", "up") == 0);
+	CHK(sh_ntb_link("0", "up") == 0);
 	CHK(wait_heard(2) == SCI_CB_OPERATIONAL);
 	CHK(regs[2] == vs);
 

@@ -10,27 +10,13 @@
  * check that failed (mod 256, never 0).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <spawn.h>
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <cmocka.h>
 
-#include "sisci_api.h"
-#include "util/smio_time.h"
+#include "sisci_harness.h"
 
 #define NODE_HOST0  4           /* the borrower */
 #define NODE_HOST1  8           /* lender A: this process */
@@ -39,108 +25,18 @@
 #define MAX_DATA    4096        /* the data-interrupt message limit (docs/sisci.md) */
 #define QUEUE       16          /* messages a data interrupt queues */
 
-extern char **environ;
-
-static char dir[PATH_MAX], cli[PATH_MAX];
 static sci_desc_t sd;
 
 /* ---------- plumbing ---------- */
 
-static int run_cli(const char *a1, const char *a2)
-{
-	char *argv[] = { cli, (char *)"cluster", (char *)a1, (char *)a2, NULL };
-	pid_t pid;
-	int st;
-
-	if (posix_spawn(&pid, cli, NULL, NULL, argv, environ))
-		return -1;
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int put(int fd, uint32_t v)
-{
-	return write(fd, &v, sizeof(v)) == sizeof(v) ? 0 : -1;
-}
-
-/* One value from fd within PIPE_MS; -1 on timeout or EOF. */
-static int get(int fd, uint32_t *v)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	if (poll(&p, 1, PIPE_MS) != 1)
-		return -1;
-	return read(fd, v, sizeof(*v)) == sizeof(*v) ? 0 : -1;
-}
-
-struct child {
-	pid_t pid;
-	int to, from;               /* parent's ends */
-};
-
-/* A child's body: in/out are its pipe ends; returns 0 or a failing line. */
-typedef int (*child_fn)(int in, int out, void *arg);
-
+/* In a child's body (a child_fn): fail by returning the line. */
 #define CHECK(c) do { if (!(c)) return __LINE__ % 255 + 1; } while (0)
-
-/* A process of host `host` running fn, with its own SISCI state. */
-static void start_child(struct child *c, const char *host, child_fn fn, void *arg)
-{
-	int down[2], up[2];
-
-	assert_int_equal(pipe2(down, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(up, O_CLOEXEC), 0);
-	c->pid = fork();
-	assert_true(c->pid >= 0);
-	if (c->pid == 0) {
-		sci_error_t err;
-		int rc;
-
-		close(down[1]);
-		close(up[0]);
-		/* The parent's SISCI state is not ours: start afresh on our host. */
-		SCITerminate();
-		setenv("SMARTIO_HOST", host, 1);
-		SCIInitialize(0, &err);
-		rc = err ? 250 : fn(down[0], up[1], arg);
-		SCITerminate();
-		_exit(rc);
-	}
-	close(down[0]);
-	close(up[1]);
-	c->to = down[1];
-	c->from = up[0];
-}
-
-/* The child's exit status (0: every check passed). */
-static int end_child(struct child *c)
-{
-	int st;
-
-	close(c->to);
-	close(c->from);
-	if (waitpid(c->pid, &st, 0) != c->pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-}
 
 static int group_setup(void **state)
 {
-	const char *b = getenv("SMARTIO_BUILD_DIR");
-	char tmpl[] = "/tmp/smartio-intr-XXXXXX";
 	sci_error_t err;
 
-	snprintf(cli, sizeof(cli), "%s/tools/smartio/smartio", b ? b : "./build");
-	if (!mkdtemp(tmpl))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s/c", tmpl);
-	setenv("SMARTIO_CLUSTER", dir, 1);
-	if (run_cli("up", NULL))
-		return -1;
-	setenv("SMARTIO_HOST", "1", 1);
-	SCIInitialize(0, &err);
-	if (err)
+	if (sh_up("intr", "1", false))
 		return -1;
 	SCIOpen(&sd, 0, &err);
 	return err ? -1 : 0;
@@ -148,17 +44,12 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	char parent[PATH_MAX];
 	sci_error_t err;
 	int rc;
 
 	/* Everything the tests made is gone again: the descriptor closes. */
 	SCIClose(sd, 0, &err);
-	SCITerminate();
-	rc = run_cli("down", NULL);
-	snprintf(parent, sizeof(parent), "%s", dir);
-	*strrchr(parent, '/') = '\0';
-	rmdir(parent);
+	rc = sh_down();
 	return rc == 0 && err == SCI_ERR_OK ? 0 : -1;
 }
 
@@ -174,13 +65,13 @@ static int child_trigger(int in, int out, void *arg)
 
 	SCIOpen(&csd, 0, &err);
 	CHECK(!err);
-	CHECK(!get(in, &intno));
+	CHECK(!get(in, &intno, PIPE_MS));
 	SCIConnectInterrupt(csd, &ri, NODE_HOST1, 0, intno, 1000, 0, &err);
 	CHECK(!put(out, err));
 	if (err)
 		return 0;
 	/* n > 0: trigger n times and report the last result; 0: done. */
-	while (!get(in, &n) && n) {
+	while (!get(in, &n, PIPE_MS) && n) {
 		for (uint32_t i = 0; i < n; i++)
 			SCITriggerInterrupt(ri, 0, &err);
 		CHECK(!put(out, err));
@@ -204,12 +95,12 @@ static void test_plain_across_hosts(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 	start_child(&c, "0", child_trigger, NULL);
 	assert_int_equal(put(c.to, intno), 0);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_OK);            /* connected from node 4 */
 
 	/* One trigger from host 0: the wait returns. */
 	assert_int_equal(put(c.to, 1), 0);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_OK);
 	SCIWaitForInterrupt(li, WAIT_MS, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
@@ -218,7 +109,7 @@ static void test_plain_across_hosts(void **state)
 
 	/* Plain interrupts coalesce: three triggers, one wake-up. */
 	assert_int_equal(put(c.to, 3), 0);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_OK);
 	SCIWaitForInterrupt(li, WAIT_MS, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
@@ -300,16 +191,16 @@ static void test_remove_while_connected(void **state)
 	assert_int_equal(intno, 0x1234);
 	start_child(&c, "0", child_trigger, NULL);
 	assert_int_equal(put(c.to, intno), 0);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_OK);
 	assert_int_equal(put(c.to, 1), 0);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_OK);
 
 	SCIRemoveInterrupt(li, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	assert_int_equal(put(c.to, 1), 0);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_NO_SUCH_INTNO);
 
 	/* The same number again is another interrupt: the old connection
@@ -317,7 +208,7 @@ static void test_remove_while_connected(void **state)
 	SCICreateInterrupt(sd, &li, 0, &intno, NULL, NULL, SCI_FLAG_FIXED_INTNO, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	assert_int_equal(put(c.to, 1), 0);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_NO_SUCH_INTNO);
 	assert_int_equal(put(c.to, 0), 0);
 	assert_int_equal(end_child(&c), 0);
@@ -390,7 +281,7 @@ static int child_create_fixed(int in, int out, void *arg)
 	CHECK(!put(out, intno));
 	/* Hold it until told: the parent may connect and trigger meanwhile. */
 	if (!err) {
-		CHECK(!get(in, &v));
+		CHECK(!get(in, &v, PIPE_MS));
 		SCIRemoveInterrupt(li, 0, &err);
 		CHECK(!err);
 	}
@@ -417,15 +308,15 @@ static void test_fixed_intno_in_use(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 	/* Numbers are per host: another process of host 1 is refused... */
 	start_child(&c, "1", child_create_fixed, &intno);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_INTNO_USED);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(end_child(&c), 0);
 	/* ...one of host 0 is not. */
 	start_child(&c, "0", child_create_fixed, &intno);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_OK);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, 42);
 	assert_int_equal(put(c.to, 0), 0);
 	assert_int_equal(end_child(&c), 0);
@@ -448,9 +339,9 @@ static void test_owner_dies(void **state)
 	uint32_t v;
 
 	start_child(&c, "0", child_create_fixed, &intno);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_OK);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	SCIConnectInterrupt(sd, &ri, NODE_HOST0, 0, intno, WAIT_MS, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	SCITriggerInterrupt(ri, 0, &err);
@@ -471,9 +362,9 @@ static void test_owner_dies(void **state)
 
 	/* The number is free again on host 0 (and ours on host 1 never clashed). */
 	start_child(&c, "0", child_create_fixed, &intno);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_OK);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(put(c.to, 0), 0);
 	assert_int_equal(end_child(&c), 0);
 	SCICreateInterrupt(sd, &li, 0, &intno, NULL, NULL, SCI_FLAG_FIXED_INTNO, &err);
@@ -516,7 +407,7 @@ static int child_rpc_client(int in, int out, void *arg)
 	SCICreateDataInterrupt(csd, &reply, 0, &rintno, NULL, NULL, 0, &err);
 	CHECK(!err);
 	CHECK(!put(out, rintno));
-	CHECK(!get(in, &sintno));
+	CHECK(!get(in, &sintno, PIPE_MS));
 	SCIConnectDataInterrupt(csd, &server, NODE_HOST1, 0, sintno, WAIT_MS, 0, &err);
 	CHECK(!err);
 	for (unsigned int k = 0; k < NRPC; k++) {
@@ -555,7 +446,7 @@ static void test_data_rpc(void **state)
 	SCICreateDataInterrupt(sd, &server, 0, &sintno, NULL, NULL, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	start_child(&c, "0", child_rpc_client, NULL);
-	assert_int_equal(get(c.from, &rintno), 0);
+	assert_int_equal(get(c.from, &rintno, PIPE_MS), 0);
 	SCIConnectDataInterrupt(sd, &client, NODE_HOST0, 0, rintno, WAIT_MS, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	assert_int_equal(put(c.to, sintno), 0);
@@ -587,7 +478,7 @@ static int child_flood(int in, int out, void *arg)
 
 	SCIOpen(&csd, 0, &err);
 	CHECK(!err);
-	CHECK(!get(in, &intno));
+	CHECK(!get(in, &intno, PIPE_MS));
 	SCIConnectDataInterrupt(csd, &ri, NODE_HOST1, 0, intno, WAIT_MS, 0, &err);
 	CHECK(!err);
 	for (i = 0; i < QUEUE; i++) {
@@ -596,7 +487,7 @@ static int child_flood(int in, int out, void *arg)
 	}
 	SCITriggerDataInterrupt(ri, &i, sizeof(i), 0, &err);
 	CHECK(!put(out, err));      /* full */
-	CHECK(!get(in, &v));        /* the owner took one: room for message QUEUE */
+	CHECK(!get(in, &v, PIPE_MS));        /* the owner took one: room for message QUEUE */
 	SCITriggerDataInterrupt(ri, &i, sizeof(i), 0, &err);
 	CHECK(!put(out, err));
 	SCIDisconnectDataInterrupt(ri, 0, &err);
@@ -618,7 +509,7 @@ static void test_queue_full(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 	start_child(&c, "0", child_flood, NULL);
 	assert_int_equal(put(c.to, intno), 0);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_BUSY);
 
 	/* A buffer too small: the length needed, and the message kept. */
@@ -633,7 +524,7 @@ static void test_queue_full(void **state)
 	assert_int_equal(msg[0], 0);
 
 	assert_int_equal(put(c.to, 1), 0);
-	assert_int_equal(get(c.from, &v), 0);
+	assert_int_equal(get(c.from, &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_OK);
 	assert_int_equal(end_child(&c), 0);
 	/* In order, nothing lost: 1 .. QUEUE. */
@@ -709,7 +600,7 @@ static void test_callbacks(void **state)
 	for (int i = 0; i < 2; i++) {
 		SCITriggerInterrupt(ri, 0, &err);
 		assert_int_equal(err, SCI_ERR_OK);
-		assert_int_equal(get(s.pipe[0], &v), 0);
+		assert_int_equal(get(s.pipe[0], &v, PIPE_MS), 0);
 		assert_int_equal(v, SCI_ERR_OK);
 	}
 	/* The second callback cancelled: triggers are waited for again. */
@@ -735,15 +626,15 @@ static void test_callbacks(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 	SCITriggerDataInterrupt(rdi, &msg, sizeof(msg), 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	assert_int_equal(get(s.pipe[0], &v), 0);
+	assert_int_equal(get(s.pipe[0], &v, PIPE_MS), 0);
 	assert_int_equal(v, 0xabcd);
 	s.remove_self = true;
 	msg = 0x1234;
 	SCITriggerDataInterrupt(rdi, &msg, sizeof(msg), 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	assert_int_equal(get(s.pipe[0], &v), 0);
+	assert_int_equal(get(s.pipe[0], &v, PIPE_MS), 0);
 	assert_int_equal(v, SCI_ERR_OK);                /* the removal */
-	assert_int_equal(get(s.pipe[0], &v), 0);
+	assert_int_equal(get(s.pipe[0], &v, PIPE_MS), 0);
 	assert_int_equal(v, 0x1234);
 	SCITriggerDataInterrupt(rdi, &msg, sizeof(msg), 0, &err);
 	assert_int_equal(err, SCI_ERR_NO_SUCH_INTNO);
@@ -800,7 +691,7 @@ static void test_remove_cancels_waiter(void **state)
 	SCICreateInterrupt(sd, &w.li, 0, &intno, NULL, NULL, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	assert_int_equal(pthread_create(&t, NULL, wait_thread, &w), 0);
-	assert_int_equal(get(w.pipe[0], &tid), 0);
+	assert_int_equal(get(w.pipe[0], &tid, PIPE_MS), 0);
 	t0 = smio_now_ms();
 	while (!sleeping(tid) && smio_now_ms() - t0 < WAIT_MS)
 		poll(NULL, 0, 1);

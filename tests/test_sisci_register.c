@@ -10,27 +10,14 @@
  * through its exit status; the parent waits for it with a bounded wait.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <setjmp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
-#include <cmocka.h>
 
-#include "sisci_api.h"
+#include "sisci_harness.h"
 
 #define PAGE		4096u
 #define OWNER_NODE	8         /* host 1 */
@@ -39,161 +26,23 @@
 #define REG_ID		0x300
 #define BAR_ID		0x310
 
-extern char **environ;
-
-static char dir[PATH_MAX], cli[PATH_MAX];
-
 /* ---------- plumbing ---------- */
-
-static int run_cli(const char *a1)
-{
-	char *argv[] = { cli, (char *)"cluster", (char *)a1, NULL };
-	pid_t pid;
-	int st;
-
-	if (posix_spawn(&pid, cli, NULL, NULL, argv, environ))
-		return -1;
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static int group_setup(void **state)
 {
-	const char *b = getenv("SMARTIO_BUILD_DIR");
-	char tmpl[] = "/tmp/smartio-sisci-reg-XXXXXX";
-	sci_error_t err;
-
-	snprintf(cli, sizeof(cli), "%s/tools/smartio/smartio", b ? b : "./build");
-	if (!mkdtemp(tmpl))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s/c", tmpl);
-	setenv("SMARTIO_CLUSTER", dir, 1);
-	setenv("SMARTIO_HOST", "1", 1);
-	signal(SIGPIPE, SIG_IGN);
-	if (run_cli("up"))
-		return -1;
-	SCIInitialize(0, &err);
-	return err == SCI_ERR_OK ? 0 : -1;
+	return sh_up("sisci-reg", "1", true);
 }
 
 static int group_teardown(void **state)
 {
-	char parent[PATH_MAX];
-	int rc;
-
-	SCITerminate();
-	rc = run_cli("down");
-	snprintf(parent, sizeof(parent), "%s", dir);
-	*strrchr(parent, '/') = '\0';
-	rmdir(parent);
-	return rc == 0 ? 0 : -1;
-}
-
-/* In a child: fail by exiting, never by returning into cmocka. */
-#define CHK(c) do {							\
-	if (!(c)) {							\
-		fprintf(stderr, "child %s:%d: %s\n", __FILE__, __LINE__, #c); \
-		_exit(1);						\
-	}								\
-} while (0)
-#define CHK_ERR(e, want) do {						\
-	sci_error_t e_ = (e), w_ = (want);				\
-	if (e_ != w_) {							\
-		fprintf(stderr, "child %s:%d: %s = %#x (%s), want %#x\n", \
-			__FILE__, __LINE__, #e, (unsigned)e_,		\
-			SCIGetErrorString(e_), (unsigned)w_);		\
-		_exit(1);						\
-	}								\
-} while (0)
-
-struct kid {
-	pid_t pid;
-	int to, from;             /* pipes: parent -> child, child -> parent */
-};
-
-static void send_step(int fd, uint32_t v)
-{
-	if (write(fd, &v, sizeof(v)) != sizeof(v))
-		_exit(2);
-}
-
-/* The next step number from the other side, or 0 if none within WAIT_MS. */
-static uint32_t recv_step(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	uint32_t v = 0;
-
-	if (poll(&p, 1, WAIT_MS) != 1 || read(fd, &v, sizeof(v)) != sizeof(v))
-		return 0;
-	return v;
+	return sh_down();
 }
 
 /* Fork a child that runs fn as a program of host 0 (a fresh SCIInitialize). */
 static struct kid spawn_user(int (*fn)(struct kid *k, void *arg), void *arg)
 {
-	int down[2], up[2];
-	struct kid k;
-
-	assert_int_equal(pipe2(down, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(up, O_CLOEXEC), 0);
-	k.pid = fork();
-	assert_true(k.pid >= 0);
-	if (k.pid == 0) {
-		sci_error_t err;
-
-		close(down[1]);
-		close(up[0]);
-		k.to = up[1];
-		k.from = down[0];
-		/* The library is a copy of the parent's: start it again as host 0. */
-		SCITerminate();
-		setenv("SMARTIO_HOST", USER_HOST, 1);
-		SCIInitialize(0, &err);
-		CHK_ERR(err, SCI_ERR_OK);
-		_exit(fn(&k, arg));
-	}
-	close(down[0]);
-	close(up[1]);
-	k.to = down[1];
-	k.from = up[0];
-	return k;
+	return spawn_on(USER_HOST, fn, arg);
 }
-
-/* Wait (bounded) for the child; it must exit with status 0. */
-static void join(struct kid *k)
-{
-	int pidfd = (int)syscall(SYS_pidfd_open, k->pid, 0), ws = 0;
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-	assert_true(pidfd >= 0);
-	if (poll(&p, 1, WAIT_MS) != 1)
-		kill(k->pid, SIGKILL);
-	close(pidfd);
-	assert_int_equal(waitpid(k->pid, &ws, 0), k->pid);
-	close(k->to);
-	close(k->from);
-	if (!WIFEXITED(ws) || WEXITSTATUS(ws))
-		fail_msg("child failed: status %#x", ws);
-}
-
-/* Permissions of the mapping holding addr, from /proc/self/maps ("rw-s"...). */
-static bool map_perms(const volatile void *addr, char perms[5])
-{
-	uintptr_t a = (uintptr_t)addr, lo, hi;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-	bool found = false;
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && lo <= a && a < hi)
-			found = true;
-	fclose(f);
-	return found;
-}
-
 
 /* Fill/check a word pattern. */
 static void fill(volatile uint32_t *p, size_t words, uint32_t seed)
@@ -217,7 +66,7 @@ static uint64_t gpu0_bar2(void)
 	unsigned long long addr = 0;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "%s route --host 1 --addr gpu0:bar2", cli);
+	snprintf(cmd, sizeof(cmd), "%s route --host 1 --addr gpu0:bar2", sh_cli);
 	f = popen(cmd, "r");
 	if (!f)
 		return 0;
@@ -262,10 +111,10 @@ static int peer_user(struct kid *k, void *arg)
 		CHK(check(rp, words, a->seed));
 	fill(rp, words, a->seed2);
 	send_step(k->to, 1);
-	CHK(recv_step(k->from) == 2);
+	CHK(recv_step(k->from, WAIT_MS) == 2);
 	fill(rp, words, a->seed3);
 	send_step(k->to, 3);
-	CHK(recv_step(k->from) == 4);
+	CHK(recv_step(k->from, WAIT_MS) == 4);
 	SCIUnmapSegment(map, 0, &err);
 	CHK_ERR(err, SCI_ERR_OK);
 	SCIDisconnectSegment(rs, 0, &err);
@@ -328,7 +177,7 @@ static void test_register(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 
 	k = spawn_user(peer_user, &a);
-	assert_int_equal(recv_step(k.from), 1);
+	assert_int_equal(recv_step(k.from, WAIT_MS), 1);
 	assert_true(check(buf, words, a.seed2));       /* host 0's stores, in our buffer */
 	/* Connected: removal refused, and the buffer stays the segment's memory. */
 	SCIRemoveSegment(seg, 0, &err);
@@ -336,10 +185,10 @@ static void test_register(void **state)
 	assert_true(map_perms(buf, perms));
 	assert_string_equal(perms, "rw-s");
 	send_step(k.to, 2);
-	assert_int_equal(recv_step(k.from), 3);
+	assert_int_equal(recv_step(k.from, WAIT_MS), 3);
 	assert_true(check(buf, words, a.seed3));
 	send_step(k.to, 4);
-	join(&k);
+	join(&k, WAIT_MS);
 
 	/* Removed: the buffer keeps what it held, in private memory again. */
 	SCIRemoveSegment(seg, 0, &err);
@@ -482,13 +331,13 @@ static void test_attach_bar(void **state)
 	SCISetSegmentAvailable(seg, 0, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	k = spawn_user(peer_user, &a);
-	assert_int_equal(recv_step(k.from), 1);
+	assert_int_equal(recv_step(k.from, WAIT_MS), 1);
 	assert_true(check(lp, words, a.seed2));
 	send_step(k.to, 2);
-	assert_int_equal(recv_step(k.from), 3);
+	assert_int_equal(recv_step(k.from, WAIT_MS), 3);
 	assert_true(check(lp, words, a.seed3));
 	send_step(k.to, 4);
-	join(&k);
+	join(&k, WAIT_MS);
 	SCIUnmapSegment(map, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	SCIRemoveSegment(seg, 0, &err);

@@ -11,27 +11,13 @@
  * through its exit status; the parent waits for it with a bounded wait.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <setjmp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <cmocka.h>
 
-#include "sisci_api.h"
-#include "util/smio_time.h"
+#include "sisci_harness.h"
 
 #define PAGE		4096u
 #define OWNER_NODE	8         /* host 1 */
@@ -39,178 +25,22 @@
 #define WAIT_MS		30000     /* bound on every wait (sanitizer builds are slow) */
 #define ROUNDS		2000
 
-extern char **environ;
-
-static char dir[PATH_MAX], cli[PATH_MAX];
-
 /* ---------- plumbing ---------- */
-
-static int run_cli(const char *a1)
-{
-	char *argv[] = { cli, (char *)"cluster", (char *)a1, NULL };
-	pid_t pid;
-	int st;
-
-	if (posix_spawn(&pid, cli, NULL, NULL, argv, environ))
-		return -1;
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static int group_setup(void **state)
 {
-	const char *b = getenv("SMARTIO_BUILD_DIR");
-	char tmpl[] = "/tmp/smartio-sisci-seg-XXXXXX";
-	sci_error_t err;
-
-	snprintf(cli, sizeof(cli), "%s/tools/smartio/smartio", b ? b : "./build");
-	if (!mkdtemp(tmpl))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s/c", tmpl);
-	setenv("SMARTIO_CLUSTER", dir, 1);
-	setenv("SMARTIO_HOST", "1", 1);
-	signal(SIGPIPE, SIG_IGN);
-	if (run_cli("up"))
-		return -1;
-	SCIInitialize(0, &err);
-	return err == SCI_ERR_OK ? 0 : -1;
+	return sh_up("sisci-seg", "1", true);
 }
 
 static int group_teardown(void **state)
 {
-	char parent[PATH_MAX];
-	int rc;
-
-	SCITerminate();
-	rc = run_cli("down");
-	snprintf(parent, sizeof(parent), "%s", dir);
-	*strrchr(parent, '/') = '\0';
-	rmdir(parent);
-	return rc == 0 ? 0 : -1;
-}
-
-/* Spin until *p == v, for at most ms milliseconds. */
-static bool wait_word(volatile uint32_t *p, uint32_t v, unsigned int ms)
-{
-	uint64_t end = smio_now_ms() + ms;
-
-	for (unsigned long n = 0;; n++) {
-		if (*p == v)
-			return true;
-		if (!(n & 1023) && smio_now_ms() > end)
-			return false;
-	}
-}
-
-/* In a child: fail by exiting, never by returning into cmocka. */
-#define CHK(c) do {							\
-	if (!(c)) {							\
-		fprintf(stderr, "child %s:%d: %s\n", __FILE__, __LINE__, #c); \
-		_exit(1);						\
-	}								\
-} while (0)
-#define CHK_ERR(e, want) do {						\
-	sci_error_t e_ = (e), w_ = (want);				\
-	if (e_ != w_) {							\
-		fprintf(stderr, "child %s:%d: %s = %#x (%s), want %#x\n", \
-			__FILE__, __LINE__, #e, (unsigned)e_,		\
-			SCIGetErrorString(e_), (unsigned)w_);		\
-		_exit(1);						\
-	}								\
-} while (0)
-
-struct kid {
-	pid_t pid;
-	int to, from;             /* pipes: parent -> child, child -> parent */
-};
-
-static void send_step(int fd, uint32_t v)
-{
-	if (write(fd, &v, sizeof(v)) != sizeof(v))
-		_exit(2);
-}
-
-/* The next step number from the other side, or 0 if none within WAIT_MS. */
-static uint32_t recv_step(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	uint32_t v = 0;
-
-	if (poll(&p, 1, WAIT_MS) != 1 || read(fd, &v, sizeof(v)) != sizeof(v))
-		return 0;
-	return v;
-}
-
-/* Fork a child that runs fn as a program of host (a fresh SCIInitialize). */
-static struct kid spawn_on(const char *host, int (*fn)(struct kid *k, void *arg), void *arg)
-{
-	int down[2], up[2];
-	struct kid k;
-
-	assert_int_equal(pipe2(down, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(up, O_CLOEXEC), 0);
-	k.pid = fork();
-	assert_true(k.pid >= 0);
-	if (k.pid == 0) {
-		sci_error_t err;
-
-		close(down[1]);
-		close(up[0]);
-		k.to = up[1];
-		k.from = down[0];
-		/* The library is a copy of the parent's: start it again as host. */
-		SCITerminate();
-		setenv("SMARTIO_HOST", host, 1);
-		SCIInitialize(0, &err);
-		CHK_ERR(err, SCI_ERR_OK);
-		_exit(fn(&k, arg));
-	}
-	close(down[0]);
-	close(up[1]);
-	k.to = down[1];
-	k.from = up[0];
-	return k;
+	return sh_down();
 }
 
 /* Fork a child that runs fn as a program of host 0. */
 static struct kid spawn_user(int (*fn)(struct kid *k, void *arg), void *arg)
 {
 	return spawn_on(USER_HOST, fn, arg);
-}
-
-/* Wait (bounded) for the child; it must exit with status 0. */
-static void join(struct kid *k)
-{
-	int pidfd = (int)syscall(SYS_pidfd_open, k->pid, 0), ws = 0;
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-	assert_true(pidfd >= 0);
-	if (poll(&p, 1, WAIT_MS) != 1)
-		kill(k->pid, SIGKILL);
-	close(pidfd);
-	assert_int_equal(waitpid(k->pid, &ws, 0), k->pid);
-	close(k->to);
-	close(k->from);
-	if (!WIFEXITED(ws) || WEXITSTATUS(ws))
-		fail_msg("child failed: status %#x", ws);
-}
-
-/* Permissions of the mapping holding addr, from /proc/self/maps ("rw-s"...). */
-static bool map_perms(const volatile void *addr, char perms[5])
-{
-	uintptr_t a = (uintptr_t)addr, lo, hi;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-	bool found = false;
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && lo <= a && a < hi)
-			found = true;
-	fclose(f);
-	return found;
 }
 
 /* A local segment of host 1 others can connect to. */
@@ -609,7 +439,7 @@ static void test_pingpong(void **state)
 		lp[1] = i;
 		SCIStoreBarrier(NULL, 0);
 	}
-	join(&k);
+	join(&k, WAIT_MS);
 	SCIUnmapSegment(map, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	SCIRemoveSegment(seg, 0, &err);
@@ -682,7 +512,7 @@ static int connect_user(struct kid *k, void *arg)
 
 	/* The owner cannot remove it now; it makes it unavailable instead. */
 	send_step(k->to, 2);
-	CHK(recv_step(k->from) == 3);
+	CHK(recv_step(k->from, WAIT_MS) == 3);
 	SCIConnectSegment(sd, &rs3, OWNER_NODE, SEG_ID, 0, NULL, NULL, 0, 0, &err);
 	CHK_ERR(err, SCI_ERR_CONNECTION_REFUSED);
 	a[0] = 0x77;                            /* existing connections keep working */
@@ -720,10 +550,10 @@ static void test_connect(void **state)
 	seg = owner_segment(sd, SEG_ID, SEG_SIZE, 0, &lp, &map);
 	lp[5] = 0xbeef;
 	k = spawn_user(connect_user, NULL);
-	assert_int_equal(recv_step(k.from), 1);
+	assert_int_equal(recv_step(k.from, WAIT_MS), 1);
 	SCISetSegmentAvailable(seg, 0, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	assert_int_equal(recv_step(k.from), 2);
+	assert_int_equal(recv_step(k.from, WAIT_MS), 2);
 	SCIRemoveSegment(seg, 0, &err);
 	assert_int_equal(err, SCI_ERR_BUSY);
 	SCIUnmapSegment(map, 0, &err);
@@ -733,8 +563,8 @@ static void test_connect(void **state)
 	SCISetSegmentUnavailable(seg, 0, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	send_step(k.to, 3);
-	assert_int_equal(recv_step(k.from), 4);
-	join(&k);
+	assert_int_equal(recv_step(k.from, WAIT_MS), 4);
+	join(&k, WAIT_MS);
 	lp = SCIMapLocalSegment(seg, &map, 0, 2 * PAGE, NULL, SCI_FLAG_READONLY_MAP, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	assert_int_equal(lp[0], 0x77);
@@ -872,7 +702,7 @@ static void test_memcpy_readonly(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 	segid = SCIGetLocalSegmentId(seg);
 	k = spawn_user(memcpy_user, &segid);
-	join(&k);
+	join(&k, WAIT_MS);
 	/* What the child copied is in host 1's RAM. */
 	b = (volatile uint8_t *)lp;
 	for (unsigned int i = 0; i < 3000; i++)
@@ -966,7 +796,7 @@ static int gone_user(struct kid *k, void *arg)
 	CHK_ERR(err, SCI_ERR_OK);
 	CHK(!__atomic_load_n(&gone_events, __ATOMIC_ACQUIRE));
 	send_step(k->to, 1);
-	CHK(recv_step(k->from) == 2);           /* the owner was killed just now */
+	CHK(recv_step(k->from, WAIT_MS) == 2);           /* the owner was killed just now */
 	CHK(gone_wait(GONE_MS));
 	CHK(__atomic_load_n(&gone_reason, __ATOMIC_RELAXED) == SCI_CB_DISCONNECT && got_arg == 1);
 	/* Without a callback: operations say the link is gone. */
@@ -994,9 +824,9 @@ static void test_owner_killed(void **state)
 	int got_arg = 0, ws;
 
 	owner = spawn_on("1", gone_owner, NULL);
-	assert_int_equal(recv_step(owner.from), 1);
+	assert_int_equal(recv_step(owner.from, WAIT_MS), 1);
 	user = spawn_user(gone_user, NULL);
-	assert_int_equal(recv_step(user.from), 1);
+	assert_int_equal(recv_step(user.from, WAIT_MS), 1);
 	/* This process (host 1 too) connects as well: a local connection. */
 	SCIOpen(&sd, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
@@ -1019,7 +849,7 @@ static void test_owner_killed(void **state)
 	assert_int_equal(got_arg, 1);
 	SCIDisconnectSegment(rs, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	join(&user);
+	join(&user, WAIT_MS);
 	SCIClose(sd, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 }
