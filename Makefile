@@ -11,7 +11,10 @@ BUILD     ?= build
 BUILD_SAN ?= build-san
 BUILD_TSAN ?= build-tsan
 # Suites whose code runs threads (device models, and every daemon: its loop,
-# workers and device threads); run under ThreadSanitizer.
+# workers and device threads); run under ThreadSanitizer. die_after_fork=0: SISCI
+# tests fork children from a process whose library already runs threads (a
+# connection's watcher), as SISCI programs may; tests/tsan.supp says what is
+# suppressed and why.
 TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment sisci_fault lend lend_fault \
                nvme_drv_borrowed accel_drv_borrowed lend_cli nvme_dist util \
                daemon segment cli cluster60 sisci sisci_register sisci_device nvme_dist_cli \
@@ -89,7 +92,8 @@ $(BUILD_TSAN)/build.ninja:
 
 test-tsan: deps $(BUILD_TSAN)/build.ninja
 	ninja -C $(BUILD_TSAN)
-	TSAN_OPTIONS=halt_on_error=1 $(MESON) test -C $(BUILD_TSAN) --no-rebuild \
+	TSAN_OPTIONS="halt_on_error=1 die_after_fork=0 suppressions=$(CURDIR)/tests/tsan.supp" \
+	  $(MESON) test -C $(BUILD_TSAN) --no-rebuild \
 	  --print-errorlogs --verbose $(TSAN_SUITES)
 
 test: build
