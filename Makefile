@@ -31,7 +31,7 @@ DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev
 # The fio ioengine (tools/fio) is compiled against the installed fio's own
 # headers, taken from Debian's fio source package at build time; its configure
 # needs these to reproduce the binary's structures (docs/fio-engine.md).
-FIO_DEB_PACKAGES = fio dpkg-dev curl libaio-dev libnuma-dev librdmacm-dev libibverbs-dev \
+FIO_DEB_PACKAGES = fio dpkg-dev libaio-dev libnuma-dev librdmacm-dev libibverbs-dev \
                    libnbd-dev zlib1g-dev
 # bench/nvme-peers: the peers it compares with (nbdkit, fio's nbd/psync/io_uring engines).
 BENCH_DEB_PACKAGES = fio nbdkit gnuplot-nox python3

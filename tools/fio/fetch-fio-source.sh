@@ -5,22 +5,65 @@
 # of the fio binary that will load it. Nothing is vendored: this runs at build
 # time (meson -Dfio_engine=true, or `make fio-engine`).
 #
+# The source comes through the machine's own package manager: a private apt
+# configuration under OUTDIR whose only entries are deb-src twins of the
+# machine's configured deb entries (/etc/apt/sources.list, sources.list.d/*.list
+# and *.sources), then `apt-get source`, which checks the files against the
+# signed Sources index. Nothing of the system's apt state is changed.
+#
 # usage: fetch-fio-source.sh OUTDIR [STAMP_HEADER]
 #   OUTDIR        the source tree goes to OUTDIR (replaced when the version differs)
 #   STAMP_HEADER  written last: a header naming the fio version (the build's target)
-# env: FIO_DEB_MIRROR (default https://deb.debian.org/debian)
 set -euo pipefail
 
 out=${1:?usage: fetch-fio-source.sh OUTDIR [STAMP_HEADER]}
 stamp=${2:-}
-mirror=${FIO_DEB_MIRROR:-https://deb.debian.org/debian}
 me=fetch-fio-source.sh
 
 die() { echo "$me: $*" >&2; exit 1; }
 
 command -v fio >/dev/null || die "fio is not installed (apt-get install fio)"
 command -v dpkg-source >/dev/null || die "dpkg-source is missing (apt-get install dpkg-dev)"
-command -v curl >/dev/null || die "curl is missing (apt-get install curl)"
+command -v apt-get >/dev/null || die "apt-get is missing: this needs a Debian system"
+
+# deb-src twins of every enabled deb entry, one-line and deb822 forms alike.
+derive_sources() {      # derive_sources DIR
+	local d=$1 f
+	mkdir -p "$d/sources.list.d"
+	: >"$d/sources.list"
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		sed -n 's/^[[:space:]]*deb\([[:space:]]\)/deb-src\1/p' "$f" >>"$d/sources.list"
+	done
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		# Keep the stanzas whose Types name deb (and are not disabled), as deb-src.
+		awk 'BEGIN { RS = ""; ORS = "\n\n" }
+		     {
+			if ($0 ~ /(^|\n)[Ee]nabled:[[:space:]]*no/) next
+			n = split($0, l, "\n"); keep = 0; s = ""
+			for (i = 1; i <= n; i++) {
+				if (l[i] ~ /^Types:/) {
+					if (l[i] ~ /[[:space:]]deb([[:space:]]|$)/) keep = 1
+					l[i] = "Types: deb-src"
+				}
+				s = s l[i] "\n"
+			}
+			if (keep) print s
+		     }' "$f" >"$d/sources.list.d/$(basename "$f")"
+	done
+	grep -qs . "$d/sources.list" "$d"/sources.list.d/*.sources ||
+		die "no deb entries in /etc/apt/sources.list or /etc/apt/sources.list.d: cannot find fio's source"
+}
+
+apt_src() {             # apt_src DIR apt-get-args...: apt-get on the private configuration
+	local d=$1
+	shift
+	apt-get -q -o Dir::Etc::SourceList="$d/sources.list" \
+		-o Dir::Etc::SourceParts="$d/sources.list.d" \
+		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" \
+		-o Debug::NoLocking=true -o APT::Sandbox::User="$(id -un)" "$@"
+}
 # The source package and version of the installed binary package.
 src=$(dpkg-query -W -f='${source:Package}' fio 2>/dev/null) ||
 	die "fio is not installed from a Debian package (dpkg does not know it)"
@@ -34,25 +77,18 @@ if [ -f "$out/version" ] && [ "$(cat "$out/version")" = "$ver" ] && [ -f "$tree/
 	echo "$me: fio $ver source already configured in $tree"
 else
 	rm -rf "$out"
-	mkdir -p "$out/dl"
-	case $src in lib*) pre=${src:0:4} ;; *) pre=${src:0:1} ;; esac
-	pool="$mirror/pool/main/$pre/$src"
+	mkdir -p "$out/dl" "$out/apt/lists/partial" "$out/apt/cache/archives/partial"
+	derive_sources "$out/apt"
 	dsc="${src}_${ver#*:}.dsc"
-	echo "$me: fetching $pool/$dsc"
-	curl -fsSL --retry 3 -o "$out/dl/$dsc" "$pool/$dsc" ||
-		die "cannot download $pool/$dsc (network? set FIO_DEB_MIRROR to a Debian mirror)"
-	# Every file of the source package, from the .dsc's SHA-256 list.
-	files=$(awk '/^Checksums-Sha256:/ { on = 1; next } /^[^ ]/ { on = 0 } on && NF == 3 { print $1 " " $3 }' \
-		"$out/dl/$dsc")
-	[ -n "$files" ] || die "$dsc lists no files"
-	while read -r sum name; do
-		curl -fsSL --retry 3 -o "$out/dl/$name" "$pool/$name" || die "cannot download $pool/$name"
-		echo "$sum  $out/dl/$name" | sha256sum -c --quiet - || die "$name: checksum mismatch"
-	done <<< "$files"
-	# dpkg-source checks the files against the .dsc again and applies Debian's patches.
-	# (The .dsc's OpenPGP signature is checked only if the signer's key is in a
-	# keyring gpgv knows, e.g. with debian-keyring installed; the files came
-	# over HTTPS and match the .dsc's checksums either way.)
+	echo "$me: apt-get source $src=$ver (deb-src entries derived from the configured sources)"
+	apt_src "$out/apt" update >"$out/apt-update.log" 2>&1 ||
+		{ tail -5 "$out/apt-update.log" >&2; die "apt-get update of the deb-src entries failed (network?)"; }
+	(cd "$out/dl" && apt_src "$out/apt" source --download-only "$src=$ver") \
+		>"$out/apt-source.log" 2>&1 ||
+		{ tail -5 "$out/apt-source.log" >&2; die "apt-get source $src=$ver failed: is that version still in the configured sources?"; }
+	[ -f "$out/dl/$dsc" ] || die "apt-get source did not fetch $dsc"
+	# apt-get checked every file against the signed Sources index; dpkg-source
+	# checks them against the .dsc again and applies Debian's patches.
 	(cd "$out/dl" && dpkg-source --no-copy -x "$dsc" "$tree") >"$out/dpkg-source.log" 2>&1 ||
 		{ cat "$out/dpkg-source.log" >&2; die "dpkg-source -x failed"; }
 	# debian/rules: ./configure --disable-native --prefix=/usr --enable-gfio --enable-libnbd
