@@ -102,9 +102,9 @@ static void pass(struct smd *d, struct smd_defer *x)
 	if (d->core->stopping)
 		return;
 	/*
-	 * By handle, not by pointer: a walk that ends at once may run its
-	 * continuation here, and nothing in it changes the table's shape, but
-	 * stay robust against that anyway.
+	 * A walk that ends at once runs its continuation inside walk_start; it
+	 * finds its connection again by handle and never adds or removes one, so
+	 * the index stays valid.
 	 */
 	for (unsigned i = 0; i < s->nimp; i++) {
 		struct imp *im = &s->imp[i];
