@@ -890,6 +890,89 @@ static void test_device_segments(void **state)
 	rig_down(&r);
 }
 
+/*
+ * Dolphin's descriptors are channels of one process: a segment created, and
+ * a connection made, through one descriptor can be mapped for a device
+ * borrowed through another (a program that keeps a descriptor per purpose).
+ */
+static void test_other_descriptor(void **state)
+{
+	sci_local_segment_t seg;
+	sci_remote_segment_t rs;
+	sci_map_t map, rmap;
+	volatile uint8_t *rmem;
+	uint8_t buf[RIG_LEN];
+	uint8_t *mem;
+	sci_ioaddr_t io, rio;
+	sci_error_t err;
+	sci_desc_t sd2;
+	struct rig r;
+	int to, from, st;
+	pid_t pid;
+
+	pid = lender_owner(&to, &from);
+	assert_int_equal(pipe_get(from, 10000), 0);
+	rig_up(&r, NODE_A, "gpu0", 0x5eb1);
+	SCIOpen(&sd2, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+
+	/* A local segment of the second descriptor, device borrowed by the first. */
+	SCICreateSegment(sd2, &seg, 0x5eb2, RIG_SIZE, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	mem = SCIMapLocalSegment(seg, &map, 0, RIG_SIZE, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	memset(mem, 0, RIG_SIZE);
+	SCIMapLocalSegmentForDevice(seg, 0, r.dv, &io, 0, RIG_SIZE, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_not_equal(io, 0);
+	SCIRemoveSegment(seg, 0, &err);
+	assert_int_equal(err, SCI_ERR_BUSY);
+	assert_int_equal(rig_copy(&r, r.io + RIG_SRC, io + 0x3000, RIG_LEN),
+			 ACCEL_ST_MAKE(ACCEL_SC_OK, 0));
+	assert_memory_equal(mem + 0x3000, r.mem + RIG_SRC, RIG_LEN);
+	assert_int_equal(mem[0x2fff], 0);
+
+	/* A connection of the second descriptor, to lender A's RAM. */
+	SCIConnectSegment(sd2, &rs, NODE_A, LENDER_SEG, 0, NULL, NULL, 5000, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	rmem = SCIMapRemoteSegment(rs, &rmap, 0, RIG_SIZE, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	for (size_t i = 0; i < RIG_SIZE; i++)
+		rmem[i] = 0;
+	SCIMapRemoteSegmentForDevice(rs, r.dv, &rio, 0, RIG_SIZE, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(rig_copy(&r, r.io + RIG_SRC, rio + 0x1000, RIG_LEN),
+			 ACCEL_ST_MAKE(ACCEL_SC_OK, 0));
+	for (size_t i = 0; i < RIG_LEN; i++)
+		buf[i] = rmem[0x1000 + i];
+	assert_memory_equal(buf, r.mem + RIG_SRC, RIG_LEN);
+	SCIUnmapSegment(rmap, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIDisconnectSegment(rs, 0, &err);
+	assert_int_equal(err, SCI_ERR_BUSY);
+	/* The descriptor keeps its objects: not closed under the device. */
+	SCIClose(sd2, 0, &err);
+	assert_int_equal(err, SCI_ERR_BUSY);
+
+	SCIUnmapRemoteSegmentForDevice(rs, r.dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIDisconnectSegment(rs, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIUnmapLocalSegmentForDevice(seg, 0, r.dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIUnmapSegment(map, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIRemoveSegment(seg, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIClose(sd2, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	rig_down(&r);
+	close(to);
+	close(from);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -902,6 +985,7 @@ int main(void)
 		cmocka_unit_test(test_accel_dma_blocked),
 		cmocka_unit_test(test_requester),
 		cmocka_unit_test(test_device_segments),
+		cmocka_unit_test(test_other_descriptor),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -84,6 +84,20 @@ int smd_auth_server(struct smd *d, uint32_t pid, uint32_t uid, uint32_t host)
 	return 0;
 }
 
+bool smd_conn_same_process(struct smd *d, const struct smd_conn *c, uint32_t cid)
+{
+	const struct smd_conn *o;
+
+	if (cid == c->cid)
+		return true;
+	/* The pid is the kernel's word (SO_PEERCRED), and a live connection's
+	 * process is alive, so its pid was not reused. */
+	o = smd_conn_find(d, cid);
+	return o && c->pid && o->pid == c->pid && o->uid == c->uid &&
+	       c->role != SMIO_ROLE_PEER && o->role != SMIO_ROLE_PEER &&
+	       c->role && o->role && c->host == o->host;
+}
+
 /* ---------- processes of a host ---------- */
 
 struct bound {

@@ -100,6 +100,13 @@ struct smd_conn {
 /* The live connection with id cid (host lock held, or on the loop), or NULL. */
 struct smd_conn *smd_conn_find(struct smd *d, uint32_t cid);
 /*
+ * Whether the live connection cid belongs to the same process as c (host lock
+ * held, or on the loop): c itself, or another connection of this host's
+ * processes (not a peer daemon's) with the same pid and uid. A SISCI program's
+ * descriptors are such connections, and share what the process owns.
+ */
+bool smd_conn_same_process(struct smd *d, const struct smd_conn *c, uint32_t cid);
+/*
  * Queue a message on connection cid (any thread): a request (flags 0) or a
  * reply; a descriptor is duplicated and the copy sent. -ENOTCONN if it is gone.
  */

@@ -90,12 +90,13 @@ int smd_intr_request(struct smd_req *r);
  * smd_seg_import_bar programs a LUT run to a borrowed device's BAR (at
  * addr/size on host) as a connection of c, SEG_MAP_REMOTE / SEG_DISCONNECT
  * then work on it as on any other; smd_seg_borrow_conns counts those of a
- * borrow. smd_seg_conn_hold pins one of c's connections (delta +1: its
- * owner, the memory's bus address at the owner, its size, the adapter it was
- * made through; -1 unpins) so that
- * it cannot be disconnected while a device mapping uses it.
- * smd_seg_local_get takes a reference to a segment c owns (-ENOENT, -EPERM,
- * -ENXIO empty); smd_seg_local_put drops it.
+ * borrow. smd_seg_conn_hold pins a connection of c's process (delta +1:
+ * the client connection that made it, the segment's host, the memory's bus
+ * address there, its size, the adapter it was made through; -1 unpins) so
+ * that it cannot be disconnected while a device mapping uses it.
+ * smd_seg_local_get takes a reference, held by c, to a segment c's process
+ * owns (-ENOENT, -EPERM another process's, -ENXIO empty); smd_seg_local_put
+ * drops it.
  */
 int smd_seg_import_bar(struct smd *d, struct smd_conn *c, uint32_t borrow, uint32_t host,
 		       uint32_t adapter, uint64_t addr, uint64_t size, struct smio_seg_conn *o);
@@ -112,7 +113,8 @@ void smd_seg_dev_remove(struct smd *d, uint32_t owner, uint32_t segid);
 int smd_seg_dev_connect(struct smd *d, struct smd_conn *c, uint32_t host, uint32_t segid,
 			uint32_t adapter, struct smio_seg_conn *o, uint32_t *outlen);
 int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delta,
-		      uint32_t *host, uint64_t *dest, uint64_t *size, uint32_t *adapter);
+		      uint32_t *owner, uint32_t *host, uint64_t *dest, uint64_t *size,
+		      uint32_t *adapter);
 int smd_seg_local_get(struct smd *d, struct smd_conn *c, uint32_t segid, uint32_t *ref,
 		      uint64_t *phys, uint64_t *size);
 void smd_seg_local_put(struct smd *d, uint32_t segid, uint32_t ref, uint32_t cid);

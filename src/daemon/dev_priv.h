@@ -69,6 +69,7 @@ struct bmap {
 	uint16_t bdf;
 	bool local;               /* a local segment (segid, segref) or a connection (conn) */
 	uint32_t segid, segref, conn;
+	uint32_t owner;           /* conn: the client connection that made it (may not be cid) */
 };
 
 /*

@@ -246,7 +246,8 @@ static int h_dev_map(struct smd *d, struct smd_conn *c, uint16_t type, const voi
 	if (bm.local)
 		rc = smd_seg_local_get(d, c, bm.segid, &bm.segref, &base, &msize);
 	else
-		rc = smd_seg_conn_hold(d, c, bm.conn, 1, &q.dest_host, &base, &msize, &via);
+		rc = smd_seg_conn_hold(d, c, bm.conn, 1, &bm.owner, &q.dest_host, &base, &msize,
+				       &via);
 	if (rc)
 		return rc;
 	if (bm.local)
@@ -280,7 +281,7 @@ unpin:
 	if (bm.local)
 		smd_seg_local_put(d, bm.segid, bm.segref, c->cid);
 	else
-		smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL, NULL);
+		smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL, NULL, NULL);
 	return rc;
 }
 
@@ -304,7 +305,7 @@ static void bmap_drop(struct smd *d, struct smd_conn *c, unsigned idx, bool wait
 	if (bm.local)
 		smd_seg_local_put(d, bm.segid, bm.segref, bm.cid);
 	else
-		smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL, NULL);
+		smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL, NULL, NULL);
 }
 
 static int h_dev_unmap(struct smd *d, struct smd_conn *c, const struct smio_dev_unmap *m)
@@ -456,9 +457,13 @@ void smd_dev_conn_closed(struct smd *d, struct smd_conn *c)
 	fab_host_lock(d->host);
 	if (c->outgoing)
 		lender_lost(d, c->host);
-	/* The process's device mappings, then its borrows: do not wait. */
+	/* The process's device mappings, then its borrows: do not wait. A
+	 * mapping made through another descriptor of the process of a
+	 * connection made through this one goes too: the connection is about to
+	 * be disconnected, and its memory must not stay reachable by the device.
+	 * (A local segment lingers while the reference of the mapping holds it.) */
 	for (unsigned i = 0; i < s->nbmaps;) {
-		if (s->bmaps[i].cid != cid) {
+		if (s->bmaps[i].cid != cid && (s->bmaps[i].local || s->bmaps[i].owner != cid)) {
 			i++;
 			continue;
 		}
@@ -467,9 +472,9 @@ void smd_dev_conn_closed(struct smd *d, struct smd_conn *c)
 
 			s->bmaps[i] = s->bmaps[--s->nbmaps];
 			if (bm.local)
-				smd_seg_local_put(d, bm.segid, bm.segref, cid);
+				smd_seg_local_put(d, bm.segid, bm.segref, bm.cid);
 			else
-				smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL, NULL);
+				smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL, NULL, NULL);
 			continue;
 		}
 		bmap_drop(d, c, i, false);

@@ -456,10 +456,10 @@ unsigned smd_seg_borrow_conns(struct smd *d, uint32_t borrow)
 }
 
 int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delta,
-		      uint32_t *host, uint64_t *dest, uint64_t *size, uint32_t *adapter)
+		      uint32_t *owner, uint32_t *host, uint64_t *dest, uint64_t *size,
+		      uint32_t *adapter)
 {
 	struct imp *im;
-	int rc;
 
 	if (!d->segs)
 		return -ENODEV;
@@ -469,11 +469,15 @@ int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delt
 			im->devmaps--;
 		return 0;
 	}
-	rc = smd_imp_get(d->segs, c, conn, &im);
-	if (rc)
-		return rc;
+	/* A connection the process made through any of its descriptors. */
+	im = imp_find(d->segs, conn);
+	if (!im)
+		return -ENOENT;
+	if (!smd_conn_same_process(d, c, im->cid))
+		return -EPERM;
 	if (smd_imp_dead(im))
 		return -ENOLINK;
+	*owner = im->cid;
 	*host = im->host;
 	*dest = im->dest;
 	*size = im->size;
@@ -491,14 +495,16 @@ int smd_seg_local_get(struct smd *d, struct smd_conn *c, uint32_t segid, uint32_
 	if (!d->segs)
 		return -ENODEV;
 	sg = seg_lookup(d->segs->tab, segid);
-	/* Only memory registered with SISCI, and only the process's own. */
+	/* Only memory registered with SISCI, and only the process's own: made
+	 * through any of its descriptors (Dolphin's are channels of one process). */
 	if (!sg || !sg->owner)
 		return -ENOENT;
-	if (sg->owner != c->cid)
+	if (!smd_conn_same_process(d, c, sg->owner))
 		return -EPERM;
 	if (sg->flags & SEG_F_EMPTY)
 		return -ENXIO;
-	rc = seg_ref_get_own(d->segs->tab, segid, c->cid, ref, &sg);
+	/* c holds the reference: it goes with c's mappings, or with c. */
+	rc = seg_ref_get_for(d->segs->tab, segid, sg->owner, c->cid, ref, &sg);
 	if (rc)
 		return rc;
 	*phys = sg->phys;

@@ -250,8 +250,9 @@ int seg_set_available(struct seg_table *t, uint32_t owner, uint32_t id, bool ava
 	return 0;
 }
 
-static int ref_get(struct seg_table *t, uint32_t id, uint32_t holder, bool own, uint32_t *ref,
-		   const struct seg **out)
+/* owner 0: anyone's available segment; else only owner's, available or not. */
+static int ref_get(struct seg_table *t, uint32_t id, uint32_t holder, uint32_t owner,
+		   uint32_t *ref, const struct seg **out)
 {
 	struct seg *s = find(t, id);
 
@@ -259,9 +260,9 @@ static int ref_get(struct seg_table *t, uint32_t id, uint32_t holder, bool own, 
 		return -EINVAL;
 	if (!s || !s->owner)
 		return -ENOENT;
-	if (own && s->owner != holder)
+	if (owner && s->owner != owner)
 		return -EPERM;
-	if (!own && !s->available)
+	if (!owner && !s->available)
 		return -ECONNREFUSED;
 	if (t->nrefs == t->refcap) {
 		unsigned cap = t->refcap ? 2 * t->refcap : 16;
@@ -286,13 +287,21 @@ static int ref_get(struct seg_table *t, uint32_t id, uint32_t holder, bool own, 
 int seg_ref_get(struct seg_table *t, uint32_t id, uint32_t holder, uint32_t *ref,
 		const struct seg **out)
 {
-	return ref_get(t, id, holder, false, ref, out);
+	return ref_get(t, id, holder, 0, ref, out);
 }
 
 int seg_ref_get_own(struct seg_table *t, uint32_t id, uint32_t owner, uint32_t *ref,
 		    const struct seg **out)
 {
-	return ref_get(t, id, owner, true, ref, out);
+	return ref_get(t, id, owner, owner, ref, out);
+}
+
+int seg_ref_get_for(struct seg_table *t, uint32_t id, uint32_t owner, uint32_t holder,
+		    uint32_t *ref, const struct seg **out)
+{
+	if (!owner)
+		return -EINVAL;
+	return ref_get(t, id, holder, owner, ref, out);
 }
 
 /* Drop refs[i]; frees an orphan whose last reference this was. */

@@ -117,6 +117,9 @@ int seg_ref_get(struct seg_table *t, uint32_t id, uint32_t holder, uint32_t *ref
  */
 int seg_ref_get_own(struct seg_table *t, uint32_t id, uint32_t owner, uint32_t *ref,
 		    const struct seg **out);
+/* As seg_ref_get_own, with the reference held by holder (another of owner's channels). */
+int seg_ref_get_for(struct seg_table *t, uint32_t id, uint32_t owner, uint32_t holder,
+		    uint32_t *ref, const struct seg **out);
 int seg_ref_put(struct seg_table *t, uint32_t id, uint32_t ref, uint32_t holder);
 /* Drop every reference holder holds (it is gone). Returns how many. */
 unsigned seg_holder_gone(struct seg_table *t, uint32_t holder);

@@ -547,9 +547,9 @@ void SCIMapLocalSegmentForDevice(sci_local_segment_t segment, unsigned int local
 		return;
 	}
 	sisci_lock();
+	/* The segment may come from any descriptor of the process: Dolphin's
+	 * descriptors are channels of one process, and the daemon checks the same. */
 	if (!sisci_obj_valid(segment, SISCI_OBJ_LSEG) || !sisci_obj_valid(device, SISCI_OBJ_DEV))
-		*error = SCI_ERR_ILLEGAL_PARAMETER;
-	else if (segment->sd != device->sd)
 		*error = SCI_ERR_ILLEGAL_PARAMETER;
 	else if (offset > segment->alloc || size > segment->alloc - offset)
 		*error = SCI_ERR_OUT_OF_RANGE;
@@ -591,8 +591,6 @@ void SCIMapRemoteSegmentForDevice(sci_remote_segment_t segment, sci_smartio_devi
 	}
 	sisci_lock();
 	if (!sisci_obj_valid(segment, SISCI_OBJ_RSEG) || !sisci_obj_valid(device, SISCI_OBJ_DEV))
-		*error = SCI_ERR_ILLEGAL_PARAMETER;
-	else if (segment->sd != device->sd)
 		*error = SCI_ERR_ILLEGAL_PARAMETER;
 	else if (offset > segment->size || size > segment->size - offset)
 		*error = SCI_ERR_OUT_OF_RANGE;
