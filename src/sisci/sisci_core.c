@@ -12,8 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dis/dis_types.h"
 #include "sisci_priv.h"
 #include "util/log.h"
+
+/* Programs size adapter arrays by DIS_MAX_NSCIS: no host may have more. */
+_Static_assert(DIS_MAX_NSCIS >= SMIO_MAX_ADAPTERS, "DIS_MAX_NSCIS below the adapter limit");
 
 struct sisci_lib sisci;
 

@@ -19,6 +19,7 @@
 #include "sisci_types.h"
 #include "sisci_error.h"
 #include "sisci_api.h"
+#include <dis/dis_types.h>
 
 #define ADAPTER      0
 #define SEGMENT_ID   0x1234
@@ -127,6 +128,22 @@ static void show_adapter(void)
     if (err == SCI_ERR_ILLEGAL_QUERY)
         link_up = 1;
     printf("local node %u, link %s\n", node_id, link_up ? "up" : "down");
+
+    /* Every adapter's node ID, in an array sized as SmartIO programs size it. */
+    {
+        unsigned int adapters = 0;
+        uint32_t nodes[DIS_MAX_NSCIS];
+        int i;
+
+        qa.subcommand = SCI_Q_ADAPTER_NUMBER;
+        qa.data = &adapters;
+        SCIQuery(SCI_Q_ADAPTER, &qa, 0, &err);
+        for (i = 0; err == SCI_ERR_OK && i < DIS_MAX_NSCIS && (unsigned int)i < adapters; i++) {
+            SCIGetLocalNodeId((unsigned int)i, &nodes[i], 0, &err);
+            if (err == SCI_ERR_OK)
+                printf("adapter %d: node %u\n", i, (unsigned int)nodes[i]);
+        }
+    }
 }
 
 /* ------------------------------------------------------------------- server */
