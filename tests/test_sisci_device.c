@@ -973,6 +973,83 @@ static void test_other_descriptor(void **state)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/*
+ * A SHARED device segment that no device accesses (the hints name host
+ * writes and reads by many hosts only) is where its creator is, as in
+ * Dolphin's SISCI: SCIGetRemoteSegmentNodeId names the borrower's node, and
+ * the memory works for the hosts.
+ */
+static void test_device_segment_host_only(void **state)
+{
+	static const unsigned int hints[] = {
+		SCI_MEMACCESS_HOST_WRITE | SCI_MEMACCESS_MULTIHOST_READ,
+		SCI_MEMACCESS_MULTIHOST_WRITE,
+		SCI_MEMACCESS_HOST_WRITE,
+	};
+	sci_remote_segment_t sh, sh2;
+	sci_smartio_device_t dv;
+	volatile uint8_t *p, *q;
+	unsigned int nvme, node;
+	sci_map_t map, map2;
+	sci_error_t err;
+	sci_desc_t sd;
+
+	SCIOpen(&sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	nvme = find(sd, NODE_A, "nvme0");
+	SCIBorrowDevice(sd, &dv, nvme, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIGetLocalNodeId(0, &node, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_not_equal(node, NODE_A);
+
+	for (unsigned int k = 0; k < sizeof(hints) / sizeof(hints[0]); k++) {
+		SCICreateDeviceSegment(dv, 0x70 + k, DSEG_SIZE, SCI_MEMTYPE_SHARED, hints[k], 0,
+				       &err);
+		assert_int_equal(err, SCI_ERR_OK);
+		SCIConnectDeviceSegment(dv, &sh, 0x70 + k, SCI_MEMTYPE_SHARED, NULL, NULL, 0,
+					&err);
+		assert_int_equal(err, SCI_ERR_OK);
+		assert_int_equal(SCIGetRemoteSegmentNodeId(sh), node);
+		assert_true(SCIGetRemoteSegmentSize(sh) >= DSEG_SIZE);
+		/* Host access: what one connection stores, another loads. */
+		SCIConnectDeviceSegment(dv, &sh2, 0x70 + k, SCI_MEMTYPE_SHARED, NULL, NULL, 0,
+					&err);
+		assert_int_equal(err, SCI_ERR_OK);
+		p = SCIMapRemoteSegment(sh, &map, 0, DSEG_SIZE, NULL, 0, &err);
+		assert_int_equal(err, SCI_ERR_OK);
+		q = SCIMapRemoteSegment(sh2, &map2, 0, DSEG_SIZE, NULL, 0, &err);
+		assert_int_equal(err, SCI_ERR_OK);
+		for (size_t i = 0; i < DSEG_SIZE; i++)
+			p[i] = (uint8_t)(i * 5 + k);
+		SCIStoreBarrier(NULL, 0);
+		for (size_t i = 0; i < DSEG_SIZE; i++)
+			if (q[i] != (uint8_t)(i * 5 + k))
+				fail_msg("hints %#x, byte %zu: %#x", hints[k], i, q[i]);
+		SCIUnmapSegment(map2, 0, &err);
+		assert_int_equal(err, SCI_ERR_OK);
+		SCIUnmapSegment(map, 0, &err);
+		assert_int_equal(err, SCI_ERR_OK);
+		SCIDisconnectSegment(sh2, 0, &err);
+		assert_int_equal(err, SCI_ERR_OK);
+		SCIDisconnectSegment(sh, 0, &err);
+		assert_int_equal(err, SCI_ERR_OK);
+	}
+	/* A device access named: still next to the device (unchanged). */
+	SCICreateDeviceSegment(dv, 0x7f, DSEG_SIZE, SCI_MEMTYPE_SHARED,
+			       SCI_MEMACCESS_MULTIHOST_WRITE | SCI_MEMACCESS_DEVICE_READ, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIConnectDeviceSegment(dv, &sh, 0x7f, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIGetRemoteSegmentNodeId(sh), NODE_A);
+	SCIDisconnectSegment(sh, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIReturnDevice(dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIClose(sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -986,6 +1063,7 @@ int main(void)
 		cmocka_unit_test(test_requester),
 		cmocka_unit_test(test_device_segments),
 		cmocka_unit_test(test_other_descriptor),
+		cmocka_unit_test(test_device_segment_host_only),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -426,16 +426,23 @@ void SCIConnectDeviceSegmentPath(sci_smartio_device_t device, sci_remote_segment
  * borrower's RAM (near the CPU), HOST_WRITE and DEVICE_READ for the lender's
  * RAM (near the device); the larger count wins, a tie (also no hints) is the
  * borrower's RAM. MULTIHOST_* and P2P_* always mean the lender's RAM: one
- * hop from every borrower and from the device's peers. A peer device's own
- * memory is never chosen (not implemented).
+ * hop from every borrower and from the device's peers. Except: a SHARED
+ * segment whose hints name no device access (no DEVICE_* bit; P2P_* include
+ * them) is only the hosts' memory, and goes where its creator is, the
+ * borrower's RAM, as in Dolphin's SISCI (SCIGetRemoteSegmentNodeId names the
+ * creator's node). A peer device's own memory is never chosen (not
+ * implemented).
  */
-static uint32_t placement(unsigned int hints)
+static uint32_t placement(unsigned int hints, unsigned int memtype)
 {
 	unsigned int cpu = !!(hints & SCI_MEMACCESS_HOST_READ) +
 			   !!(hints & SCI_MEMACCESS_DEVICE_WRITE);
 	unsigned int dev = !!(hints & SCI_MEMACCESS_HOST_WRITE) +
 			   !!(hints & SCI_MEMACCESS_DEVICE_READ);
 
+	if (memtype == SCI_MEMTYPE_SHARED &&
+	    !(hints & (SCI_MEMACCESS_DEVICE_READ | SCI_MEMACCESS_DEVICE_WRITE)))
+		return SMIO_DEV_PLACE_BORROWER;
 	if (hints & (0x10u | 0x20u))   /* the MULTIHOST and P2P bits */
 		return SMIO_DEV_PLACE_LENDER;
 	return dev > cpu ? SMIO_DEV_PLACE_LENDER : SMIO_DEV_PLACE_BORROWER;
@@ -464,7 +471,7 @@ void SCICreateDeviceSegment(sci_smartio_device_t device, unsigned int segmentId,
 	}
 	req.memtype = memtype == SCI_MEMTYPE_PRIVATE ? SMIO_DEV_MEMTYPE_PRIVATE :
 		      SMIO_DEV_MEMTYPE_SHARED;
-	req.place = placement(accessHints);
+	req.place = placement(accessHints, memtype);
 	*error = dev_hold(device);          /* not returned meanwhile */
 	if (*error)
 		return;
