@@ -364,6 +364,8 @@ static void test_abort(void **state)
 	enum { N = 64 };            /* 64 x 16 MiB: far longer than the test waits */
 	static dis_dma_vec_t v[N];
 	struct abort_waiter w = { .st = SCI_DMAQUEUE_IDLE, .err = SCI_ERR_OK };
+	struct cb_state cs = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			       .cond = PTHREAD_COND_INITIALIZER };
 	sci_dma_queue_t q = queue(N);
 	pthread_t t;
 	sci_error_t err;
@@ -403,7 +405,18 @@ static void test_abort(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 	assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_DONE);
 	assert_true(checksum(rmem + 4096, 65536) == sum);
+
+	/* With a callback: it is called once, with SCI_ERR_CANCELLED. */
+	SCIStartDmaTransferVec(q, lseg, rseg, N, v, on_done, &cs, SCI_FLAG_USE_CALLBACK, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIAbortDMAQueue(q, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(wait_calls(&cs, 1), 1);
+	assert_int_equal(cs.status, SCI_ERR_CANCELLED);
+	assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_ABORTED);
 	unqueue(q);
+	pthread_cond_destroy(&cs.cond);
+	pthread_mutex_destroy(&cs.lock);
 }
 
 /* Host 1's link drops: the transfer fails on the fabric and ends in ERROR. */
