@@ -505,6 +505,12 @@ SISCI_API_EXPORT sci_dma_queue_state_t SCIWaitForDMAQueue(sci_dma_queue_t dq,
 /* Current state of the queue (does not block). */
 SISCI_API_EXPORT sci_dma_queue_state_t SCIDMAQueueState(sci_dma_queue_t dq);
 
+/* Abort the queue's posted transfers: the queue ends in SCI_DMAQUEUE_ABORTED
+ * (waiters and the callback get it, with SCI_ERR_CANCELLED) and takes new
+ * transfers afterwards. Flags: none (SCI_ERR_ILLEGAL_FLAG). */
+SISCI_API_EXPORT void SCIAbortDMAQueue(sci_dma_queue_t dq, unsigned int flags,
+                                       sci_error_t *error);
+
 /* Destroy the queue; SCI_ERR_BUSY while transfers run. */
 SISCI_API_EXPORT void SCIRemoveDMAQueue(sci_dma_queue_t dq, unsigned int flags,
                                         sci_error_t *error);

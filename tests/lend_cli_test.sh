@@ -75,9 +75,9 @@ expect "busy" "busy"
 check_fails "a host does not borrow its own device" "$SMARTIO" borrow $GPU_B --host 2
 DEVICE_BAR=$(realpath "$BUILD/examples/sisci/device_bar" 2>/dev/null || true)
 if [ -x "$DEVICE_BAR" ]; then
-	# One pool with SISCI: a device lent by Device Lending is busy for SISCI borrowers.
+	# One pool with SISCI: a device lent by Device Lending is not available to SISCI borrowers (Dolphin: SCI_ERR_NOT_AVAILABLE).
 	check_fails "SISCI cannot borrow a lent device" "$SMARTIO" exec --host 2 -- "$DEVICE_BAR"
-	expect "SCI_ERR_BUSY" "resource in use"
+	expect "SCI_ERR_NOT_AVAILABLE" "not available"
 fi
 check "devices: lent" "$SMARTIO" devices --host 2
 expect "devices shows state and borrower" "0x00080400 .* lent +host 0" "0x000c0300 .* lent +host 0" \

@@ -245,7 +245,8 @@ static inline size_t sample_core(uint16_t type, bool reply, uint8_t *buf)
 		memcpy(buf, &dss, sizeof(dss));
 		memcpy(buf + sizeof(dss), dse, sizeof(dse));
 		return sizeof(dss) + sizeof(dse);
-	case SMIO_DMA_STATE:	return reply ? SAMPLE_PUT(dst) : SAMPLE_PUT(dqr);
+	case SMIO_DMA_STATE:
+	case SMIO_DMA_ABORT:	return reply ? SAMPLE_PUT(dst) : SAMPLE_PUT(dqr);
 	}
 	return NO_DIR;
 }

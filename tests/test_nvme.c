@@ -820,21 +820,23 @@ static void test_features(void **state)
 	struct nvme_cqe e;
 
 	ctl_enable(t);
-	/* Number of Queues: allocated = min(requested, 32), 0-based */
+	/* Number of Queues: the controller reports what it allocated - all 32 of its
+	 * pairs (0-based), whatever was asked, as QEMU's model and real drives do. */
 	e = setf(t, NVME_FEAT_FID_NUM_QUEUES, 3u << 16 | 3u);
 	assert_ok(e);
-	assert_int_equal(e.dw0, 3u << 16 | 3u);
+	assert_int_equal(e.dw0, 31u << 16 | 31u);
 	e = getf(t, NVME_FEAT_FID_NUM_QUEUES, 0, 0);
-	assert_int_equal(e.dw0, 3u << 16 | 3u);
+	assert_int_equal(e.dw0, 31u << 16 | 31u);
 	e = setf(t, NVME_FEAT_FID_NUM_QUEUES, 4999u << 16 | 1u);
 	assert_ok(e);
-	assert_int_equal(e.dw0, 31u << 16 | 1u);
+	assert_int_equal(e.dw0, 31u << 16 | 31u);
 	assert_st(setf(t, NVME_FEAT_FID_NUM_QUEUES, 0xffff), GEN, NVME_SC_INVALID_FIELD);
 	assert_st(setf(t, NVME_FEAT_FID_NUM_QUEUES, 0xffffu << 16), GEN, NVME_SC_INVALID_FIELD);
-	/* only 2 SQs allocated now */
+	/* Asked for 2 SQs, allocated 32: a queue beyond the request is valid, one
+	 * beyond the allocation is not. */
 	assert_ok(create_cq_ex(t, 3, 16, true, 3, IOCQ_ADDR(3)));
-	assert_st(create_sq_ex(t, 3, 16, 3, 0, IOSQ_ADDR(3), NULL), CMD, NVME_SC_QID_INVALID);
-	assert_ok(create_sq_ex(t, 2, 16, 3, 0, IOSQ_ADDR(2), NULL));
+	assert_ok(create_sq_ex(t, 3, 16, 3, 0, IOSQ_ADDR(3), NULL));
+	assert_st(create_sq_ex(t, 33, 16, 3, 0, IOSQ_ADDR(2), NULL), CMD, NVME_SC_QID_INVALID);
 	assert_st(setf(t, NVME_FEAT_FID_NUM_QUEUES, 0), GEN, NVME_SC_CMD_SEQ_ERROR);
 	e = getf(t, NVME_FEAT_FID_NUM_QUEUES, 1, 0);      /* default */
 	assert_int_equal(e.dw0, 31u << 16 | 31u);

@@ -185,7 +185,7 @@ static void test_probe_identify(void **state)
 	assert_non_null(strstr(info.model, "smartio NVMe"));
 	assert_int_equal(info.nn, 2);
 	assert_int_equal(info.nns, 2);
-	assert_int_equal(info.nioq, 2);                 /* default min(2, granted) */
+	assert_int_equal(info.nioq, 2);  /* min(2 asked, 32 the controller allocated) */
 	assert_int_equal(info.nvec, 3);                 /* admin + 2 I/O */
 	assert_int_equal(info.max_xfer, 128 * 1024);    /* MDTS 5, 4 KiB pages */
 	assert_int_equal(nvme_drv_ns_info(e.pdev, 2, &ns), 0);

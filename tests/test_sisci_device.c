@@ -92,7 +92,7 @@ static void test_pool(void **state)
 /* A host-1 process tries to borrow fdid; returns its SISCI error (exit code index). */
 static sci_error_t borrow_elsewhere(unsigned int fdid, unsigned int flags)
 {
-	static const sci_error_t codes[] = { SCI_ERR_OK, SCI_ERR_BUSY, SCI_ERR_NO_SUCH_FDID };
+	static const sci_error_t codes[] = { SCI_ERR_OK, SCI_ERR_NOT_AVAILABLE, SCI_ERR_NO_SUCH_FDID };
 	pid_t pid = fork();
 	int st;
 
@@ -142,16 +142,17 @@ static void test_borrow(void **state)
 	SCIBorrowDevice(sd, &a, gpu1, SCI_FLAG_EXCLUSIVE, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	assert_int_equal(SCIGetFabricDeviceId(a), gpu1);
+	/* Dolphin's answer to "someone holds it exclusively" is NOT_AVAILABLE. */
 	SCIBorrowDevice(sd, &b, gpu1, 0, &err);
-	assert_int_equal(err, SCI_ERR_BUSY);
-	assert_int_equal(borrow_elsewhere(gpu1, 0), SCI_ERR_BUSY);
+	assert_int_equal(err, SCI_ERR_NOT_AVAILABLE);
+	assert_int_equal(borrow_elsewhere(gpu1, 0), SCI_ERR_NOT_AVAILABLE);
 	/* Downgraded: shared borrows are fine, exclusive ones are not. */
 	SCIReleaseExclusiveBorrow(a, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	assert_int_equal(borrow_elsewhere(gpu1, 0), SCI_ERR_OK);
 	SCIBorrowDevice(sd, &b, gpu1, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	assert_int_equal(borrow_elsewhere(gpu1, SCI_FLAG_EXCLUSIVE), SCI_ERR_BUSY);
+	assert_int_equal(borrow_elsewhere(gpu1, SCI_FLAG_EXCLUSIVE), SCI_ERR_NOT_AVAILABLE);
 	SCIReturnDevice(b, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	SCIReturnDevice(b, 0, &err);            /* a stale handle */
@@ -160,6 +161,39 @@ static void test_borrow(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 	/* All returned (the child's went with its process: a lease). */
 	assert_int_equal(borrow_elsewhere(gpu1, SCI_FLAG_EXCLUSIVE), SCI_ERR_OK);
+	SCIClose(sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+}
+
+/*
+ * A device another host has borrowed with Device Lending (`smartio borrow`) is
+ * not available to SISCI: SCIBorrowDevice answers SCI_ERR_NOT_AVAILABLE, shared
+ * or exclusive, as Dolphin's SmartIO does; once returned it can be borrowed.
+ */
+static void test_borrow_lent(void **state)
+{
+	sci_smartio_device_t dv;
+	unsigned int gpu0;
+	char fdid[16];
+	sci_error_t err;
+	sci_desc_t sd;
+
+	SCIOpen(&sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	gpu0 = find(sd, NODE_A, "gpu0");
+	snprintf(fdid, sizeof(fdid), "%#x", gpu0);
+	assert_int_equal(sh_run((char *const[]){ sh_cli, "borrow", fdid, "--host", "2", NULL }), 0);
+	SCIBorrowDevice(sd, &dv, gpu0, 0, &err);
+	assert_int_equal(err, SCI_ERR_NOT_AVAILABLE);
+	SCIBorrowDevice(sd, &dv, gpu0, SCI_FLAG_EXCLUSIVE, &err);
+	assert_int_equal(err, SCI_ERR_NOT_AVAILABLE);
+	assert_int_equal(borrow_elsewhere(gpu0, 0), SCI_ERR_NOT_AVAILABLE);
+	assert_int_equal(sh_run((char *const[]){ sh_cli, "return", fdid, "--host", "2",
+						 "--unbind", NULL }), 0);
+	SCIBorrowDevice(sd, &dv, gpu0, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIReturnDevice(dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
 	SCIClose(sd, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 }
@@ -1055,6 +1089,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_borrow),
+		cmocka_unit_test(test_borrow_lent),
 		cmocka_unit_test(test_nvme_bar),
 		cmocka_unit_test(test_accel_dma),
 		cmocka_unit_test(test_accel_dma_lender_ram),

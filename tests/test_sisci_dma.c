@@ -340,6 +340,85 @@ static void test_timeout_busy(void **state)
 	unqueue(q);
 }
 
+struct abort_waiter {
+	sci_dma_queue_t q;
+	sci_dma_queue_state_t st;
+	sci_error_t err;
+};
+
+static void *abort_wait(void *arg)
+{
+	struct abort_waiter *w = arg;
+
+	w->st = SCIWaitForDMAQueue(w->q, WAIT_MS, 0, &w->err);
+	return NULL;
+}
+
+/*
+ * SCIAbortDMAQueue as a program calls it on a timeout: the running transfers
+ * stop, the queue is ABORTED, a thread waiting on it wakes with that state
+ * (SCI_ERR_CANCELLED), and the queue carries the next transfer.
+ */
+static void test_abort(void **state)
+{
+	enum { N = 64 };            /* 64 x 16 MiB: far longer than the test waits */
+	static dis_dma_vec_t v[N];
+	struct abort_waiter w = { .st = SCI_DMAQUEUE_IDLE, .err = SCI_ERR_OK };
+	struct cb_state cs = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			       .cond = PTHREAD_COND_INITIALIZER };
+	sci_dma_queue_t q = queue(N);
+	pthread_t t;
+	sci_error_t err;
+	uint64_t sum;
+
+	SCIAbortDMAQueue(NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_PARAMETER);
+	SCIAbortDMAQueue(q, 1, &err);
+	assert_int_equal(err, SCI_ERR_ILLEGAL_FLAG);
+	/* Nothing posted: nothing to abort, the state stays. */
+	SCIAbortDMAQueue(q, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_IDLE);
+
+	for (int i = 0; i < N; i++)
+		v[i] = (dis_dma_vec_t){ .size = SEG_SIZE };
+	SCIStartDmaTransferVec(q, lseg, rseg, N, v, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	w.q = q;
+	assert_int_equal(pthread_create(&t, NULL, abort_wait, &w), 0);
+	usleep(20000);
+	assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_POSTED);
+	SCIAbortDMAQueue(q, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_ABORTED);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(w.st, SCI_DMAQUEUE_ABORTED);
+	assert_int_equal(w.err, SCI_ERR_CANCELLED);
+	/* Collected: a later wait gives the same outcome at once. */
+	assert_int_equal(SCIWaitForDMAQueue(q, 0, 0, &err), SCI_DMAQUEUE_ABORTED);
+	assert_int_equal(err, SCI_ERR_CANCELLED);
+
+	/* Usable again: the next transfer runs to the end. */
+	fill(lmem, 65536, 99);
+	sum = checksum(lmem, 65536);
+	SCIStartDmaTransfer(q, lseg, rseg, 0, 65536, 4096, NULL, NULL, SCI_FLAG_DMA_WAIT, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_DONE);
+	assert_true(checksum(rmem + 4096, 65536) == sum);
+
+	/* With a callback: it is called once, with SCI_ERR_CANCELLED. */
+	SCIStartDmaTransferVec(q, lseg, rseg, N, v, on_done, &cs, SCI_FLAG_USE_CALLBACK, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIAbortDMAQueue(q, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(wait_calls(&cs, 1), 1);
+	assert_int_equal(cs.status, SCI_ERR_CANCELLED);
+	assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_ABORTED);
+	unqueue(q);
+	pthread_cond_destroy(&cs.cond);
+	pthread_mutex_destroy(&cs.lock);
+}
+
 /* Host 1's link drops: the transfer fails on the fabric and ends in ERROR. */
 static void test_link_down(void **state)
 {
@@ -668,6 +747,7 @@ int main(void)
 		cmocka_unit_test(test_vector),
 		cmocka_unit_test(test_callback),
 		cmocka_unit_test(test_timeout_busy),
+		cmocka_unit_test(test_abort),
 		cmocka_unit_test(test_link_down),
 		cmocka_unit_test(test_loopback),
 		cmocka_unit_test(test_misuse),

@@ -91,6 +91,7 @@ static const struct {
 	[SMIO_DMA_QUEUE_REMOVE] = { .fn = h_dma },
 	[SMIO_DMA_START] = { .fn = h_dma },
 	[SMIO_DMA_STATE] = { .fn = h_dma },
+	[SMIO_DMA_ABORT] = { .fn = h_dma },
 	[SMIO_DEV_LIST] = { .fn = smd_dev_pool_request },
 	[SMIO_DEV_BORROW] = { .fn = smd_dev_pool_request },
 	[SMIO_DEV_RETURN] = { .fn = smd_dev_pool_request },

@@ -309,6 +309,13 @@ int smd_h_dma(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, v
 		return ntbdma_queue_remove(d->dma->eng, c->cid, ref->queue);
 	case SMIO_DMA_START:
 		return h_start(d, c, p, out, outlen);
+	case SMIO_DMA_ABORT:
+		rc = ntbdma_abort(d->dma->eng, c->cid, ref->queue, &st);
+		if (rc)
+			return rc;
+		to_wire(ref->queue, &st, out);
+		*outlen = sizeof(struct smio_dma_state);
+		return 0;
 	case SMIO_DMA_STATE:
 		rc = ntbdma_status(d->dma->eng, c->cid, ref->queue, &st);
 		if (rc)

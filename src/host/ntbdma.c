@@ -446,6 +446,8 @@ int ntbdma_post(struct ntbdma *e, uint32_t owner, uint32_t id, bool read,
 	q->total = total;
 	q->submissions++;
 	q->queued = true;
+	/* An abort of an earlier submission must not stop this one. */
+	__atomic_store_n(&q->cancel, false, __ATOMIC_RELEASE);
 	q->next_run = NULL;
 	g = &e->eng[q->adapter];
 	if (g->tail)
@@ -468,6 +470,24 @@ int ntbdma_status(struct ntbdma *e, uint32_t owner, uint32_t id, struct ntbdma_s
 	rc = qget(e, owner, id, &q);
 	if (!rc)
 		fill_status(q, st);
+	pthread_mutex_unlock(&e->lock);
+	return rc;
+}
+
+int ntbdma_abort(struct ntbdma *e, uint32_t owner, uint32_t id, struct ntbdma_status *st)
+{
+	struct dmaq *q;
+	int rc;
+
+	pthread_mutex_lock(&e->lock);
+	rc = qget(e, owner, id, &q);
+	if (!rc) {
+		/* The engine looks at cancel before every access, so a submission
+		 * still waiting in the run list ends before its first byte. */
+		if (q->queued)
+			__atomic_store_n(&q->cancel, true, __ATOMIC_RELEASE);
+		fill_status(q, st);
+	}
 	pthread_mutex_unlock(&e->lock);
 	return rc;
 }

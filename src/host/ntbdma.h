@@ -101,6 +101,14 @@ int ntbdma_queue_adapter(struct ntbdma *e, uint32_t owner, uint32_t id, uint32_t
 int ntbdma_post(struct ntbdma *e, uint32_t owner, uint32_t id, bool read,
 		const struct ntbdma_xfer *x, uint32_t n, struct ntbdma_status *st);
 int ntbdma_status(struct ntbdma *e, uint32_t owner, uint32_t id, struct ntbdma_status *st);
+/*
+ * Abort the queue's submission, if one is posted: its engine stops at the next
+ * chunk (one not started yet never moves a byte), the state becomes ABORTED
+ * and the eventfd is signalled as for any completion. The queue takes the next
+ * submission after that. A queue with nothing posted is left as it is.
+ * -ENOENT, -EPERM. *st: the state after the request (POSTED until it stops).
+ */
+int ntbdma_abort(struct ntbdma *e, uint32_t owner, uint32_t id, struct ntbdma_status *st);
 /* The owner is gone: abort and free its queues (running ones when they stop). */
 unsigned ntbdma_owner_gone(struct ntbdma *e, uint32_t owner);
 /* Does a posted submission touch local RAM [addr, addr + size)? */

@@ -306,7 +306,7 @@ int snv_client_open(const struct snv_client_opts *o, struct snv_client **out, ch
 	deadline = smio_now_ms() + c->timeout_ms;
 	for (;;) {
 		SCIBorrowDevice(c->sd, &c->dev, c->fdid, 0, &se);
-		if (se != SCI_ERR_BUSY || smio_now_ms() >= deadline)
+		if (se != SCI_ERR_NOT_AVAILABLE || smio_now_ms() >= deadline)
 			break;
 		snv_pause_ms(5);
 	}

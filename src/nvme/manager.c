@@ -229,7 +229,7 @@ int snv_manager_start(const struct snv_manager_opts *o, struct snv_manager **out
 	SCIBorrowDevice(m->sd, &m->dev, o->fdid, SCI_FLAG_EXCLUSIVE, &se);
 	if (se) {
 		snv_seterr(err, errlen, "cannot borrow device %#x exclusively: %s%s", o->fdid,
-			   SCIGetErrorString(se), se == SCI_ERR_BUSY ?
+			   SCIGetErrorString(se), se == SCI_ERR_NOT_AVAILABLE ?
 			   " (someone else uses it: stop other managers and drivers first)" : "");
 		rc = snv_errno(se);
 		goto fail;

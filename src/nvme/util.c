@@ -15,6 +15,7 @@ int snv_errno(sci_error_t e)
 	case SCI_ERR_OK:
 		return 0;
 	case SCI_ERR_BUSY:
+	case SCI_ERR_NOT_AVAILABLE:      /* borrowed exclusively elsewhere */
 	case SCI_ERR_REMOTE_BUSY:
 		return -EBUSY;
 	case SCI_ERR_TIMEOUT:

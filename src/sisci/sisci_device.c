@@ -211,7 +211,10 @@ void SCIBorrowDevice(sci_desc_t sd, sci_smartio_device_t *device, unsigned int f
 		rc = -EPROTO;
 	if (rc) {
 		free(dv);
-		*error = sisci_dev_errno(rc);
+		/* The lender refuses a borrow only when another holder's exclusive borrow
+		 * (or Device Lending) conflicts: Dolphin's SmartIO answers that with
+		 * SCI_ERR_NOT_AVAILABLE, and programs test for it (docs/sisci.md). */
+		*error = rc == -EBUSY ? SCI_ERR_NOT_AVAILABLE : sisci_dev_errno(rc);
 		return;
 	}
 	dv->sd = sd;

@@ -452,6 +452,55 @@ sci_dma_queue_state_t SCIDMAQueueState(sci_dma_queue_t dq)
 	return (sci_dma_queue_state_t)st.state;
 }
 
+/*
+ * The daemon stops the engine at its next chunk and signals the eventfd; we
+ * collect that completion here (unless a callback thread does), so the call
+ * returns with the queue ABORTED and waiters woken with that state.
+ */
+void SCIAbortDMAQueue(sci_dma_queue_t dq, unsigned int flags, sci_error_t *error)
+{
+	struct smio_dma_queue_ref m;
+	struct smio_dma_state st;
+	uint32_t rlen = 0;
+	sci_error_t dummy, e = SCI_ERR_OK;
+	bool wait;
+	int rc;
+
+	if (!error)
+		error = &dummy;
+	if (!dq) {
+		*error = SCI_ERR_ILLEGAL_PARAMETER;
+		return;
+	}
+	if (flags) {
+		*error = SCI_ERR_ILLEGAL_FLAG;
+		return;
+	}
+	pthread_mutex_lock(&dq->lock);
+	if (dq->removing) {
+		pthread_mutex_unlock(&dq->lock);
+		*error = SCI_ERR_ILLEGAL_OPERATION;
+		return;
+	}
+	/* Counted as a waiter: removal waits for us. */
+	dq->waiters++;
+	wait = dq->posted && !dq->cb_mode;
+	pthread_mutex_unlock(&dq->lock);
+	m = (struct smio_dma_queue_ref){ .queue = dq->id };
+	rc = sisci_call(dq->sd, SMIO_DMA_ABORT, &m, sizeof(m), &st, sizeof(st), &rlen, NULL);
+	if (!rc && (rlen != sizeof(st) || st.queue != dq->id))
+		rc = -EPROTO;
+	if (rc)
+		e = dma_errno(rc);
+	else if (wait)
+		e = collect(dq, smio_deadline(10000));
+	pthread_mutex_lock(&dq->lock);
+	if (--dq->waiters == 0 && dq->removing)
+		pthread_cond_broadcast(&dq->idle);
+	pthread_mutex_unlock(&dq->lock);
+	*error = e;
+}
+
 void SCIRemoveDMAQueue(sci_dma_queue_t dq, unsigned int flags, sci_error_t *error)
 {
 	struct smio_dma_queue_ref m;

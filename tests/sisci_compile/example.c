@@ -361,6 +361,8 @@ static int client(sci_desc_t sd, unsigned int peer)
             fprintf(stderr, "DMA queue state %d\n", (int) state);
     }
     if (SCIDMAQueueState(dq) == SCI_DMAQUEUE_POSTED)
+        SCIAbortDMAQueue(dq, 0, &err);
+    if (SCIDMAQueueState(dq) == SCI_DMAQUEUE_POSTED)
         (void) SCIWaitForDMAQueue(dq, SCI_INFINITE_TIMEOUT, 0, &err);
     SCIRemoveDMAQueue(dq, 0, &err);
 

@@ -369,7 +369,12 @@ enum smio_payload_kind {
 	  SMIO_PL_FIXED(smio_peer_lend_p2p, smio_check_peer_lend_p2p))				\
 	X(LEND_P2P,             159, LEND,   SMIO_R_LOCAL, 0, /* bus, hops filled */		\
 	  SMIO_PL_FIXED(smio_lend_p2p, smio_check_lend_p2p),					\
-	  SMIO_PL_FIXED(smio_lend_p2p, smio_check_lend_p2p))
+	  SMIO_PL_FIXED(smio_lend_p2p, smio_check_lend_p2p))					\
+												\
+	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
+	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\
+	  SMIO_PL_FIXED(smio_dma_queue_ref, smio_check_dma_queue_ref),				\
+	  SMIO_PL_FIXED(smio_dma_state, smio_check_dma_state))
 
 /* enum smio_type: SMIO_<NAME> = number, for every row. */
 #define SMIO__TYPE_ENUM(name, num, fam, roles, flags, req, rep)  SMIO_##name = (num),

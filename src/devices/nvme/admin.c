@@ -287,8 +287,11 @@ static uint16_t set_features(struct nvme_ctrl *c, struct nvme_cmd *cmd)
 			return SC_GEN(INVALID_FIELD) | SC_DNR;
 		if (io_queues_exist(c))
 			return SC_GEN(CMD_SEQ_ERROR) | SC_DNR;
-		c->alloc_nsq = nsqr + 1 < c->nqueues ? nsqr + 1 : c->nqueues;
-		c->alloc_ncq = ncqr + 1 < c->nqueues ? ncqr + 1 : c->nqueues;
+		/* The controller allocates what it has, whatever was asked (NVMe base
+		 * spec: NSQA/NCQA may be more or fewer than requested; QEMU's model and
+		 * real drives answer their maximum). The host uses min(asked, allocated). */
+		c->alloc_nsq = c->nqueues;
+		c->alloc_ncq = c->nqueues;
 		cmd->dw0 = (c->alloc_ncq - 1) << 16 | (c->alloc_nsq - 1);
 		return SC_OK;
 	}
