@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hostproc.h"
 
 static volatile sig_atomic_t child_pid;
 
@@ -37,22 +38,9 @@ static void forward(int sig)
 /* Our start time (clock ticks after boot, /proc/self/stat field 22). */
 static int start_time(unsigned long long *st)
 {
-	char buf[1024], *p;
-	FILE *f = fopen("/proc/self/stat", "r");
-	size_t n;
+	char state;
 
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');        /* the command name may hold anything */
-	/* From the ')' ending field 2, twenty spaces on: the one before field 22. */
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", st) != 1)
-		return -EINVAL;
-	return 0;
+	return cli_proc_stat(getpid(), &state, NULL, st);
 }
 
 /* DIR/procs/<our pid>: the daemons' evidence that our descendants are host's. */

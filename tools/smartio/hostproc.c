@@ -74,8 +74,7 @@ bool cli_wait_exit(pid_t pid, int timeout_ms)
 	return gone;
 }
 
-/* Fields 3 (state), 4 (ppid) and 22 (start time) of /proc/PID/stat. */
-static int proc_stat(pid_t pid, char *state, pid_t *ppid, unsigned long long *start)
+int cli_proc_stat(pid_t pid, char *state, pid_t *ppid, unsigned long long *start)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long st = 0;
@@ -108,7 +107,7 @@ char cli_proc_state(pid_t pid)
 {
 	char s = '?';
 
-	return proc_stat(pid, &s, NULL, NULL) ? '\0' : s;
+	return cli_proc_stat(pid, &s, NULL, NULL) ? '\0' : s;
 }
 
 static bool has(const struct cli_pids *s, pid_t pid)
@@ -170,7 +169,7 @@ static int exec_roots(const char *dir, uint32_t host, struct cli_pids *s)
 		if (fscanf(f, "%u %llu", &h, &want) != 2)
 			h = UINT32_MAX;
 		fclose(f);
-		if (h != host || proc_stat(pid, &state, NULL, &st) || st != want)
+		if (h != host || cli_proc_stat(pid, &state, NULL, &st) || st != want)
 			continue;       /* another host's, or a stale record */
 		rc = push(s, pid);
 		s->nrec = s->n;
@@ -196,7 +195,7 @@ static int add_descendants(struct cli_pids *s)
 			pid_t pid = atoi(e->d_name), pp;
 			char state;
 
-			if (pid <= 0 || has(s, pid) || proc_stat(pid, &state, &pp, NULL))
+			if (pid <= 0 || has(s, pid) || cli_proc_stat(pid, &state, &pp, NULL))
 				continue;
 			if (has(s, pp)) {
 				rc = push(s, pid);

@@ -23,6 +23,8 @@ pid_t cli_daemon_alive(const char *dir, uint32_t host);
 bool cli_wait_exit(pid_t pid, int timeout_ms);
 /* /proc/PID/stat state letter ('R', 'S', 'T' stopped, 'Z'...), '\0' if no such process. */
 char cli_proc_state(pid_t pid);
+/* Fields 3 (state), 4 (ppid, may be NULL) and 22 (start time, may be NULL) of /proc/PID/stat. */
+int cli_proc_stat(pid_t pid, char *state, pid_t *ppid, unsigned long long *start);
 /* The processes of host: its exec records and their descendants. */
 int cli_host_procs(const char *dir, uint32_t host, struct cli_pids *s);
 /*
