@@ -11,6 +11,7 @@
  * gpu0), all on one cluster switch.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -443,7 +444,7 @@ static void test_link_frozen(void **state)
 	struct nvme_drv_cpl cpl;
 	uint8_t buf[4096], *bar;
 	uint64_t cap;
-	uint32_t aqa;
+	uint32_t aqa, db, db0;
 	char err[256];
 
 	(void)state;
@@ -462,9 +463,15 @@ static void test_link_frozen(void **state)
 	devrun_stop(e.devs[1]);
 	e.devs[1] = NULL;
 	t = (struct io_thread){ .e = &e, .p = p };
+	/* I/O queue 1's SQ tail doorbell: it moves when the command is submitted. */
+	db = (uint32_t)nvme_sq_tail_db(1, (unsigned)NVME_CAP_DSTRD(cap));
+	db0 = rd32(bar, db);
 	fab_host_unlock(e.h[0]);
 	assert_int_equal(pthread_create(&thr, NULL, io_main, &t), 0);
-	usleep(50 * 1000);
+	/* In flight once rung (the controller's thread is stopped: nothing else moves it). */
+	for (int i = 0; i < 5000 && rd32(bar, db) == db0; i++)
+		poll(NULL, 0, 1);
+	assert_true(rd32(bar, db) != db0);
 	set_link(&e, 0, false);
 	assert_int_equal(pthread_join(thr, NULL), 0);
 	fab_host_lock(e.h[0]);

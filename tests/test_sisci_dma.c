@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -344,12 +345,14 @@ struct abort_waiter {
 	sci_dma_queue_t q;
 	sci_dma_queue_state_t st;
 	sci_error_t err;
+	bool started;
 };
 
 static void *abort_wait(void *arg)
 {
 	struct abort_waiter *w = arg;
 
+	__atomic_store_n(&w->started, true, __ATOMIC_RELEASE);
 	w->st = SCIWaitForDMAQueue(w->q, WAIT_MS, 0, &w->err);
 	return NULL;
 }
@@ -386,7 +389,15 @@ static void test_abort(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 	w.q = q;
 	assert_int_equal(pthread_create(&t, NULL, abort_wait, &w), 0);
-	usleep(20000);
+	/*
+	 * The waiter is on its way into the wait; whether the abort finds it
+	 * inside or it arrives after, it must see ABORTED (the 1 GiB posted
+	 * cannot be done by then either way).
+	 */
+	for (uint64_t end = smio_now_ms() + WAIT_MS;
+	     !__atomic_load_n(&w.started, __ATOMIC_ACQUIRE) && smio_now_ms() < end;)
+		sched_yield();
+	assert_true(__atomic_load_n(&w.started, __ATOMIC_ACQUIRE));
 	assert_int_equal(SCIDMAQueueState(q), SCI_DMAQUEUE_POSTED);
 	SCIAbortDMAQueue(q, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
