@@ -208,6 +208,13 @@ void nvme_sq_delete(struct nvme_ctrl *c, uint16_t qid);
 void nvme_cq_delete(struct nvme_ctrl *c, uint16_t qid);
 bool nvme_cmb_range(const struct nvme_ctrl *c, uint64_t addr, uint64_t len, uint64_t *off);
 void nvme_features_default(struct nvme_ctrl *c);
+/* For arb.c: the pass's clock, whether commands may run, a command's completion. */
+uint64_t nvme_pass_now(struct nvme_ctrl *c);
+bool nvme_ctrl_running(const struct nvme_ctrl *c);
+void nvme_queue_completion(struct nvme_ctrl *c, const struct nvme_cmd *cmd, uint16_t st);
+
+/* arb.c: fetch and run commands from the SQs by the arbitration in force; 1 if any. */
+int nvme_arbitrate(struct nvme_ctrl *c);
 
 /* admin.c, io.c: dispatch by opcode */
 uint16_t nvme_admin_exec(struct nvme_ctrl *c, struct nvme_cmd *cmd);
