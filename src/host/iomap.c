@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 
 #include "pci_priv.h"
+#include "util/allones.h"
 
 #ifdef PCI_IO_TSAN
 #include <sanitizer/tsan_interface.h>
@@ -91,49 +92,6 @@ static void tsan_track(const struct pci_iomap *m, bool add)
 }
 #endif
 
-/* ---------- the all-ones object ---------- */
-
-static pthread_mutex_t ones_mu = PTHREAD_MUTEX_INITIALIZER;
-static int ones_fd = -1;
-static size_t ones_size;
-
-/* A memfd of at least len bytes of 0xff (grown on demand, never shrunk). */
-static int ones_get(size_t len)
-{
-	static const size_t chunk = 64 * 1024;
-	uint8_t *buf = NULL;
-	int fd, rc = 0;
-
-	pthread_mutex_lock(&ones_mu);
-	if (ones_fd < 0) {
-		ones_fd = memfd_create("smartio-all-ones", MFD_CLOEXEC);
-		if (ones_fd < 0) {
-			rc = -errno;
-			goto out;
-		}
-	}
-	if (ones_size >= len)
-		goto out;
-	buf = malloc(chunk);
-	if (!buf) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	memset(buf, 0xff, chunk);
-	for (size_t off = ones_size; off < len; off += chunk) {
-		if (pwrite(ones_fd, buf, chunk, (off_t)off) != (ssize_t)chunk) {
-			rc = -EIO;
-			goto out;
-		}
-		ones_size = off + chunk;
-	}
-out:
-	fd = ones_fd;
-	pthread_mutex_unlock(&ones_mu);
-	free(buf);
-	return rc ? rc : fd;
-}
-
 /*
  * Opened with the first PCI core of the process, so that a daemon's
  * descriptors do not change when a link first goes down (its content grows
@@ -141,7 +99,7 @@ out:
  */
 void pci_iomap_init(void)
 {
-	(void)ones_get(0);
+	(void)smio_allones_fd(0);
 }
 
 /* ---------- one iomap ---------- */
@@ -187,7 +145,7 @@ void pci_iomap_fence(struct pci_iomap *m, bool down)
 	if (!m->pub || m->fenced == down)
 		return;
 	if (down) {
-		fd = ones_get(m->len);
+		fd = smio_allones_fd(m->len);
 		p = fd < 0 ? MAP_FAILED
 			   : mmap(m->pub, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
 				  fd, 0);

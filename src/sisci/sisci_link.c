@@ -34,38 +34,8 @@
 #include <unistd.h>
 
 #include "sisci_seg.h"
+#include "util/allones.h"
 #include "util/log.h"
-
-/* ---------- the all-ones object ---------- */
-
-static int ones_fd = -1;          /* sisci_lock() guards both */
-static size_t ones_size;
-
-/* An fd of at least len bytes of 0xff (call with the lock held). */
-static int ones_get(size_t len)
-{
-	static const uint8_t chunk[4096] = { [0 ... 4095] = 0xff };
-
-	if (ones_fd < 0) {
-		ones_fd = memfd_create("sisci-all-ones", MFD_CLOEXEC);
-		if (ones_fd < 0)
-			return -errno;
-	}
-	if (len <= ones_size)
-		return ones_fd;
-	if (ftruncate(ones_fd, (off_t)len))
-		return -errno;
-	for (size_t off = ones_size; off < len;) {
-		size_t n = len - off < sizeof(chunk) ? len - off : sizeof(chunk);
-		ssize_t w = pwrite(ones_fd, chunk, n, (off_t)off);
-
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		off += (size_t)w;
-	}
-	ones_size = len;
-	return ones_fd;
-}
 
 /* ---------- maps ---------- */
 
@@ -84,7 +54,7 @@ static void maps_fail(struct sci_remote_segment *r)
 
 		if (m->rseg != r || m->failed)
 			continue;
-		fd = ones_get(m->maplen);
+		fd = smio_allones_fd(m->maplen);
 		/*
 		 * One mmap replaces the pages atomically: a load sees the memory
 		 * or all-ones, never a hole. MAP_PRIVATE: stores stay here.
