@@ -63,6 +63,8 @@ int smd_seg_init(struct smd *d);
 void smd_seg_fini(struct smd *d);
 /* h_segment_link.c: re-check connections' paths after a link change here, or there. */
 void smd_seg_links_changed(struct smd *d);
+/* h_core.c: a peer's PEER_INVALIDATE (a request, or one-way on our own connection). */
+void smd_peer_invalidated(struct smd *d, uint32_t host, const struct smio_invalidate *m);
 /* A peer's invalidation carried link_gen: true if its links changed since last heard. */
 bool smd_seg_peer_links(struct smd *d, uint32_t host, uint32_t link_gen);
 int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,

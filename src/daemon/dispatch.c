@@ -274,12 +274,11 @@ void smd_dispatch(struct smd_conn *c, uint8_t *msg, int fd)
 		/* The peer changed a table our cached routes may cross. */
 		struct smio_invalidate inv;
 
-		__atomic_fetch_add(&d->world.epoch, 1, __ATOMIC_ACQ_REL);
 		if (h.len == sizeof(inv)) {
 			memcpy(&inv, payload, sizeof(inv));
-			/* A link there: what crosses it may have stopped or resumed. */
-			if (smd_seg_peer_links(d, c->host, inv.link_gen))
-				smd_lend_routes_changed(d);
+			smd_peer_invalidated(d, c->host, &inv);
+		} else {
+			__atomic_fetch_add(&d->world.epoch, 1, __ATOMIC_ACQ_REL);
 		}
 		free(msg);
 		return;

@@ -490,14 +490,18 @@ int h_peer_step(struct smd_req *r)
 	return rc;
 }
 
+/* Host changed a table our cached routes may cross (on either connection to it). */
+void smd_peer_invalidated(struct smd *d, uint32_t host, const struct smio_invalidate *m)
+{
+	__atomic_fetch_add(&d->world.epoch, 1, __ATOMIC_ACQ_REL);
+	/* A link changed there: what crosses it may have stopped or resumed working. */
+	if (smd_seg_peer_links(d, host, m->link_gen))
+		smd_lend_routes_changed(d);
+}
+
 int h_peer_invalidate(struct smd_req *r)
 {
-	const struct smio_invalidate *m = r->p;
-
-	__atomic_fetch_add(&r->d->world.epoch, 1, __ATOMIC_ACQ_REL);
-	/* A link changed there: what crosses it may have stopped or resumed working. */
-	if (smd_seg_peer_links(r->d, r->c->host, m->link_gen))
-		smd_lend_routes_changed(r->d);
+	smd_peer_invalidated(r->d, r->c->host, r->p);
 	return 0;
 }
 
