@@ -21,12 +21,18 @@
 
 #define SMIO_NO_DEADLINE ((int64_t)-1)
 
-static inline uint64_t smio_now_ns(void)
+/* Nanoseconds on clock c (CLOCK_REALTIME for wall time in logs). */
+static inline uint64_t smio_clock_ns(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t smio_now_ns(void)
+{
+	return smio_clock_ns(CLOCK_MONOTONIC);
 }
 
 static inline uint64_t smio_now_ms(void)

@@ -25,36 +25,29 @@
 
 #include "fault.h"
 #include "hostproc.h"
+#include "util/smio_time.h"
 
 #define FLR_WAIT_NS   100000000ull   /* PCIe Base spec 6.6.2: 100 ms after an FLR */
 #define KILL_WAIT_MS  5000
 #define STOP_WAIT_MS  1000
 
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void fault_stamp(struct fault_ev *ev)
 {
-	ev->mono_ns = clock_ns(CLOCK_MONOTONIC);
-	ev->real_ns = clock_ns(CLOCK_REALTIME);
+	ev->mono_ns = smio_clock_ns(CLOCK_MONOTONIC);
+	ev->real_ns = smio_clock_ns(CLOCK_REALTIME);
 }
 
 /* Sleep until abs_ns on clock c; a countdown on a terminal, one line otherwise. */
 static void wait_until(clockid_t c, uint64_t abs_ns, const char *what)
 {
 	bool tty = isatty(2);
-	uint64_t now = clock_ns(c);
+	uint64_t now = smio_clock_ns(c);
 
 	if (abs_ns <= now)
 		return;
 	if (!tty)
 		fprintf(stderr, "smartio fault: %s in %.3f s\n", what, (double)(abs_ns - now) / 1e9);
-	while ((now = clock_ns(c)) < abs_ns) {
+	while ((now = smio_clock_ns(c)) < abs_ns) {
 		uint64_t left = abs_ns - now, step = left % 1000000000ull;
 		uint64_t until = now + (step ? step : 1000000000ull);
 		struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ull),
@@ -72,7 +65,7 @@ static void wait_until(clockid_t c, uint64_t abs_ns, const char *what)
 
 void fault_wait_ns(uint64_t ns, const char *what)
 {
-	wait_until(CLOCK_MONOTONIC, clock_ns(CLOCK_MONOTONIC) + ns, what);
+	wait_until(CLOCK_MONOTONIC, smio_clock_ns(CLOCK_MONOTONIC) + ns, what);
 }
 
 static struct json_object *ev_json(const struct fault_ev *ev)
@@ -219,11 +212,11 @@ static int fault_crash(const struct fault_opts *o, uint32_t host)
 /* A stop is not an event we can wait on (the processes are not our children). */
 static void wait_stopped(pid_t pid)
 {
-	uint64_t end = clock_ns(CLOCK_MONOTONIC) + STOP_WAIT_MS * 1000000ull;
+	uint64_t end = smio_clock_ns(CLOCK_MONOTONIC) + STOP_WAIT_MS * 1000000ull;
 	struct timespec ms = { 0, 1000000 };
 
 	while (cli_proc_state(pid) != 'T' && cli_proc_state(pid) &&
-	       clock_ns(CLOCK_MONOTONIC) < end)
+	       smio_clock_ns(CLOCK_MONOTONIC) < end)
 		nanosleep(&ms, NULL);
 }
 
@@ -495,7 +488,7 @@ int cmd_fault(int argc, char **argv)
 					       optarg), 2;
 			have_at = true;
 			at_clock = CLOCK_MONOTONIC;
-			at_ns = clock_ns(CLOCK_MONOTONIC) + after;
+			at_ns = smio_clock_ns(CLOCK_MONOTONIC) + after;
 			break;
 		case 'f':
 			if (cli_parse_duration(optarg, &o.for_ns) || !o.for_ns)
