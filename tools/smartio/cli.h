@@ -71,6 +71,12 @@ int cmd_predict_figure(int argc, char **argv);   /* predict_figure.c */
 int cmd_mount(int argc, char **argv);    /* mount.c (FUSE) or mount_nofuse.c */
 int cmd_lend(int argc, char **argv);     /* lend.c: devices, borrow, return */
 int cmd_umount(int argc, char **argv);
+int cmd_plan(int argc, char **argv);     /* plan.c: the placement planner */
+/* plan.c: the FDID `borrow --best CLS [--for WORK]` takes: 0, CLI_BEST_NOTHING
+ * (host N owns or already borrows the best: said), or an exit status (said). */
+#define CLI_BEST_NOTHING 3
+int cli_plan_best(const char *cls, const char *work, const char *host_opt,
+		  const char *dir_opt, uint32_t *fdid);
 
 /* nvme_msg.c: encode an SMIO_NVME_ADMIN (SQE with opcode, NSID, CDW10; data_len
  * bytes back from the device) or SMIO_NVME_IO request into req; returns its length. */

@@ -38,17 +38,21 @@ static void usage(FILE *f, const char *cmd)
 			"shows it.\n");
 	else
 		fprintf(f,
-			"usage: smartio %s FDID --host N%s [--dir DIR]\n\n"
+			"usage: smartio %s FDID --host N%s [--dir DIR]\n%s\n"
 			"%s\n"
 			"FDID as 'smartio devices' shows it (0x... or decimal).\n", cmd,
 			!strcmp(cmd, "return") ? " [--unbind]" : "",
+			!strcmp(cmd, "borrow") ? "       smartio borrow --best nvme|accel --host N "
+			"[--for WORKLOAD] [--dir DIR]\n" : "",
 			!strcmp(cmd, "borrow") ?
 			"Borrow device FDID for host N (Device Lending): the lender sets up its\n"
 			"DMA and MSI windows through its NTB, host N hot-adds a shadow device\n"
 			"behind its NTB ('smartio lspci --host N' shows it on bus f0) and its\n"
 			"in-kernel driver binds to it. One borrower at a time; a device borrowed\n"
 			"through SISCI is busy. The borrow lasts as long as host N's daemon: if\n"
-			"it dies, the lender reclaims and resets the device." :
+			"it dies, the lender reclaims and resets the device.\n"
+			"--best: borrow what 'smartio plan --need CLASS --for WORKLOAD' ranks\n"
+			"first (default workload: nvme-qd1 for nvme, bandwidth for accel)." :
 			"Return device FDID borrowed by host N. Refused (busy) while its driver\n"
 			"is bound; --unbind unbinds the driver first (its remove runs: queues\n"
 			"deleted, device reset). The lender then resets the device.");
@@ -219,8 +223,9 @@ int cmd_lend(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
 		{ "unbind", no_argument, NULL, 'u' }, { "p2p", no_argument, NULL, 'p' },
 		{ "bar", required_argument, NULL, 'b' },
+		{ "best", required_argument, NULL, 'B' }, { "for", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 } };
-	const char *cmd = argv[0], *host_opt = NULL, *dir_opt = NULL;
+	const char *cmd = argv[0], *host_opt = NULL, *dir_opt = NULL, *best = NULL, *work = NULL;
 	bool json = false, unbind = false, p2p = false;
 	uint64_t fdid, bar = 2, prov;
 	int c;
@@ -249,6 +254,12 @@ int cmd_lend(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'B':
+			best = optarg;
+			break;
+		case 'F':
+			work = optarg;
+			break;
 		case 'h':
 			usage(stdout, cmd);
 			return 0;
@@ -273,6 +284,20 @@ int cmd_lend(int argc, char **argv)
 			return 2;
 		}
 		return do_devices(host_opt, dir_opt, json) ? 1 : 0;
+	}
+	if (best || work) {
+		/* borrow --best CLASS: the planner's top choice (plan.c) */
+		uint32_t f;
+		int rc;
+
+		if (strcmp(cmd, "borrow") || !best || optind != argc || unbind) {
+			usage(stderr, cmd);
+			return 2;
+		}
+		rc = cli_plan_best(best, work, host_opt, dir_opt, &f);
+		if (rc)
+			return rc == CLI_BEST_NOTHING ? 0 : rc;
+		return do_borrow(cmd, f, host_opt, dir_opt, false) ? 1 : 0;
 	}
 	if (optind + 1 != argc || cli_parse_u64(argv[optind], &fdid) || fdid > UINT32_MAX) {
 		usage(stderr, cmd);

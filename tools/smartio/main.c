@@ -22,6 +22,7 @@ static const struct cli_cmd cmds[] = {
 	{ "devices", "the cluster's pool of lendable devices, their state and borrower", cmd_lend },
 	{ "borrow", "borrow a device for host N (Device Lending: a shadow device)", cmd_lend },
 	{ "return", "return a borrowed device (refused while its driver is bound)", cmd_lend },
+	{ "plan", "rank the pool's compositions for a workload (timing model)", cmd_plan },
 };
 
 static void usage(FILE *f)
