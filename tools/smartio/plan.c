@@ -266,6 +266,21 @@ static int bad_work(const char *s)
 	return 2;
 }
 
+/* No composition: say so, with what is taken and by whom. */
+static void say_nothing(const struct plan_req *q, const struct plan_result *res,
+			const char *need, const char *work)
+{
+	char why[1024] = "";
+	size_t o = 0;
+
+	for (unsigned i = 0; i < res->nexcl && o < sizeof(why); i++)
+		o += (size_t)snprintf(why + o, sizeof(why) - o, "%s %s of host %u is %s",
+				      i ? ";" : ":", res->excl[i].name, res->excl[i].lender,
+				      res->excl[i].why);
+	cli_err("plan: nothing available to host %u for --need %s --for %s (%u usable device%s)%s",
+		q->host, need, work, res->ncand, res->ncand == 1 ? "" : "s", why);
+}
+
 static int load_params(const char *file, struct timing_params *p)
 {
 	char err[512];
@@ -336,12 +351,7 @@ int cmd_plan(int argc, char **argv)
 	if (rc)
 		return 1;
 	if (!res.nplans) {
-		cli_err("plan: host %u has no composition of %s for %s: %u candidate device%s%s%s",
-			q.host, need, work, res.ncand, res.ncand == 1 ? "" : "s",
-			res.nexcl ? ", others are taken (e.g. " : "",
-			res.nexcl ? res.excl[0].name : "");
-		if (res.nexcl)
-			fprintf(stderr, " %s)\n", res.excl[0].why);
+		say_nothing(&q, &res, need, work);
 		plan_result_free(&res);
 		return 1;
 	}
@@ -383,7 +393,7 @@ int cli_plan_best(const char *cls, const char *work, const char *host_opt,
 	if (plan_run(&q, &res))
 		return 1;
 	if (!res.nplans) {
-		cli_err("borrow --best: no %s is available to host %u", cls, q.host);
+		say_nothing(&q, &res, cls, plan_work_names[q.work]);
 		plan_result_free(&res);
 		return 1;
 	}

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "plan.h"
 #include "smartio/timing.h"
 
 #define DEFAULT_PARAMS "topologies/timing.yaml"
@@ -421,10 +422,7 @@ static int do_nvme(const struct popts *o, const struct timing_params *p)
 	dconn_close(&c);
 	if (rc)
 		return rc;
-	/* The CQE follows the data's last TLP: it adds only its own serialisation. */
-	total = db.latency_ns + fetch.latency_ns + p->nvme_media_read_ns + data.latency_ns +
-		(double)p->nvme_cqe_bytes / cqe.link_bw_gbs +
-		(cqe.first_ns - data.first_ns > 0 ? cqe.first_ns - data.first_ns : 0);
+	total = timing_nvme_qd1_ns(p, &db, &fetch, &data, &cqe);
 	if (o->json) {
 		struct json_object *j = json_object_new_object();
 
