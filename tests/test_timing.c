@@ -243,6 +243,67 @@ static void test_read_rtt(void **state)
 	}
 }
 
+/*
+ * Completion size (predict link --cpl-size): by completer unless given. A
+ * root completes DRAM reads in its profile's completion_bytes (else
+ * link.rcb), a device in MPS-sized TLPs; cpl_size overrides either, must be
+ * a power of two from 64 to the MPS in effect.
+ */
+static struct timing_result cpl_q(int completer, uint32_t cpl, uint32_t mps)
+{
+	struct timing_query q = { .size = 4096, .completer = (uint8_t)completer,
+				  .cpl_size = cpl, .mps = mps };
+	struct timing_result r;
+
+	assert_int_equal(timing_link(&P, 3, 8, &q, &r), 0);
+	return r;
+}
+
+static void test_cpl_size(void **state)
+{
+	struct timing_params saved = P;
+	struct timing_query q = { .size = 4096, .cpl_size = 512 };
+	struct timing_result r;
+
+	/* Defaults by completer: the Xeon root's 64 B, a device's MPS. */
+	r = cpl_q(TIMING_CPL_DRAM, 0, 0);
+	assert_int_equal(r.cpl_bytes, 64);
+	assert_int_equal(r.tlps, 64);
+	r = cpl_q(TIMING_CPL_DEVMEM, 0, 0);
+	assert_int_equal(r.cpl_bytes, 256);
+	assert_int_equal(r.tlps, 16);
+	r = cpl_q(TIMING_CPL_REGS, 0, 512);
+	assert_int_equal(r.cpl_bytes, 512);
+	assert_int_equal(r.tlps, 8);
+	/* The flag overrides both ways: fewer headers, more link bandwidth. */
+	r = cpl_q(TIMING_CPL_DRAM, 256, 0);
+	assert_int_equal(r.cpl_bytes, 256);
+	assert_int_equal(r.tlps, 16);
+	near(r.link_bw_gbs, 7.235590 * 4096 / (16 * 20 + 4096), EPS, "DRAM in 256 B CplD");
+	r = cpl_q(TIMING_CPL_DEVMEM, 64, 0);
+	assert_int_equal(r.cpl_bytes, 64);
+	near(r.link_bw_gbs, 7.235590 * 4096 / (64 * 20 + 4096), EPS, "device in 64 B CplD");
+	/* A root profile without completion_bytes completes at link.rcb. */
+	P.rcs[0].completion_bytes = 0;
+	P.rcb = 128;
+	r = cpl_q(TIMING_CPL_DRAM, 0, 0);
+	assert_int_equal(r.cpl_bytes, 128);
+	assert_int_equal(r.tlps, 32);
+	P = saved;
+	/* Larger than the MPS, below 64 or not a power of two: invalid. */
+	assert_int_equal(timing_link(&P, 3, 8, &q, &r), -EINVAL);
+	q.cpl_size = 32;
+	assert_int_equal(timing_link(&P, 3, 8, &q, &r), -EINVAL);
+	q.cpl_size = 96;
+	assert_int_equal(timing_link(&P, 3, 8, &q, &r), -EINVAL);
+	/* Writes ignore it. */
+	q.write = true;
+	q.cpl_size = 64;
+	assert_int_equal(timing_link(&P, 3, 8, &q, &r), 0);
+	assert_int_equal(r.cpl_bytes, 0);
+	(void)state;
+}
+
 /* Little's law: 4 tags x 512 B per round trip. */
 static void test_littles_law(void **state)
 {
@@ -746,6 +807,7 @@ int main(void)
 		cmocka_unit_test(test_gen1x1),
 		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_read_rtt),
+		cmocka_unit_test(test_cpl_size),
 		cmocka_unit_test(test_littles_law),
 		cmocka_unit_test(test_iommu_split),
 		cmocka_unit_test(test_bottleneck_naming),

@@ -59,7 +59,7 @@ struct timing_rc {
 	uint32_t latency_ns;      /* one traversal (CPU issue, P2P turn, or to/from memory) */
 	uint32_t outstanding;     /* non-posted requests it keeps open when forwarding */
 	uint32_t iommu_read_split;/* bytes: reads forwarded through its IOMMU are split; 0 = no */
-	uint32_t completion_bytes;/* CplD payload when it completes from DRAM; 0 = MPS */
+	uint32_t completion_bytes;/* CplD payload when it completes from DRAM; 0 = link.rcb */
 };
 
 struct timing_params {
@@ -109,6 +109,13 @@ struct timing_query {
 	uint32_t tags;           /* requester outstanding; 0 = parameter default */
 	uint32_t mps, mrrs;      /* the setup's configuration; 0 = parameter default */
 	double iotlb_miss_rate;  /* 0..1 of translations that miss the IOTLB */
+	/*
+	 * Reads: CplD payload of the completer, 0 = by completer: a root complex
+	 * completing from DRAM uses its profile's completion_bytes (else
+	 * link.rcb), a device (devmem, regs) completes in MPS-sized TLPs. A power
+	 * of two from 64 to the MPS in effect.
+	 */
+	uint32_t cpl_size;
 };
 
 enum timing_limit {
@@ -131,6 +138,7 @@ struct timing_result {
 	uint64_t wire_bytes;     /* bytes on the bottleneck link for the data direction */
 	int bottleneck;          /* hop index, -1 if none */
 	int limit;               /* enum timing_limit */
+	uint32_t cpl_bytes;      /* reads: the completer's CplD payload (before an IOMMU split) */
 	char explain[TIMING_EXPLAIN_MAX];
 };
 

@@ -312,7 +312,8 @@ static int path_init(struct path *x, const struct timing_params *p,
 	x->n = n;
 	x->mps = q->mps ? q->mps : p->mps;
 	x->mrrs = q->mrrs ? q->mrrs : p->mrrs;
-	if (mps_index(x->mps) < 0 || !pow2_in(x->mrrs, 128, 4096))
+	if (mps_index(x->mps) < 0 || !pow2_in(x->mrrs, 128, 4096) ||
+	    (q->cpl_size && !pow2_in(q->cpl_size, 64, x->mps)))
 		return -EINVAL;
 	x->iommu_ns = p->iotlb_hit_ns + miss * ((double)p->iotlb_miss_ns - p->iotlb_hit_ns);
 	x->cpu = n > 1 && hops[0].kind == TIMING_HOP_DEVICE && hops[1].kind == TIMING_HOP_ROOT;
@@ -418,17 +419,26 @@ static int path_read(const struct path *x, const struct timing_query *q,
 	uint32_t tags = x->cpu ? p->cpu_outstanding : (q->tags ? q->tags : p->tags);
 	double link_bw, tag_bw, bw, rtt1, hdr_c, hdr_r;
 	int limit = TIMING_LIMIT_LINK, hop, n;
+	const char *cpl_src = "device, MPS";
 	char rcbuf[256] = "";
 	struct seg s;
 
 	if (req > q->size)
 		req = q->size;
-	if (x->cpl_root >= 0) {
+	/* Completions by completer: a root from DRAM in its RCB-sized pieces, a
+	 * device in MPS-sized TLPs; --cpl-size (q->cpl_size) overrides both. */
+	if (q->cpl_size) {
+		cpl = q->cpl_size;
+		cpl_src = "as given";
+	} else if (x->cpl_root >= 0) {
 		const struct timing_rc *rc = timing_host_rc(p, x->h[x->cpl_root].host);
+		uint32_t b = rc->completion_bytes ? rc->completion_bytes : p->rcb;
 
-		if (rc->completion_bytes && rc->completion_bytes < cpl)
-			cpl = rc->completion_bytes;
+		cpl_src = "root complex";
+		if (b < cpl)
+			cpl = b;
 	}
+	r->cpl_bytes = (uint32_t)cpl;
 	for (unsigned i = 0; i < x->n; i++) {
 		const struct timing_rc *rc = timing_host_rc(p, x->h[i].host);
 
@@ -496,14 +506,14 @@ static int path_read(const struct path *x, const struct timing_query *q,
 	r->outstanding_bw_gbs = limit == TIMING_LIMIT_LINK ? (tag_bw < INFINITY ? tag_bw : 0) : bw;
 	finish(r, bw, link_bw, limit, hop);
 	snprintf(r->explain, sizeof(r->explain),
-		 "read of %llu B: %llu request%s of <= %llu B, %llu CplD of <= %llu B (%u B "
+		 "read of %llu B: %llu request%s of <= %llu B, %llu CplD of <= %llu B (%s; %u B "
 		 "header+framing each). Round trip of one request %.0f ns (%.0f out + %.0f back "
 		 "+ %.0f completer + wire). Limits: link bytes %.3f GB/s (hop %d '%s'); "
 		 "requester %u outstanding x %llu B / %.0f ns = %.3f GB/s%s. Bottleneck: %s "
 		 "at hop %d '%s': %.3f GB/s.",
 		 (unsigned long long)q->size, (unsigned long long)nreq, nreq == 1 ? "" : "s",
 		 (unsigned long long)req, (unsigned long long)ncpl, (unsigned long long)cpl,
-		 (unsigned)hdr_c, rtt1, s.req_ns, s.cpl_ns, completer_ns(x, false), link_bw,
+		 cpl_src, (unsigned)hdr_c, rtt1, s.req_ns, s.cpl_ns, completer_ns(x, false), link_bw,
 		 s.min_hop, hop_name(x, s.min_hop), tags, (unsigned long long)req, rtt1, tag_bw,
 		 rcbuf, timing_limit_str(limit), hop, hop_name(x, hop), bw);
 	return 0;

@@ -31,7 +31,7 @@ struct popts {
 	const char *from2, *addr2;                 /* pingpong: the way back */
 	const char *sq, *cq, *data;                /* nvme-read */
 	unsigned gen, width;
-	uint32_t mps, mrrs, rcb, tags;
+	uint32_t mps, mrrs, rcb, tags, cpl;
 	uint64_t size;
 	bool write, rw_given, json;
 	int completer;
@@ -42,7 +42,7 @@ static void predict_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: smartio predict link --gen G --width W [--mps M --mrrs R --rcb C]\n"
-		"                            --size S --read|--write [--json]\n"
+		"                            [--cpl-size B] --size S --read|--write [--json]\n"
 		"       smartio predict path --host N --from BDF|NAME|cpu --addr ADDR|NAME:barN\n"
 		"                            --size S --read|--write [--json] [--dir DIR]\n"
 		"       smartio predict pingpong --host N --from DEV --addr PEER:barN\n"
@@ -61,6 +61,9 @@ static void predict_usage(FILE *f)
 		"  --iotlb-miss R   fraction 0..1 of IOMMU translations that miss\n"
 		"  --mps/--mrrs     the system's MPS and MRRS; --rcb C: the root completes\n"
 		"                   DRAM reads in C-byte completions\n"
+		"  --cpl-size B     reads: the completer's completion payload (64..MPS);\n"
+		"                   default by completer: a root complex (dram) its RCB-sized\n"
+		"                   completions, a device (devmem, regs) MPS-sized ones\n"
 		"'paper' exits 1 if a prediction is more than 10%% off the paper's number.\n"
 		"Exit status: 0 ok, 1 failure (route or daemon), 2 usage error.\n");
 }
@@ -117,6 +120,7 @@ static int result_json_fields(struct json_object *o, const struct timing_result 
 	    smio_json_add_double(o, "xfer_bw_gbs", r->xfer_bw_gbs, "%.4f") ||
 	    smio_json_add_uint(o, "tlps", r->tlps) || smio_json_add_uint(o, "requests", r->requests) ||
 	    smio_json_add_uint(o, "wire_bytes", r->wire_bytes) ||
+	    smio_json_add_uint(o, "cpl_bytes", r->cpl_bytes) ||
 	    smio_json_add_str(o, "limit", timing_limit_str(r->limit))) {
 		json_object_put(bn);
 		return -ENOMEM;
@@ -162,7 +166,8 @@ static void result_text(const struct timing_result *r, const struct timing_hop *
 static struct timing_query make_query(const struct popts *o, uint64_t size, bool write)
 {
 	return (struct timing_query){ .size = size, .write = write, .completer = (uint8_t)o->completer,
-		.tags = o->tags, .mps = o->mps, .mrrs = o->mrrs, .iotlb_miss_rate = o->miss };
+		.tags = o->tags, .mps = o->mps, .mrrs = o->mrrs, .iotlb_miss_rate = o->miss,
+		.cpl_size = o->cpl };
 }
 
 /* ---------- link ---------- */
@@ -205,8 +210,15 @@ static int do_link(const struct popts *o, const struct timing_params *p)
 	       "(ACK every %u B, UpdateFC every %u B, SKIP 4/1538)\n", o->gen, o->width,
 	       o->mps ? o->mps : p->mps, o->mrrs ? o->mrrs : p->mrrs, li.raw_gbs, li.tlp_gbs,
 	       li.ack_limit, li.fc_interval);
-	printf("%s of %" PRIu64 " B (requester -- link -- root complex -- DRAM):\n",
-	       o->write ? "write" : "read", o->size);
+	printf("%s of %" PRIu64 " B (requester -- link -- root complex -- %s):\n",
+	       o->write ? "write" : "read", o->size,
+	       o->completer == TIMING_CPL_DEVMEM ? "device memory" :
+	       o->completer == TIMING_CPL_REGS ? "registers" : "DRAM");
+	if (!o->write)
+		printf("%-22s %u B (%s)\n", "completions of:", r.cpl_bytes,
+		       o->cpl ? "--cpl-size" : o->completer == TIMING_CPL_DEVMEM ||
+		       o->completer == TIMING_CPL_REGS ? "a device completes in MPS" :
+		       "the root complex's RCB-sized completions");
 	result_text(&r, h, 1, o->write);
 	return 0;
 }
@@ -523,6 +535,7 @@ int cmd_predict(int argc, char **argv)
 		{ "data", required_argument, NULL, 'D' },
 		{ "completer", required_argument, NULL, 'k' },
 		{ "tags", required_argument, NULL, 't' },
+		{ "cpl-size", required_argument, NULL, 'B' },
 		{ "iotlb-miss", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
 	struct popts o = { .size = 0 };
@@ -549,6 +562,11 @@ int cmd_predict(int argc, char **argv)
 		case 'c': if (parse_u("--rcb", optarg, 64, 4096, &v)) return 2; o.rcb = (uint32_t)v; break;
 		case 's': if (parse_u("--size", optarg, 1, 1ull << 40, &o.size)) return 2; break;
 		case 't': if (parse_u("--tags", optarg, 1, 4096, &v)) return 2; o.tags = (uint32_t)v; break;
+		case 'B':
+			if (parse_u("--cpl-size", optarg, 64, 4096, &v) || (v & (v - 1)))
+				return cli_err("--cpl-size is a power of two from 64 to 4096"), 2;
+			o.cpl = (uint32_t)v;
+			break;
 		case 'r': o.write = false; o.rw_given = true; break;
 		case 'w': o.write = true; o.rw_given = true; break;
 		case 'j': o.json = true; break;
@@ -582,6 +600,9 @@ int cmd_predict(int argc, char **argv)
 		return cli_err("predict: unexpected argument '%s'", argv[optind]), 2;
 	if (load_params(&o, &p))
 		return 2;
+	if (o.cpl && o.cpl > (o.mps ? o.mps : p.mps))
+		return cli_err("--cpl-size %u exceeds the MPS %u: a completion carries at most MPS "
+			       "bytes", o.cpl, o.mps ? o.mps : p.mps), 2;
 	if (!strcmp(sub, "paper"))
 		return do_paper(&o, &p);
 	if (!strcmp(sub, "pingpong"))
