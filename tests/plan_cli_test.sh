@@ -83,6 +83,16 @@ check "plan --need accel --for bandwidth" "$SMARTIO" plan --need accel --host 0 
 expect "the cable to the cluster switch limits every accelerator's DMA to host 0" \
 	"^1 .*\\.ntb0 → mxs0 \\(Gen3 x8 cable\\)"
 
+check "plan --need accel,accel --for bandwidth" \
+	"$SMARTIO" plan --need accel,accel --host 0 --for bandwidth --json
+cp "$OUT" "$WORK/bw2.json"
+"$SMARTIO" plan --need accel --host 0 --for bandwidth --json >"$WORK/bw1.json"
+json_check "two accelerators together: a cable both cross bounds them (no more than one)" \
+	"$WORK/bw2.json" "(all(p['bottleneck'].endswith('(Gen3 x8 cable)') for p in d['plans']) and
+	  d['plans'][1]['bottleneck'].endswith('borrower.ntb0 (Gen3 x8 cable)') and
+	  'shared' in d['plans'][0]['limit'] and
+	  abs(d['plans'][0]['bw_gbs'] - json.load(open('$WORK/bw1.json'))['plans'][0]['bw_gbs']) < 1e-3)"
+
 # --- usage errors: exit 2 with the valid choices ---
 set +e
 "$SMARTIO" plan --need gpu --host 0 --for p2p-read >"$OUT" 2>&1; rc=$?

@@ -84,8 +84,8 @@ static void explain(const struct plan_req *q, const struct plan_result *res, cha
 		o += (size_t)snprintf(buf + o, len - o, "Its command fetch, data and completion "
 				      "take ");
 	else
-		o += (size_t)snprintf(buf + o, len - o, "Its DMA to host %u's RAM takes ",
-				      q->host);
+		o += (size_t)snprintf(buf + o, len - o, "%s DMA to host %u's RAM takes ",
+				      q->nneed > 1 ? "The deciding device's" : "Its", q->host);
 	o += (size_t)snprintf(buf + o, len - o,
 		"%s (%u hops: %u switch%s, %u NTB%s, %u IOMMU%s, %u root complex%s). "
 		"Predicted %.0f ns %s and %.3f GB/s; the bottleneck is %s (%s).",

@@ -14,8 +14,9 @@
  *              the host's RAM, where its driver puts them: doorbell, command
  *              fetch, media, data, completion (as `predict nvme-read`);
  *              ranked by latency
- *   bandwidth  each device writes --size to the host's RAM; the composition
- *              is as fast as its slowest member; ranked by bandwidth
+ *   bandwidth  each device writes --size to the host's RAM, all at once: the
+ *              sum of their rates, less what a link several of them share
+ *              (the host's cable) cannot carry; ranked by bandwidth
  */
 #include <errno.h>
 #include <math.h>
@@ -242,25 +243,91 @@ static int p2p(struct ctx *c, struct plan *pl, bool write)
 	return rc;
 }
 
+/* The same physical link in two routes ("link to X" one way, "link from X" back). */
+static bool same_link(const struct timing_hop *a, const struct timing_hop *b)
+{
+	const char *na = strstr(a->name, " to ") ? strstr(a->name, " to ") + 4 :
+			 strstr(a->name, " from ") ? strstr(a->name, " from ") + 6 : a->name;
+	const char *nb = strstr(b->name, " to ") ? strstr(b->name, " to ") + 4 :
+			 strstr(b->name, " from ") ? strstr(b->name, " from ") + 6 : b->name;
+
+	return a->kind == b->kind && a->host == b->host && a->gen == b->gen &&
+	       a->width == b->width && !strcmp(na, nb);
+}
+
+/* What a link carries of large posted writes (MPS payloads): GB/s. */
+static double link_write_gbs(const struct timing_params *p, const struct timing_hop *h)
+{
+	struct timing_link_info li;
+
+	if (timing_link_info(p, h->gen, h->width, p->mps, &li))
+		return INFINITY;
+	return li.tlp_gbs * p->mps / (p->mps + li.mwr_hdr);
+}
+
+/*
+ * All members write at once: the composition moves the sum of their rates,
+ * unless a link that several of them cross (host N's cable, a shared
+ * upstream port) carries less. Latency is the slowest member's.
+ */
 static int bandwidth(struct ctx *c, struct plan *pl)
 {
-	struct xfer *x = malloc(sizeof(*x));
-	int rc = x ? 0 : -ENOMEM;
+	unsigned n = c->q->nneed, worst = 0;
+	struct xfer *x = malloc(n * sizeof(*x));
+	double sum = 0, cap = INFINITY;
+	unsigned cap_users = 0;
+	int rc = x ? 0 : -ENOMEM, ck = -1, cm = -1;
 
-	pl->bw_gbs = INFINITY;
 	pl->latency_ns = 0;
-	for (unsigned k = 0; !rc && k < c->q->nneed; k++) {
+	for (unsigned k = 0; !rc && k < n; k++) {
 		rc = plan_route_ram(c->w, c->pd[pl->dev[k]], DB_BYTES, true, c->fr);
 		if (!rc)
-			rc = price(c, c->q->size, true, TIMING_CPL_DRAM, x);
+			rc = price(c, c->q->size, true, TIMING_CPL_DRAM, &x[k]);
 		if (rc)
 			break;
-		if (x->lat.latency_ns > pl->latency_ns)
-			pl->latency_ns = x->lat.latency_ns;
-		if (x->bw.bw_gbs < pl->bw_gbs) {
-			pl->bw_gbs = x->bw.bw_gbs;
-			bw_bottleneck(x, pl);
-			describe(x, pl);
+		sum += x[k].bw.bw_gbs;
+		if (x[k].lat.latency_ns > pl->latency_ns)
+			pl->latency_ns = x[k].lat.latency_ns;
+		if (x[k].bw.bw_gbs < x[worst].bw.bw_gbs)
+			worst = k;
+	}
+	/* Each shared link L: it carries at most cap(L) of its users' rates, the
+	 * others add theirs. The tightest such total binds. */
+	for (unsigned k = 0; !rc && k < n; k++)
+		for (unsigned i = 0; i < x[k].n; i++) {
+			unsigned users = 0;
+			double others = 0, total;
+
+			if (!is_link(&x[k].h[i]))
+				continue;
+			for (unsigned m = 0; m < n; m++) {
+				bool uses = false;
+
+				for (unsigned j = 0; j < x[m].n && !uses; j++)
+					uses = same_link(&x[k].h[i], &x[m].h[j]);
+				users += uses;
+				if (!uses)
+					others += x[m].bw.bw_gbs;
+			}
+			if (users < 2)
+				continue;
+			total = link_write_gbs(c->q->p, &x[k].h[i]) + others;
+			if (total < cap - 1e-9 || (total <= cap + 1e-9 && users > cap_users)) {
+				cap = total;
+				cap_users = users;
+				ck = (int)k;
+				cm = (int)i;
+			}
+		}
+	if (!rc) {
+		describe(&x[ck >= 0 && cap < sum ? (unsigned)ck : worst], pl);
+		if (ck >= 0 && cap < sum) {
+			pl->bw_gbs = cap;
+			link_name(&x[ck], cm, pl->bottleneck, sizeof(pl->bottleneck));
+			snprintf(pl->why, sizeof(pl->why), "link bytes, shared by the devices");
+		} else {
+			pl->bw_gbs = sum;
+			bw_bottleneck(&x[worst], pl);
 		}
 	}
 	free(x);
