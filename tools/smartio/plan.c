@@ -76,10 +76,11 @@ static void explain(const struct plan_req *q, const struct plan_result *res, cha
 		"For %s, host %u (%s) should use %s. ", plan_work_names[q->work], q->host,
 		res->host_name, devs);
 	if (q->work == PLAN_P2P_READ || q->work == PLAN_P2P_WRITE)
-		o += (size_t)snprintf(buf + o, len - o,
-			"%s %s the other's memory directly, with no detour through host %u: ",
+		o += (size_t)snprintf(buf + o, len - o, "%s %s %s's memory directly%s: ",
 			res->cand[b->dev[0]].name, q->work == PLAN_P2P_READ ? "reads" : "writes",
-			q->host);
+			res->cand[b->dev[1]].name,
+			res->cand[b->dev[0]].own || res->cand[b->dev[1]].own ? "" :
+			", the data never passing through the borrower");
 	else if (lat)
 		o += (size_t)snprintf(buf + o, len - o, "Its command fetch, data and completion "
 				      "take ");

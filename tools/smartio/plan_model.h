@@ -33,9 +33,9 @@ int plan_world_open(const struct topo *t, uint32_t borrower, struct plan_world *
 		    char *err, size_t errlen);
 void plan_world_close(struct plan_world *w);
 
-/* Endpoint bdf of host `host` (its model name in *model); NULL if there is none. */
+/* The model name ("nvme", "accel") of endpoint bdf of host; NULL if there is none. */
 const char *plan_world_model(struct plan_world *w, uint32_t host, uint16_t bdf);
-/* The i-th endpoint of host (bdf, model); false past the last. */
+/* The i-th endpoint of host (bdf, model, name); false past the last. */
 bool plan_world_endpoint(struct plan_world *w, uint32_t host, unsigned i, uint16_t *bdf,
 			 const char **model, const char **name);
 
