@@ -27,6 +27,8 @@ DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev
                libpci-dev pciutils pci.ids graphviz gnuplot-nox libclang-rt-14-dev bc libnvme-dev nvme-cli \
                python3 procps fuse3 libfuse3-dev e2fsprogs fio util-linux \
                libjson-c-dev libsystemd-dev
+# smartio web's HTTP server (docs/web.md).
+DEB_PACKAGES += libmicrohttpd-dev
 
 # The fio ioengine (tools/fio) is compiled against the installed fio's own
 # headers, taken from Debian's fio source package at build time; its configure
