@@ -125,7 +125,7 @@ def main():
                              {"Authorization": "Bearer " + token})
         t.ok(code == 200 and json.loads(body).get("driver") == "nvme", "borrow with the token", body)
         lent = wait_for(lambda: [d for d in state(url)["devices"]
-                                 if d["fdid"] == NVME_A and d["state"] == "lent"], 3)
+                                 if d["fdid"] == NVME_A and d["state"] == "lent" and d["driver"]], 3)
         t.ok(lent and lent[0]["borrower"] == 0 and lent[0]["driver"] == "nvme" and
              lent[0]["lease_since_ms"] and lent[0]["path_state"] == "up" and CABLE0 in lent[0]["path"],
              "the lease appears with borrower, driver, age and path", json.dumps(lent))

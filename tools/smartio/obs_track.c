@@ -7,6 +7,7 @@
  * (lease_age_known false for leases older than the observer).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ struct obs_tracker {
 	uint64_t next_seq;
 	struct lease *lease;
 	size_t nlease, cap;
-	struct { char fdid[16]; char driver[SMIO_NAME_MAX]; } drv[NDRV];
+	struct { char fdid[16]; char driver[SMIO_NAME_MAX]; int64_t noted_ms; } drv[NDRV];
 	unsigned ndrv;
 };
 
@@ -138,10 +139,11 @@ static const char *driver_of(struct obs_tracker *t, const char *fdid)
 	return NULL;
 }
 
-static void driver_forget(struct obs_tracker *t, const char *fdid)
+/* Forget fdid's driver if noted before the time `before` (ms; INT64_MAX: anyway). */
+static void driver_forget(struct obs_tracker *t, const char *fdid, int64_t before)
 {
 	for (unsigned i = 0; i < t->ndrv; i++)
-		if (!strcmp(t->drv[i].fdid, fdid)) {
+		if (!strcmp(t->drv[i].fdid, fdid) && t->drv[i].noted_ms < before) {
 			t->drv[i] = t->drv[--t->ndrv];
 			return;
 		}
@@ -152,8 +154,9 @@ void obs_track_driver(struct obs_tracker *t, uint32_t fdid, const char *driver)
 	char id[16];
 
 	snprintf(id, sizeof(id), "0x%08x", fdid);
-	driver_forget(t, id);
+	driver_forget(t, id, INT64_MAX);
 	if (driver && t->ndrv < NDRV) {
+		t->drv[t->ndrv].noted_ms = obs_now_ms();
 		snprintf(t->drv[t->ndrv].fdid, sizeof(t->drv[0].fdid), "%s", id);
 		snprintf(t->drv[t->ndrv].driver, sizeof(t->drv[0].driver), "%s", driver);
 		t->ndrv++;
@@ -195,13 +198,17 @@ static struct lease *lease_note(struct obs_tracker *t, const char *fdid, int64_t
 	return l;
 }
 
-static void lease_end(struct obs_tracker *t, const char *fdid)
+/*
+ * A snapshot taken at snap_ms shows fdid not lent. A driver noted after that
+ * came from a borrow that the snapshot's pool query may have missed: kept.
+ */
+static void lease_end(struct obs_tracker *t, const char *fdid, int64_t snap_ms)
 {
 	struct lease *l = lease_of(t, fdid);
 
 	if (l)
 		*l = t->lease[--t->nlease];
-	driver_forget(t, fdid);
+	driver_forget(t, fdid, snap_ms);
 }
 
 /* ---------- the diff ---------- */
@@ -284,7 +291,7 @@ static void diff_devices(struct obs_tracker *t, struct json_object *devs, struct
 }
 
 /* Lease age and driver on each device; leases that ended are forgotten. */
-static int annotate(struct obs_tracker *t, struct json_object *devs, int64_t now)
+static int annotate(struct obs_tracker *t, struct json_object *devs, int64_t now, int64_t snap_ms)
 {
 	size_t n = json_object_array_length(devs);
 
@@ -299,7 +306,7 @@ static int annotate(struct obs_tracker *t, struct json_object *devs, int64_t now
 		if (!strcmp(st, "lent"))
 			l = lease_note(t, id, jint(d, "borrower", -1), now);
 		else
-			lease_end(t, id);
+			lease_end(t, id, snap_ms);
 		drv = l ? driver_of(t, id) : NULL;
 		json_object_object_del(d, "lease_since_ms");
 		json_object_object_del(d, "lease_age_s");
@@ -373,7 +380,7 @@ int obs_track(struct obs_tracker *t, struct json_object *snap)
 		if (devs && pdevs && !stale)
 			diff_devices(t, devs, pdevs);
 	}
-	if (devs && annotate(t, devs, now))
+	if (devs && annotate(t, devs, now, jint(snap, "time_ms", now)))
 		return -ENOMEM;
 	if (add_events(t, snap))
 		return -ENOMEM;

@@ -588,6 +588,8 @@ static int pool_json(struct pass *p, struct json_object *root)
 		rc = smio_call(fd, SMIO_LEND_POOL, NULL, 0, pool, SMIO_MAX_PAYLOAD, &rlen, NULL,
 			       p->tmo > OBS_POOL_TIMEOUT_MS ? p->tmo : OBS_POOL_TIMEOUT_MS);
 		close(fd);
+		if (rc == -ETIMEDOUT)
+			break;      /* it waits for a hung peer: so would the next host */
 		if (rc)
 			continue;
 		arr = json_object_new_array();

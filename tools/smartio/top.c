@@ -114,9 +114,13 @@ static void render(FILE *f, struct json_object *s, bool ansi)
 	EACH(hosts, i, h) {
 		const char *st = s_(h, "state");
 
-		fprintf(f, "%-5" PRId64 " %-12s %s%-5s%s %8" PRId64 "s ", i_(h, "id", -1), s_(h, "name"),
+		char up[24] = "-";
+
+		if (i_(h, "uptime_s", -1) >= 0)
+			snprintf(up, sizeof(up), "%" PRId64 "s", i_(h, "uptime_s", 0));
+		fprintf(f, "%-5" PRId64 " %-12s %s%-5s%s %9s ", i_(h, "id", -1), s_(h, "name"),
 			ansi ? (!strcmp(st, "up") ? "\033[32m" : "\033[31m") : "", st,
-			ansi ? "\033[0m" : "", i_(h, "uptime_s", 0));
+			ansi ? "\033[0m" : "", up);
 		EACH(a_(h, "adapters"), k, a) {
 			const char *l = s_(a, "link");
 			struct json_object *c = json_object_object_get(a, "counters");
