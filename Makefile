@@ -19,6 +19,8 @@ TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment sisc
                nvme_drv_borrowed accel_drv_borrowed lend_cli nvme_dist util \
                daemon segment cli cluster60 sisci sisci_register sisci_device nvme_dist_cli \
                daemon_load
+# smartio web: its collector, the server's connection threads and the actions.
+TSAN_SUITES += web_api
 MESON     ?= meson
 FUZZ_SECONDS ?= 60
 CC        ?= cc
