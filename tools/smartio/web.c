@@ -642,6 +642,19 @@ static int make_token(struct web *w, const char *path)
 	return close(fd) ? -EIO : 0;
 }
 
+/* The token dies with the server; a file another server has rewritten since is its own. */
+static void drop_token(const struct web *w)
+{
+	char buf[sizeof(w->token) + 2] = "";
+	FILE *f = fopen(w->token_path, "re");
+
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f) && !strncmp(buf, w->token, strlen(w->token)))
+		unlink(w->token_path);
+	fclose(f);
+}
+
 static int serve(struct web *w, int lfd, const char *url)
 {
 	struct MHD_Daemon *d;
@@ -740,7 +753,7 @@ int cmd_web(int argc, char **argv)
 	snprintf(tpath, sizeof(tpath), "%s/web-token", w->dir);
 	if (lfd >= 0 && !make_token(w, token_opt ? token_opt : tpath) && !obs_tracker_new(&w->trk)) {
 		rc = serve(w, lfd, url);
-		unlink(w->token_path);   /* the token dies with the server */
+		drop_token(w);
 	} else if (lfd >= 0) {
 		close(lfd);
 	}
