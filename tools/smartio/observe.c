@@ -300,6 +300,11 @@ static int host_json(struct pass *p, uint32_t hi, struct json_object *hosts)
 		p->link[hi][i] = known ? (ni.link_up ? 1 : 0) : LINK_UNKNOWN;
 		rc = adapter_json(ads, &ni, known, topo_host_ntb(h, i), i, p->link[hi][i]);
 	}
+	/*
+	 * More per-host counters (say, the daemon's own from a stats message) go
+	 * into c, per-adapter ones into that adapter's "counters": the page, top
+	 * and /metrics show every number there without further change.
+	 */
 	if (!rc && p->up[hi] && h->iommu &&
 	    smio_call(fd, SMIO_IOMMU_FAULTS, NULL, 0, p->buf, SMIO_MAX_PAYLOAD, &rlen, NULL,
 		      p->tmo) == 0)
