@@ -19,6 +19,8 @@ TSAN_SUITES ?= devrun nvme_drv accel_drv sisci_intr sisci_dma sisci_segment sisc
                nvme_drv_borrowed accel_drv_borrowed lend_cli nvme_dist util \
                daemon segment cli cluster60 sisci sisci_register sisci_device nvme_dist_cli \
                daemon_load
+# smartio web: its collector, the server's connection threads and the actions.
+TSAN_SUITES += web_api
 MESON     ?= meson
 FUZZ_SECONDS ?= 60
 CC        ?= cc
@@ -27,6 +29,11 @@ DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev
                libpci-dev pciutils pci.ids graphviz gnuplot-nox libclang-rt-14-dev bc libnvme-dev nvme-cli \
                python3 procps fuse3 libfuse3-dev e2fsprogs fio util-linux \
                libjson-c-dev libsystemd-dev
+# smartio web's HTTP server (docs/web.md).
+DEB_PACKAGES += libmicrohttpd-dev
+# Only for tests: web_test.py drives the page in headless Chromium (it skips
+# without them); `make test` installs them.
+TEST_DEB_PACKAGES = chromium chromium-driver python3-selenium
 
 # The fio ioengine (tools/fio) is compiled against the installed fio's own
 # headers, taken from Debian's fio source package at build time; its configure
@@ -37,7 +44,7 @@ FIO_DEB_PACKAGES = fio dpkg-dev libaio-dev libnuma-dev librdmacm-dev libibverbs-
 BENCH_DEB_PACKAGES = fio nbdkit gnuplot-nox python3
 
 .PHONY: all deps build demo test test-plain test-san test-tsan fuzz bench figures clean install
-.PHONY: deps-fio deps-bench fio-engine nvme-peers control-plane faults
+.PHONY: deps-fio deps-bench deps-test fio-engine nvme-peers control-plane faults
 
 # $(call apt_missing,PACKAGES): install those not installed yet (root or sudo).
 define apt_missing
@@ -96,7 +103,7 @@ test-tsan: deps $(BUILD_TSAN)/build.ninja
 	  $(MESON) test -C $(BUILD_TSAN) --no-rebuild \
 	  --print-errorlogs --verbose $(TSAN_SUITES)
 
-test: build
+test: build deps-test
 	./.ci/run-tests
 
 # Every fuzz target for FUZZ_SECONDS each, then a table of edges and executions
@@ -123,6 +130,9 @@ deps-fio:
 
 deps-bench:
 	$(call apt_missing,$(BENCH_DEB_PACKAGES))
+
+deps-test:
+	$(call apt_missing,$(TEST_DEB_PACKAGES))
 
 # build/tools/fio/smartio-fio.so (fetches fio's source: needs the network once).
 fio-engine: build deps-fio

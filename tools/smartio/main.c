@@ -23,6 +23,8 @@ static const struct cli_cmd cmds[] = {
 	{ "borrow", "borrow a device for host N (Device Lending: a shadow device)", cmd_lend },
 	{ "return", "return a borrowed device (refused while its driver is bound)", cmd_lend },
 	{ "plan", "rank the pool's compositions for a workload (timing model)", cmd_plan },
+	{ "web", "a live view of the cluster in a browser (+ /metrics for Prometheus)", cmd_web },
+	{ "top", "the cluster at a glance in a terminal: hosts, links, pool, events", cmd_top },
 };
 
 static void usage(FILE *f)
