@@ -128,6 +128,27 @@ static void test_prefix_and_levels(void **state)
 	free(out);
 }
 
+static void test_timestamps(void **state)
+{
+	struct capture c;
+	char *out;
+
+	(void)state;
+	capture_start(&c);
+	smio_log_set_timestamps(true);
+	smio_log_set_host(2);
+	smio_warn("stamped");
+	smio_log_set_timestamps(false);
+	smio_info("plain");
+	out = capture_end(&c);
+	/* "2026-11-25T20:30:01.123Z tprog[host 2]: warning: stamped" */
+	assert_true(strlen(out) > 25);
+	assert_true(out[4] == '-' && out[10] == 'T' && out[19] == '.' && out[23] == 'Z' &&
+		    out[24] == ' ');
+	assert_string_equal(out + 25, "tprog[host 2]: warning: stamped\ntprog[host 2]: plain\n");
+	free(out);
+}
+
 static void test_env(void **state)
 {
 	struct capture c;
@@ -302,6 +323,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_parse_level, reset),
 		cmocka_unit_test_setup(test_prefix_and_levels, reset),
+		cmocka_unit_test_setup(test_timestamps, reset),
 		cmocka_unit_test_setup(test_env, reset),
 		cmocka_unit_test_setup(test_long_line_and_errno, reset),
 		cmocka_unit_test_setup(test_threads, reset),

@@ -82,6 +82,7 @@ int main(int argc, char **argv)
 	/* "smartiod[host N]: ..." on every line of its log (SMARTIO_LOG sets the level). */
 	smio_log_init("smartiod", SMIO_LOG_INFO);
 	smio_log_set_host((int)d.host_id);
+	smio_log_set_timestamps(true);   /* 'smartio cluster logs' merges hosts' logs */
 	if (!topo_path[0])
 		snprintf(topo_path, sizeof(topo_path), "%s/topology.yaml", dir);
 	d.dir = dir;
