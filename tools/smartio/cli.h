@@ -59,6 +59,13 @@ const char *cli_strerror(int rc);
 int cli_parse_func(int fd, const char *s, uint16_t *bdf);
 int cli_parse_addr(int fd, const char *s, uint64_t *addr);
 
+/* devname.c: the lending pool from any live host (*p malloc'ed); a device
+ * argument (FDID, NAME or LENDER:NAME) to its FDID. 0, -EINVAL for an
+ * argument that names nothing (said: a usage error), or -errno (said). */
+int cli_lend_pool(const char *host_opt, const char *dir_opt, bool verbose,
+		  struct smio_lend_pool **p);
+int cli_resolve_fdid(const char *arg, const char *dir_opt, uint32_t *fdid);
+
 int cmd_cluster(int argc, char **argv);
 /* Stop host's daemon (hard: SIGKILL) and start a fresh one in the running
  * cluster in dir; 0, or 1 after saying what failed. */
