@@ -66,6 +66,12 @@ int cli_lend_pool(const char *host_opt, const char *dir_opt, bool verbose,
 		  struct smio_lend_pool **p);
 int cli_resolve_fdid(const char *arg, const char *dir_opt, uint32_t *fdid);
 
+/* info_json.c: --json of ntb info and iommu faults; 0 or -errno (said). */
+int cli_ntb_info_json(uint32_t host, const struct smio_ntb_info *ni);
+int cli_iommu_faults_json(uint32_t host, const struct smio_iommu_faults *f);
+/* topo_json.c: smartio topo --json; 0 or -errno (said). */
+int cli_topo_json(const struct topo *t);
+
 int cmd_cluster(int argc, char **argv);
 /* Stop host's daemon (hard: SIGKILL) and start a fresh one in the running
  * cluster in dir; 0, or 1 after saying what failed. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/cli_conv.h"
 #include "hostproc.h"
 #include "util/smio_time.h"
 
@@ -518,7 +519,7 @@ static int host_json(struct json_object *hosts, const struct topo_host *h,
 		return -ENOMEM;
 	if (smio_json_add_uint(o, "host", h->id) || smio_json_add_str(o, "name", h->name) ||
 	    smio_json_add_uint(o, "node_id", h->node_id) ||
-	    smio_json_add_int(o, "pid", (int)p->pid) ||
+	    (p->pid ? smio_json_add_int(o, "pid", (int)p->pid) : smio_json_add_null(o, "pid")) ||
 	    smio_json_add_str(o, "state", p->state) ||
 	    smio_json_add_double(o, "uptime_s", (double)p->st.uptime_ns / 1e9, "%.3f") ||
 	    smio_json_add_uint(o, "functions", p->st.nfuncs) ||
@@ -722,6 +723,11 @@ int cmd_cluster(int argc, char **argv)
 		return cluster_down(dir);
 	if (!strcmp(argv[1], "status"))
 		return cluster_status(dir, json);
-	cli_err("unknown cluster command '%s' (up, down, status, restart)", argv[1]);
+	{
+		static const char *const subs[] = { "up", "down", "status", "restart", "logs" };
+
+		smio_unknown("smartio cluster", "command", argv[1], subs,
+			     sizeof(subs) / sizeof(subs[0]), "up, down, status, restart, logs");
+	}
 	return 2;
 }

@@ -674,8 +674,9 @@ int cmd_umount(int argc, char **argv)
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
 		return mount_usage(stdout), 0;
-	if (argc != 2) {
-		cli_err("umount: give one MOUNTPOINT");
+	if (argc != 2 || argv[1][0] == '-') {
+		cli_err(argc != 2 ? "umount: give one MOUNTPOINT" : "umount: unknown option '%s'",
+			argv[1]);
 		return 2;
 	}
 	if (!realpath(argv[1], mnt)) {
