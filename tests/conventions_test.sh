@@ -86,6 +86,8 @@ exits 1 "no cluster is a failure" "$SMARTIO" lspci --host 0
 check "cluster up" "$SMARTIO" cluster up
 check "exec: a --version after -- is the command's" "$SMARTIO" exec --host 0 -- printf '%s\n' --version
 expect "... passed through" "^--version\$"
+check "exec: ... also without --" "$SMARTIO" exec --host 0 printf '%s\n' --version
+expect "... passed through" "^--version\$"
 check "devices --json" "$SMARTIO" devices --json
 cp "$OUT" "$WORK/devices.json"
 json_check "devices --json: hex fdid strings, borrower null" "$WORK/devices.json" \

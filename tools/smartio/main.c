@@ -43,8 +43,20 @@ int main(int argc, char **argv)
 {
 	const char *names[sizeof(cmds) / sizeof(cmds[0])];
 
-	/* Any command, any subcommand: --version before a "--" (exec's command line). */
-	if (smio_wants_version(argc, argv)) {
+	/*
+	 * Any command, any subcommand: --version before a "--". exec's command
+	 * may follow without "--": there only its own leading options count.
+	 */
+	if (argc > 1 && !strcmp(argv[1], "exec")) {
+		int n = 2;
+
+		while (n < argc && argv[n][0] == '-' && strcmp(argv[n], "--"))
+			n++;
+		if (smio_wants_version(n, argv)) {
+			smio_print_version(stdout, "smartio");
+			return 0;
+		}
+	} else if (smio_wants_version(argc, argv)) {
 		smio_print_version(stdout, "smartio");
 		return 0;
 	}
