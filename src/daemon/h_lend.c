@@ -440,8 +440,7 @@ static int h_return(struct smd *d, const struct smio_lend_req *m)
 	if (b->pdev && b->pdev->driver && !(m->flags & SMIO_LEND_F_UNBIND) && !force)
 		return -EBUSY;    /* in use: its driver must unbind first */
 	if (held)
-		smio_warn("returning 0x%08x while %u process(es) hold it (forced): they see "
-			  "it gone, as on a surprise removal", b->fdid, held);
+		smio_warn("return of 0x%08x forced: %u holder(s) see it gone", b->fdid, held);
 	if (b->pdev)
 		smd_lend_hold_drop(d, b->pdev->bdf);
 	brw_drop(d, b, true);
@@ -523,13 +522,8 @@ int smd_h_lend(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, 
 		return smd_lend_hold(d, c, p);
 	case SMIO_LEND_HOLDERS: {
 		struct smd_borrowed *b = brw_find(l, ((const struct smio_lend_req *)p)->fdid);
-		struct smio_lend_holders *o = out;
 
-		if (!b || !b->pdev)
-			return -ENOENT;
-		smd_lend_holders(d, b->pdev->bdf, o);
-		*outlen = (uint32_t)(sizeof(*o) + o->n * sizeof(o->h[0]));
-		return 0;
+		return b && b->pdev ? smd_lend_holders_reply(d, b->pdev->bdf, out, outlen) : -ENOENT;
 	}
 	case SMIO_PEER_LEND_POOL: {
 		struct smio_lend_pool *o = out;

@@ -67,6 +67,15 @@ uint32_t smd_lend_holders(struct smd *d, uint16_t bdf, struct smio_lend_holders 
 	return n;
 }
 
+int smd_lend_holders_reply(struct smd *d, uint16_t bdf, void *out, uint32_t *outlen)
+{
+	struct smio_lend_holders *o = out;
+
+	smd_lend_holders(d, bdf, o);
+	*outlen = (uint32_t)(sizeof(*o) + o->n * sizeof(o->h[0]));
+	return 0;
+}
+
 void smd_lend_hold_drop(struct smd *d, uint16_t bdf)
 {
 	for (unsigned i = 0; i < SMD_HOLD_MAX; i++)

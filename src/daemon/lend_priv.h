@@ -74,6 +74,8 @@ struct smd_lend {
  * (filling out, if given, with up to SMIO_HOLDERS_MAX); forget bdf's holds. */
 int smd_lend_hold(struct smd *d, struct smd_conn *c, const struct smio_lend_hold *m);
 uint32_t smd_lend_holders(struct smd *d, uint16_t bdf, struct smio_lend_holders *out);
+/* LEND_HOLDERS' reply for bdf into out (SMIO_MAX_PAYLOAD); 0. */
+int smd_lend_holders_reply(struct smd *d, uint16_t bdf, void *out, uint32_t *outlen);
 void smd_lend_hold_drop(struct smd *d, uint16_t bdf);
 
 int smd_lend_msi_start(struct smd *d);
