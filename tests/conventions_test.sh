@@ -100,6 +100,9 @@ check "borrow 2:gpu0 (host id)" "$SMARTIO" borrow 2:gpu0 --host 0
 check "borrow gpu1 (unique name)" "$SMARTIO" borrow gpu1 --host 0
 check "borrow 0x80500 (hex fdid)" "$SMARTIO" borrow 0x80500 --host 0
 check "return 525568 (decimal fdid of 0x80500)" "$SMARTIO" return 525568 --host 0 --unbind
+check "borrow lender-b:nvme0 for host 1" "$SMARTIO" borrow lender-b:nvme0 --host 1
+check "return nvme0 --host 1: the one host 1 borrowed" "$SMARTIO" return nvme0 --host 1 --unbind
+expect "... lender-b's" "returned 0x000c0200"
 exits 2 "borrow a name nobody has" "$SMARTIO" borrow nosuch --host 0
 expect "... says so" "no device 'nosuch' in the pool"
 "$SMARTIO" devices --json >"$WORK/devices.json" 2>"$OUT" || true

@@ -60,11 +60,12 @@ int cli_parse_func(int fd, const char *s, uint16_t *bdf);
 int cli_parse_addr(int fd, const char *s, uint64_t *addr);
 
 /* devname.c: the lending pool from any live host (*p malloc'ed); a device
- * argument (FDID, NAME or LENDER:NAME) to its FDID. 0, -EINVAL for an
- * argument that names nothing (said: a usage error), or -errno (said). */
+ * argument (FDID, NAME or LENDER:NAME) to its FDID (borrower >= 0: a NAME
+ * several lenders have means the one that host borrowed). 0, -EINVAL for an
+ * argument that names nothing or several (said: a usage error), or -errno. */
 int cli_lend_pool(const char *host_opt, const char *dir_opt, bool verbose,
 		  struct smio_lend_pool **p);
-int cli_resolve_fdid(const char *arg, const char *dir_opt, uint32_t *fdid);
+int cli_resolve_fdid(const char *arg, const char *dir_opt, int borrower, uint32_t *fdid);
 
 /* info_json.c: --json of ntb info and iommu faults; 0 or -errno (said). */
 int cli_ntb_info_json(uint32_t host, const struct smio_ntb_info *ni);

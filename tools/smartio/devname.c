@@ -5,7 +5,8 @@
  * lender (nvme0, accel1) when only one lender has that name, or a
  * lender-qualified name: LENDER:NAME with the lender's host id or name
  * (1:nvme0, lender-a:nvme0). Names are looked up in the pool, which any
- * live host's daemon answers.
+ * live host's daemon answers. For a device a host gives back, a name that
+ * several lenders have means the one that host borrowed, if only one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -65,12 +66,12 @@ static int lender_id(const char *dir_opt, const char *s, uint32_t *id)
 	return rc;
 }
 
-int cli_resolve_fdid(const char *arg, const char *dir_opt, uint32_t *fdid)
+int cli_resolve_fdid(const char *arg, const char *dir_opt, int borrower, uint32_t *fdid)
 {
 	struct smio_lend_pool *p;
 	const char *colon = strchr(arg, ':'), *name = colon ? colon + 1 : arg;
 	char lender[SMIO_NAME_MAX];
-	uint32_t lid = 0, hits = 0;
+	uint32_t lid = 0, hits = 0, mine = 0, mine_fdid = 0;
 	uint64_t v;
 	int rc;
 
@@ -103,11 +104,15 @@ int cli_resolve_fdid(const char *arg, const char *dir_opt, uint32_t *fdid)
 
 		if (strcmp(e->name, name) || (colon && e->lender != lid))
 			continue;
-		if (hits++)
-			break;
-		*fdid = e->fdid;
+		if (!hits++)
+			*fdid = e->fdid;
+		if (borrower >= 0 && e->state == SMIO_LEND_LENT && e->borrower == (uint32_t)borrower &&
+		    !mine++)
+			mine_fdid = e->fdid;
 	}
-	if (hits > 1) {
+	if (hits > 1 && mine == 1) {
+		*fdid = mine_fdid;
+	} else if (hits > 1) {
 		cli_err("'%s' names devices of more than one lender: say which, as LENDER:%s "
 			"(see 'smartio devices')", arg, name);
 		rc = -EINVAL;

@@ -240,7 +240,7 @@ int cmd_lend(int argc, char **argv)
 	const char *cmd = argv[0], *host_opt = NULL, *dir_opt = NULL;
 	bool json = false, unbind = false, p2p = false, force = false, verbose = false;
 	uint64_t bar = 2;
-	uint32_t fdid, prov;
+	uint32_t fdid, prov, host;
 	int c, rc;
 
 	optind = 1;
@@ -294,9 +294,9 @@ int cmd_lend(int argc, char **argv)
 			usage(stderr, cmd);
 			return 2;
 		}
-		rc = cli_resolve_fdid(argv[optind], dir_opt, &fdid);
+		rc = cli_resolve_fdid(argv[optind], dir_opt, -1, &fdid);
 		if (!rc)
-			rc = cli_resolve_fdid(argv[optind + 1], dir_opt, &prov);
+			rc = cli_resolve_fdid(argv[optind + 1], dir_opt, -1, &prov);
 		if (rc)
 			return rc == -EINVAL ? 2 : 1;
 		return do_p2p(host_opt, dir_opt, fdid, prov, (uint32_t)bar) ? 1 : 0;
@@ -316,7 +316,10 @@ int cmd_lend(int argc, char **argv)
 		cli_err("%s: which host? give --host N (or set SMARTIO_HOST)", cmd);
 		return 2;
 	}
-	rc = cli_resolve_fdid(argv[optind], dir_opt, &fdid);
+	if (cli_host_arg(host_opt, &host))
+		return 2;
+	rc = cli_resolve_fdid(argv[optind], dir_opt, strcmp(cmd, "return") ? -1 : (int)host,
+			      &fdid);
 	if (rc)
 		return rc == -EINVAL ? 2 : 1;
 	return do_borrow(cmd, fdid, host_opt, dir_opt,
