@@ -49,7 +49,7 @@ if [ "$(wc -l <"$WORK/status.json")" = 1 ]; then ok "one line: no raw newline"; 
 	not_ok "one line: no raw newline"; fi
 json_check "fields and types as documented" "$WORK/status.json" \
 	"(d['up'] == 0 and d['total'] == 2 and [h['host'] for h in d['hosts']] == [0, 1] and
-	  all(h['state'] == 'down' and h['pid'] == 0 and h['iommu'] is False and
+	  all(h['state'] == 'down' and h['pid'] is None and h['iommu'] is False and
 	      isinstance(h['uptime_s'], float) and h['route_hits'] == 0 for h in d['hosts']))"
 
 # ---- predict: no daemon needed ----

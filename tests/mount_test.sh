@@ -187,7 +187,10 @@ check "cluster down" "$SMARTIO" cluster down
 LEND_CHECKS=("back-to-back cluster up" "borrow the lender's NVMe for host 0"
 	"mount finds the borrowed controller" "... it is the borrowed one"
 	"dd on the borrowed drive: read back identical"
-	"smartio umount (borrowed)" "return the NVMe" "cluster down (back-to-back)")
+	"return refused while mounted, even with --unbind" "... the error names the mount and its pid"
+	"smartio umount (borrowed)" "return the NVMe" "borrow it again and mount"
+	"return --force while mounted" "... the mount's I/O fails (EIO)" "umount after a forced return"
+	"cluster down (back-to-back)")
 if "$SMARTIO" devices --help >/dev/null 2>&1; then
 	check "${LEND_CHECKS[0]}" "$SMARTIO" cluster up "$SRC/topologies/back-to-back.yaml"
 	fdid=$("$SMARTIO" devices --json 2>/dev/null | python3 -c \
@@ -206,9 +209,16 @@ if "$SMARTIO" devices --help >/dev/null 2>&1; then
 	else
 		not_ok "${LEND_CHECKS[3]}"
 	fi
-	check "${LEND_CHECKS[4]}" "$SMARTIO" umount "$MNT"
-	check "${LEND_CHECKS[5]}" "$SMARTIO" return "$fdid" --host 0 --unbind
-	check "${LEND_CHECKS[6]}" "$SMARTIO" cluster down
+	check_fails "${LEND_CHECKS[4]}" "$SMARTIO" return "$fdid" --host 0 --unbind
+	expect "${LEND_CHECKS[5]}" "held by smartio mount $MNT \(pid [0-9]+\)" "--force"
+	check "${LEND_CHECKS[6]}" "$SMARTIO" umount "$MNT"
+	check "${LEND_CHECKS[7]}" "$SMARTIO" return "$fdid" --host 0 --unbind
+	check "${LEND_CHECKS[8]}" sh -c "'$SMARTIO' borrow '$fdid' --host 0 &&
+		'$SMARTIO' mount --host 0 --log '$LOG' '$MNT'"
+	check "${LEND_CHECKS[9]}" "$SMARTIO" return "$fdid" --host 0 --force
+	check_fails "${LEND_CHECKS[10]}" dd if="$MNT/nvme0n1" of=/dev/null bs=4096 count=1
+	check "${LEND_CHECKS[11]}" "$SMARTIO" umount "$MNT"
+	check "${LEND_CHECKS[12]}" "$SMARTIO" cluster down
 else
 	for c in "${LEND_CHECKS[@]}"; do skip "$c" "no Device Lending in this build"; done
 fi

@@ -275,6 +275,16 @@ static inline size_t fill_lend_pool(uint8_t *buf)
 	return sizeof(l) + sizeof(e);
 }
 
+static inline size_t fill_lend_holders(uint8_t *buf)
+{
+	struct smio_lend_holders l = { .n = 1 };
+	struct smio_lend_holder h = { .pid = 42, .what = "smartio mount /mnt" };
+
+	memcpy(buf, &l, sizeof(l));
+	memcpy(buf + sizeof(l), &h, sizeof(h));
+	return sizeof(l) + sizeof(h);
+}
+
 /* The same for the driver, device-pool and Device Lending messages. */
 static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 {
@@ -319,6 +329,7 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 					 .size = 4096 };
 	struct smio_lend_req lrq = { .fdid = SMIO_FDID(8, 0x400) };
 	struct smio_lend_req lrt = { .fdid = SMIO_FDID(8, 0x400), .flags = SMIO_LEND_F_UNBIND };
+	struct smio_lend_hold lhd = { .bdf = 0xf000, .what = "smartio mount /mnt" };
 	struct smio_lend_info lin = { .fdid = SMIO_FDID(8, 0x400), .lender = 1, .bdf = 0x300,
 				      .bar_addr = { 0x40000000 }, .bar_size = { 0x4000 },
 				      .name = "nvme0", .driver = "nvme" };
@@ -372,6 +383,8 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_PEER_LEND_P2P:
 	case SMIO_PEER_LEND_HOPS: return SAMPLE_PUT(plp);
 	case SMIO_LEND_P2P:	return SAMPLE_PUT(lp);
+	case SMIO_LEND_HOLD:	return reply ? 0 : SAMPLE_PUT(lhd);
+	case SMIO_LEND_HOLDERS:	return reply ? fill_lend_holders(buf) : SAMPLE_PUT(lrt);
 	}
 	return NO_DIR;
 }

@@ -64,6 +64,11 @@ json_check() {
 	if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' \
 		"$2" "$3" >>"$OUT" 2>&1; then ok "$1"; else not_ok "$1"; fi
 }
+# After 'cluster down': only the daemons' logs are left in the cluster directory.
+only_logs_left() {
+	[ -z "$(ls -A "$SMARTIO_CLUSTER" 2>/dev/null | grep -Ev '^host-[0-9]+\.log$')" ] &&
+		ls "$SMARTIO_CLUSTER"/host-*.log >/dev/null 2>&1
+}
 # The plan line and the exit status.
 tap_done() {
 	echo "1..$n"

@@ -101,7 +101,9 @@ static void test_pool_req_p2p(void **state)
 	assert_int_equal(rep(SMIO_LEND_POOL, buf, sizeof(buf)), -EINVAL);
 
 	assert_int_equal(req(SMIO_LEND_RETURN, &r, sizeof(r)), 0);
-	r.flags = 2;
+	r.flags = SMIO_LEND_F_FORCE;
+	assert_int_equal(req(SMIO_LEND_RETURN, &r, sizeof(r)), 0);
+	r.flags = 4;
 	assert_int_equal(req(SMIO_LEND_BORROW, &r, sizeof(r)), -EINVAL);
 	assert_int_equal(req(SMIO_LEND_P2P, &q, sizeof(q)), 0);
 	q.bar = 6;

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "util/json_out.h"
+#include "util/cli_conv.h"
 #include "util/log.h"
 #include "util/smio_time.h"
 
@@ -126,6 +127,52 @@ static void test_prefix_and_levels(void **state)
 		"tprog[host 7]: debug: now shown\n"
 		"tprog[host 7]: error: newline tolerated\n");
 	free(out);
+}
+
+static void test_timestamps(void **state)
+{
+	struct capture c;
+	char *out;
+
+	(void)state;
+	capture_start(&c);
+	smio_log_set_timestamps(true);
+	smio_log_set_host(2);
+	smio_warn("stamped");
+	smio_log_set_timestamps(false);
+	smio_info("plain");
+	out = capture_end(&c);
+	/* "2026-11-25T20:30:01.123Z tprog[host 2]: warning: stamped" */
+	assert_true(strlen(out) > 25);
+	assert_true(out[4] == '-' && out[10] == 'T' && out[19] == '.' && out[23] == 'Z' &&
+		    out[24] == ' ');
+	assert_string_equal(out + 25, "tprog[host 2]: warning: stamped\ntprog[host 2]: plain\n");
+	free(out);
+}
+
+/* ---------- cli_conv: did you mean, --version ---------- */
+
+static void test_suggest(void **state)
+{
+	static const char *const cmds[] = { "cluster", "borrow", "return", "devices", "status",
+					    "dd", "up", "down" };
+	char *argv_v[] = { "prog", "cluster", "--version", NULL };
+	char *argv_x[] = { "prog", "exec", "--", "tool", "--version", NULL };
+
+	(void)state;
+	assert_int_equal(smio_edit_distance("borow", "borrow"), 1);
+	assert_int_equal(smio_edit_distance("stauts", "status"), 2);
+	assert_int_equal(smio_edit_distance("", "abc"), 3);
+	assert_int_equal(smio_edit_distance("kitten", "sitting"), 3);
+	assert_string_equal(smio_suggest("borow", cmds, 8), "borrow");
+	assert_string_equal(smio_suggest("stauts", cmds, 8), "status");
+	assert_string_equal(smio_suggest("stat", cmds, 8), "status");     /* a prefix */
+	assert_string_equal(smio_suggest("dwon", cmds, 8), "down");
+	assert_null(smio_suggest("xyzzy", cmds, 8));
+	assert_null(smio_suggest("q", cmds, 8));
+	assert_true(smio_wants_version(3, argv_v));
+	assert_false(smio_wants_version(5, argv_x));   /* after "--": another program's */
+	assert_true(smio_version()[0] != '\0');
 }
 
 static void test_env(void **state)
@@ -302,6 +349,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_parse_level, reset),
 		cmocka_unit_test_setup(test_prefix_and_levels, reset),
+		cmocka_unit_test_setup(test_timestamps, reset),
+		cmocka_unit_test(test_suggest),
 		cmocka_unit_test_setup(test_env, reset),
 		cmocka_unit_test_setup(test_long_line_and_errno, reset),
 		cmocka_unit_test_setup(test_threads, reset),

@@ -121,6 +121,8 @@ static const struct {
 	[SMIO_PEER_LEND_P2P] = { .fn = h_lend, .work = true },
 	[SMIO_PEER_LEND_HOPS] = { .fn = h_lend, .work = true },
 	[SMIO_LEND_P2P] = { .fn = h_lend, .work = true },
+	[SMIO_LEND_HOLD] = { .fn = h_lend, .work = true },
+	[SMIO_LEND_HOLDERS] = { .fn = h_lend, .work = true },
 };
 
 #define KEY_DEV(bdf)   (0x100000000ull | (uint16_t)(bdf))

@@ -428,11 +428,21 @@ static int h_borrow(struct smd *d, const struct smio_lend_req *m, struct smio_le
 static int h_return(struct smd *d, const struct smio_lend_req *m)
 {
 	struct smd_borrowed *b = brw_find(d->lend, m->fdid);
+	bool force = m->flags & SMIO_LEND_F_FORCE;
+	uint32_t held;
 
 	if (!b)
 		return -ENOENT;
-	if (b->pdev && b->pdev->driver && !(m->flags & SMIO_LEND_F_UNBIND))
+	/* A holder (a mount serving it) first: unbinding would pull it from under them. */
+	held = b->pdev ? smd_lend_holders(d, b->pdev->bdf, NULL) : 0;
+	if (held && !force)
+		return -ETXTBSY;
+	if (b->pdev && b->pdev->driver && !(m->flags & SMIO_LEND_F_UNBIND) && !force)
 		return -EBUSY;    /* in use: its driver must unbind first */
+	if (held)
+		smio_warn("return of 0x%08x forced: %u holder(s) see it gone", b->fdid, held);
+	if (b->pdev)
+		smd_lend_hold_drop(d, b->pdev->bdf);
 	brw_drop(d, b, true);
 	return 0;
 }
@@ -508,6 +518,13 @@ int smd_h_lend(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, 
 		return rc;
 	case SMIO_LEND_RETURN:
 		return h_return(d, p);
+	case SMIO_LEND_HOLD:
+		return smd_lend_hold(d, c, p);
+	case SMIO_LEND_HOLDERS: {
+		struct smd_borrowed *b = brw_find(l, ((const struct smio_lend_req *)p)->fdid);
+
+		return b && b->pdev ? smd_lend_holders_reply(d, b->pdev->bdf, out, outlen) : -ENOENT;
+	}
 	case SMIO_PEER_LEND_POOL: {
 		struct smio_lend_pool *o = out;
 

@@ -8,10 +8,21 @@
 #include <stdint.h>
 
 #include "host/lend.h"
+#include "smartio/proto.h"
 
 #define SMD_LEND_MAX 32     /* devices lent by, and borrowed by, one host */
+#define SMD_HOLD_MAX 64     /* LEND_HOLDs at once (lend_hold.c) */
 
 struct smd;
+struct smd_conn;
+
+/* A process holding one of this host's functions (LEND_HOLD), for as long as its connection. */
+struct smd_hold {
+	bool used;
+	uint32_t cid, pid;
+	uint16_t bdf;
+	char what[SMIO_HOLD_WHAT_MAX];
+};
 
 /* One interrupt message on the MSI channel. */
 struct smd_msi_msg {
@@ -56,7 +67,16 @@ struct smd_lend {
 	bool intc_stop, intc_started;
 	int intc_wake;
 	uint64_t msi_bad;         /* messages the interrupt controller refused */
+	struct smd_hold holds[SMD_HOLD_MAX];
 };
+
+/* lend_hold.c (host lock held): record c's hold; count the live holders of bdf
+ * (filling out, if given, with up to SMIO_HOLDERS_MAX); forget bdf's holds. */
+int smd_lend_hold(struct smd *d, struct smd_conn *c, const struct smio_lend_hold *m);
+uint32_t smd_lend_holders(struct smd *d, uint16_t bdf, struct smio_lend_holders *out);
+/* LEND_HOLDERS' reply for bdf into out (SMIO_MAX_PAYLOAD); 0. */
+int smd_lend_holders_reply(struct smd *d, uint16_t bdf, void *out, uint32_t *outlen);
+void smd_lend_hold_drop(struct smd *d, uint16_t bdf);
 
 int smd_lend_msi_start(struct smd *d);
 void smd_lend_msi_stop(struct smd *d);

@@ -10,6 +10,7 @@
 
 #include "bringup.h"
 #include "daemon.h"
+#include "util/cli_conv.h"
 #include "util/log.h"
 
 static void usage(FILE *f)
@@ -26,7 +27,8 @@ static void usage(FILE *f)
 		"  --host N          host id from the topology (default: $SMARTIO_HOST)\n"
 		"  --topology FILE   topology (default: DIR/topology.yaml)\n"
 		"  --ready-fd FD     write one line to FD once serving, then close it\n"
-		"  -h, --help        this text\n");
+		"  -h, --help        this text\n"
+		"  --version         the version\n");
 }
 
 int main(int argc, char **argv)
@@ -37,6 +39,7 @@ int main(int argc, char **argv)
 		{ "topology", required_argument, NULL, 't' },
 		{ "ready-fd", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	static struct smd d;
@@ -57,6 +60,7 @@ int main(int argc, char **argv)
 		case 't': snprintf(topo_path, sizeof(topo_path), "%s", optarg); break;
 		case 'r': ready_fd = atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
+		case 'V': smio_print_version(stdout, "smartiod"); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -82,6 +86,7 @@ int main(int argc, char **argv)
 	/* "smartiod[host N]: ..." on every line of its log (SMARTIO_LOG sets the level). */
 	smio_log_init("smartiod", SMIO_LOG_INFO);
 	smio_log_set_host((int)d.host_id);
+	smio_log_set_timestamps(true);   /* 'smartio cluster logs' merges hosts' logs */
 	if (!topo_path[0])
 		snprintf(topo_path, sizeof(topo_path), "%s/topology.yaml", dir);
 	d.dir = dir;

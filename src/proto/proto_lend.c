@@ -50,7 +50,7 @@ int smio_check_lend_req(const void *p, uint32_t len)
 	struct smio_lend_req m;
 
 	memcpy(&m, p, sizeof(m));
-	return m.flags & ~SMIO_LEND_F_UNBIND ? -EINVAL : 0;
+	return m.flags & ~(SMIO_LEND_F_UNBIND | SMIO_LEND_F_FORCE) ? -EINVAL : 0;
 }
 
 int smio_check_lend_info(const void *p, uint32_t len)
@@ -124,4 +124,30 @@ int smio_check_lend_p2p(const void *p, uint32_t len)
 
 	memcpy(&m, p, sizeof(m));
 	return m.bar >= SMIO_DEV_BARS ? -EINVAL : 0;
+}
+
+int smio_check_lend_hold(const void *p, uint32_t len)
+{
+	struct smio_lend_hold m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.pad2 || !str_ok(m.what, sizeof(m.what)) ? -EINVAL : 0;
+}
+
+int smio_check_lend_holders(const void *p, uint32_t len)
+{
+	const uint8_t *b = p;
+	struct smio_lend_holders m;
+	struct smio_lend_holder h;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.n > SMIO_HOLDERS_MAX || m.pad || len != sizeof(m) + (size_t)m.n * sizeof(h))
+		return -EINVAL;
+	for (uint32_t i = 0; i < m.n; i++) {
+		memcpy(&h, b + sizeof(m) + i * sizeof(h), sizeof(h));
+		if (h.pad || !str_ok(h.what, sizeof(h.what)))
+			return -EINVAL;
+	}
+	return 0;
 }

@@ -147,6 +147,8 @@ int smio_check_peer_lend_ref(const void *p, uint32_t len);
 int smio_check_peer_lend_cfg(const void *p, uint32_t len);
 int smio_check_peer_lend_p2p(const void *p, uint32_t len);
 int smio_check_lend_p2p(const void *p, uint32_t len);
+int smio_check_lend_hold(const void *p, uint32_t len);
+int smio_check_lend_holders(const void *p, uint32_t len);
 
 #pragma GCC visibility pop
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -24,6 +25,7 @@ static char prog_name[64];                        /* "" until init: the program'
 static _Atomic int cur_level = UNSET;             /* resolved on first use */
 static _Atomic int dflt_level = SMIO_LOG_INFO;
 static _Atomic int cur_host = UNSET;
+static _Atomic bool stamps;                       /* a UTC time before each line */
 static _Atomic bool complained;                   /* about a bad SMARTIO_LOG, once */
 
 static const char *const level_name[] = {
@@ -121,6 +123,11 @@ void smio_log_set_host(int host)
 	atomic_store(&cur_host, host < 0 ? UNSET : host);
 }
 
+void smio_log_set_timestamps(bool on)
+{
+	atomic_store(&stamps, on);
+}
+
 void smio_log_set_level(enum smio_log_level level)
 {
 	atomic_store(&cur_level, clamp(level));
@@ -154,12 +161,24 @@ static void vemit(enum smio_log_level level, const char *fmt, va_list ap)
 	const char *prog = prog_name[0] ? prog_name : program_invocation_short_name;
 	char line[SMIO_LOG_LINE_MAX];
 	int host = atomic_load(&cur_host), saved = errno, n, m;
-	size_t len, room;
+	size_t len = 0, room;
 
+	if (atomic_load(&stamps)) {
+		struct timespec ts;
+		struct tm tm;
+
+		/* gmtime_r: no time zone file read, no lock shared with localtime. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		len = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+		n = snprintf(line + len, sizeof(line) - len, ".%03ldZ ", ts.tv_nsec / 1000000);
+		len += n < 0 ? 0 : (size_t)n;
+	}
 	n = host == UNSET
-		? snprintf(line, sizeof(line), "%s: %s", prog, level_tag[level])
-		: snprintf(line, sizeof(line), "%s[host %d]: %s", prog, host, level_tag[level]);
-	len = n < 0 ? 0 : (size_t)n;
+		? snprintf(line + len, sizeof(line) - len, "%s: %s", prog, level_tag[level])
+		: snprintf(line + len, sizeof(line) - len, "%s[host %d]: %s", prog, host,
+			   level_tag[level]);
+	len += n < 0 ? 0 : (size_t)n;
 	room = sizeof(line) - 1 - len;           /* the newline always fits */
 	m = vsnprintf(line + len, room + 1, fmt, ap);
 	if (m < 0) {

@@ -3,7 +3,8 @@
  * Diagnostics of the daemons and libraries, with levels, on stderr.
  *
  * A line is "PROG[host N]: LEVEL: message\n" ("PROG: ..." before a host is
- * set; no "LEVEL: " for info), written with one write(2) so lines of
+ * set; no "LEVEL: " for info), after "2026-11-25T20:30:01.123Z " (UTC) once
+ * smio_log_set_timestamps(true), written with one write(2) so lines of
  * concurrent threads and processes sharing a log file never interleave.
  *
  * The level comes from the environment, SMARTIO_LOG=error|warn|info|debug,
@@ -45,6 +46,9 @@ void smio_log_set_host(int host);
 
 /* Override the level (tests, a --verbose option); SMARTIO_LOG is not re-read. */
 void smio_log_set_level(enum smio_log_level level);
+/* Start every line with its UTC time to the millisecond (daemons: their logs
+ * are read after the fact, next to other hosts' logs). */
+void smio_log_set_timestamps(bool on);
 enum smio_log_level smio_log_level(void);
 
 /* Whether a message of this level is written: skip costly formatting if not. */

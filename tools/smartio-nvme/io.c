@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "snvtool.h"
+#include "util/json_out.h"
 #include "util/smio_time.h"
 
 #define STALL_NS   (10ull * 1000000000ull)    /* no completion for this long: give up */
@@ -106,7 +107,8 @@ static void dd_help(void)
 	       "  -o, --of FILE          read: data to FILE\n"
 	       "      --sq PLACE         SQ memory: default, device, host, cmb\n"
 	       "      --cq PLACE         CQ memory: default, device (saves a window of the lender's\n"
-	       "                         NTB per client), host\n");
+	       "                         NTB per client), host\n"
+	       "  -j, --json             one JSON object on stdout instead of the summary line\n");
 }
 
 struct dd_job {
@@ -201,6 +203,29 @@ static int dd_pass(struct dd_job *j, bool write)
 	return 0;
 }
 
+/* dd --json (docs/cli.md): the summary line's facts; printed with mismatches too. */
+static int dd_json(const struct dd_job *j, const char *mode, uint32_t fdid, double s)
+{
+	struct json_object *o = json_object_new_object();
+	char id[16];
+	int rc;
+
+	snprintf(id, sizeof(id), "0x%08x", fdid);
+	rc = !o || smio_json_add_str(o, "mode", mode) || smio_json_add_str(o, "fdid", id) ||
+	     smio_json_add_uint(o, "nsid", j->nsid) || smio_json_add_uint(o, "lba", j->slba) ||
+	     smio_json_add_uint(o, "count", j->count) ||
+	     smio_json_add_uint(o, "block_size", j->lba_size) ||
+	     smio_json_add_double(o, "seconds", s, "%.6f") ||
+	     smio_json_add_uint(o, "qpair", snv_qpair_id(j->q)) ||
+	     (j->check ? smio_json_add_bool(o, "verified", !j->mismatches)
+		       : smio_json_add_null(o, "verified")) ||
+	     smio_json_add_uint(o, "mismatches", j->mismatches) ? -ENOMEM : 0;
+	if (!rc)
+		rc = smio_json_print(stdout, o);
+	json_object_put(o);
+	return rc;
+}
+
 int cmd_dd(int argc, char **argv)
 {
 	static const struct option lo[] = { TOOL_COMMON_LONGOPTS,
@@ -210,7 +235,7 @@ int cmd_dd(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' }, { "check", no_argument, NULL, 'C' },
 		{ "if", required_argument, NULL, 'i' }, { "of", required_argument, NULL, 'o' },
 		{ "sq", required_argument, NULL, 1 }, { "cq", required_argument, NULL, 2 },
-		{ "help", no_argument, NULL, 'h' }, { 0 } };
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
 	enum snv_place sqp = SNV_PLACE_DEFAULT, cqp = SNV_PLACE_DEFAULT;
 	struct tool_common tc = { .backup_adapter = -1 };
 	struct dd_job j = { .mode = -1, .nsid = 1, .seed = 1, .qd = 4, .in_fd = -1, .out_fd = -1 };
@@ -218,10 +243,10 @@ int cmd_dd(int argc, char **argv)
 	uint64_t bs = 64 * 1024, v, t0;
 	struct snv_client *c;
 	struct snv_ns_info ni;
-	bool have_count = false;
+	bool have_count = false, json = false;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "d:m:t:M:n:s:c:b:q:S:Ci:o:h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:m:t:M:n:s:c:b:q:S:Ci:o:jh", lo, NULL)) != -1) {
 		if ((rc = tool_common_opt(&tc, opt, optarg)) < 0)
 			return 2;
 		if (rc)
@@ -231,6 +256,7 @@ int cmd_dd(int argc, char **argv)
 		case 'C': j.check = true; break;
 		case 'i': inf = optarg; break;
 		case 'o': outf = optarg; break;
+		case 'j': json = true; break;
 		case 'h': dd_help(); return 0;
 		case 1:
 		case 2:
@@ -262,6 +288,10 @@ int cmd_dd(int argc, char **argv)
 			fprintf(stderr, "see `smartio-nvme dd --help`\n");
 			return 2;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "smartio-nvme dd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
 	}
 	if (!mode || (strcmp(mode, "read") && strcmp(mode, "write") && strcmp(mode, "verify")) ||
 	    !have_count || !j.count || !j.qd || j.qd > 256) {
@@ -313,9 +343,13 @@ int cmd_dd(int argc, char **argv)
 	if (!rc) {
 		double s = (double)(smio_now_ns() - t0) / 1e9;
 
-		printf("%s %llu blocks of %u bytes at LBA %llu in %.3f s (qpair %u)%s\n", mode,
-		       (unsigned long long)j.count, j.lba_size, (unsigned long long)j.slba, s,
-		       snv_qpair_id(j.q), j.check ? (j.mismatches ? ": MISMATCH" : ": verified") : "");
+		if (json && dd_json(&j, mode, tc.fdid, s))
+			rc = -ENOMEM;
+		else if (!json)
+			printf("%s %llu blocks of %u bytes at LBA %llu in %.3f s (qpair %u)%s\n",
+			       mode, (unsigned long long)j.count, j.lba_size,
+			       (unsigned long long)j.slba, s, snv_qpair_id(j.q),
+			       j.check ? (j.mismatches ? ": MISMATCH" : ": verified") : "");
 		if (j.mismatches) {
 			fprintf(stderr, "smartio-nvme dd: %llu blocks differ\n",
 				(unsigned long long)j.mismatches);

@@ -16,6 +16,8 @@
 
 #include "sisci_api.h"
 #include "snvtool.h"
+#include "util/cli_conv.h"
+#include "util/json_out.h"
 
 static void usage(FILE *f)
 {
@@ -28,7 +30,8 @@ static void usage(FILE *f)
 		"  identify   show the controller and its namespaces (through the manager)\n"
 		"  dd         read, write or verify blocks\n"
 		"  bench      measure IOPS, bandwidth and latency percentiles\n\n"
-		"`smartio-nvme COMMAND --help` shows a command's options.\n");
+		"`smartio-nvme COMMAND --help` shows a command's options; --version the version.\n"
+		"Usage errors exit 2, failures 1.\n");
 }
 
 const char *tool_qp_hint(int rc, enum snv_place cq)
@@ -313,28 +316,93 @@ static void trimmed(const char *label, const char *s, size_t n)
 	printf("%-12s %.*s\n", label, (int)n, s);
 }
 
+/* id's field without its padding, as a JSON string. */
+static int add_trimmed(struct json_object *o, const char *key, const char *s, size_t n)
+{
+	char buf[64];
+
+	while (n && (s[n - 1] == ' ' || !s[n - 1]))
+		n--;
+	snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
+	return smio_json_add_str(o, key, buf);
+}
+
+/* identify --json (docs/cli.md): the text's facts; io_queues null if not asked. */
+static int identify_json(struct snv_client *c, uint32_t fdid, const struct nvme_id_ctrl *id,
+			 int nq_rc, uint32_t nq)
+{
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	char dev[16];
+	int rc = -ENOMEM;
+
+	snprintf(dev, sizeof(dev), "0x%08x", fdid);
+	if (!o || !arr || smio_json_add_str(o, "fdid", dev) ||
+	    add_trimmed(o, "model", id->mn, sizeof(id->mn)) ||
+	    add_trimmed(o, "serial", id->sn, sizeof(id->sn)) ||
+	    add_trimmed(o, "firmware", id->fr, sizeof(id->fr)) ||
+	    smio_json_add_uint(o, "max_transfer_kib", id->mdts ? 4u << id->mdts : 0) ||
+	    (nq_rc ? smio_json_add_null(o, "io_queues") :
+	     smio_json_add_uint(o, "io_queues", ((nq & 0xffff) < (nq >> 16) ? (nq & 0xffff) :
+						 (nq >> 16)) + 1)) ||
+	    smio_json_add_uint(o, "namespaces", id->nn))
+		goto out;
+	for (uint32_t ns = 1; ns <= id->nn && ns <= 64; ns++) {
+		struct snv_ns_info ni;
+		struct json_object *e;
+
+		if (snv_ns_info(c, ns, &ni))
+			continue;
+		e = json_object_new_object();
+		if (!e || smio_json_add_uint(e, "nsid", ns) || smio_json_add_uint(e, "blocks", ni.nlb) ||
+		    smio_json_add_uint(e, "block_size", ni.lba_size)) {
+			json_object_put(e);
+			goto out;
+		}
+		if (smio_json_push(arr, e))
+			goto out;
+	}
+	rc = smio_json_add(o, "ns", arr);
+	arr = NULL;
+	if (!rc)
+		rc = smio_json_print(stdout, o);
+out:
+	json_object_put(arr);
+	json_object_put(o);
+	return rc;
+}
+
 static int cmd_identify(int argc, char **argv)
 {
 	static const struct option lo[] = { TOOL_COMMON_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' }, { 0 } };
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
 	struct tool_common tc = { .backup_adapter = -1 };
 	struct nvme_id_ctrl *id;
 	struct snv_client *c;
 	uint32_t nq = 0;
-	int opt, rc;
+	bool json = false;
+	int opt, rc, nq_rc;
 
-	while ((opt = getopt_long(argc, argv, "d:m:t:h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:m:t:jh", lo, NULL)) != -1) {
 		if ((rc = tool_common_opt(&tc, opt, optarg)) < 0)
 			return 2;
 		if (rc)
 			continue;
+		if (opt == 'j') {
+			json = true;
+			continue;
+		}
 		if (opt == 'h') {
 			printf("usage: smartio-nvme identify [OPTIONS]\n"
 			       "Identify the controller and its namespaces through the manager.\n\n"
-			       TOOL_COMMON_HELP);
+			       TOOL_COMMON_HELP
+			       "  -j, --json             one JSON object on stdout\n");
 			return 0;
 		}
 		fprintf(stderr, "see `smartio-nvme identify --help`\n");
+		return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "smartio-nvme identify: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
 	if (tool_open(&tc, &c))
@@ -347,12 +415,21 @@ static int cmd_identify(int argc, char **argv)
 		snv_client_close(c);
 		return 1;
 	}
+	nq_rc = snv_get_features(c, NVME_FEAT_FID_NUM_QUEUES, 0, &nq);
+	if (json) {
+		rc = identify_json(c, tc.fdid, id, nq_rc, nq);
+		if (rc)
+			fprintf(stderr, "smartio-nvme identify: %s\n", strerror(-rc));
+		free(id);
+		snv_client_close(c);
+		return rc ? 1 : 0;
+	}
 	printf("%-12s %#x\n", "device", tc.fdid);
 	trimmed("model", id->mn, sizeof(id->mn));
 	trimmed("serial", id->sn, sizeof(id->sn));
 	trimmed("firmware", id->fr, sizeof(id->fr));
 	printf("%-12s %u KiB\n", "max transfer", id->mdts ? 4u << id->mdts : 0);
-	if (snv_get_features(c, NVME_FEAT_FID_NUM_QUEUES, 0, &nq) == 0)
+	if (nq_rc == 0)
 		printf("%-12s %u\n", "I/O queues", ((nq & 0xffff) < (nq >> 16) ? (nq & 0xffff) :
 						     (nq >> 16)) + 1);
 	printf("%-12s %u\n", "namespaces", id->nn);
@@ -372,6 +449,12 @@ static int cmd_identify(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	static const char *const names[] = { "manager", "identify", "dd", "bench" };
+
+	if (smio_wants_version(argc, argv)) {
+		smio_print_version(stdout, "smartio-nvme");
+		return 0;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -388,7 +471,7 @@ int main(int argc, char **argv)
 		return cmd_dd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench(argc - 1, argv + 1);
-	fprintf(stderr, "smartio-nvme: unknown command '%s'\n", argv[1]);
-	usage(stderr);
+	smio_unknown("smartio-nvme", "command", argv[1], names, sizeof(names) / sizeof(names[0]),
+		     "'smartio-nvme --help' lists the commands");
 	return 2;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/cli_conv.h"
 
 /*
  * The daemon's waits are bounded by the driver (accel_drv_timeout_ms and
@@ -125,11 +126,12 @@ static int parse_operand(int fd, const char *what, const char *s, uint32_t f_dev
 	return cli_parse_addr(fd, s, v);
 }
 
+/* 0, or the exit status after saying why: 2 for a usage error (no host given), else 1. */
 static int conn_open(struct conn *c, const struct opts *o)
 {
 	c->fd = cli_open_host(o->host_opt, o->dir_opt, SMIO_ROLE_CLIENT, &c->host, c->dir,
 			      sizeof(c->dir));
-	return c->fd < 0 ? c->fd : 0;
+	return c->fd >= 0 ? 0 : c->fd == -EINVAL ? 2 : 1;
 }
 
 static int accel_call(struct conn *c, const struct smio_accel_op *q, int timeout_ms,
@@ -421,7 +423,8 @@ int cmd_accel(int argc, char **argv)
 		if (!strcmp(name, sub_names[i]))
 			break;
 	if (i == sizeof(sub_names) / sizeof(sub_names[0])) {
-		cli_err("accel: unknown command '%s' (see 'smartio accel --help')", name);
+		smio_unknown("smartio accel", "command", name, sub_names,
+			     sizeof(sub_names) / sizeof(sub_names[0]), "see 'smartio accel --help'");
 		return 2;
 	}
 	s = (enum sub)i;
@@ -475,8 +478,9 @@ int cmd_accel(int argc, char **argv)
 		return cli_err("accel fill needs --pattern P (8 bytes, repeated)"), 2;
 	if (s == S_PINGPONG && !o.peer)
 		return cli_err("accel pingpong needs --peer BDF|NAME (another accelerator)"), 2;
-	if (conn_open(&c, &o))
-		return 1;
+	rc = conn_open(&c, &o);
+	if (rc)
+		return rc;
 	if (s != S_LIST && cli_parse_func(c.fd, o.dev, &bdf)) {
 		close(c.fd);
 		return 2;

@@ -34,6 +34,15 @@ int cli_connect(const char *dir, uint32_t host, uint32_t role);
  */
 int cli_open_host(const char *host_opt, const char *dir_opt, uint32_t role, uint32_t *host,
 		  char *dir, size_t dirlen);
+/*
+ * For a question about the whole cluster, which any host's daemon answers:
+ * --host or $SMARTIO_HOST if given (as cli_open_host), else the first host
+ * in the topology whose daemon answers (verbose: say which on stderr).
+ */
+int cli_open_any(const char *host_opt, const char *dir_opt, uint32_t role, bool verbose,
+		 uint32_t *host, char *dir, size_t dirlen);
+/* DIR/topology.yaml exists: a cluster was started there and not taken down. */
+bool cli_cluster_running(const char *dir);
 /* --host N or $SMARTIO_HOST. Prints an error and returns -EINVAL if neither. */
 int cli_host_arg(const char *opt, uint32_t *host);
 int cli_parse_u64(const char *s, uint64_t *v);       /* decimal, 0x hex, or K/M/G sizes */
@@ -50,11 +59,26 @@ const char *cli_strerror(int rc);
 int cli_parse_func(int fd, const char *s, uint16_t *bdf);
 int cli_parse_addr(int fd, const char *s, uint64_t *addr);
 
+/* devname.c: the lending pool from any live host (*p malloc'ed); a device
+ * argument (FDID, NAME or LENDER:NAME) to its FDID (borrower >= 0: a NAME
+ * several lenders have means the one that host borrowed). 0, -EINVAL for an
+ * argument that names nothing or several (said: a usage error), or -errno. */
+int cli_lend_pool(const char *host_opt, const char *dir_opt, bool verbose,
+		  struct smio_lend_pool **p);
+int cli_resolve_fdid(const char *arg, const char *dir_opt, int borrower, uint32_t *fdid);
+
+/* info_json.c: --json of ntb info and iommu faults; 0 or -errno (said). */
+int cli_ntb_info_json(uint32_t host, const struct smio_ntb_info *ni);
+int cli_iommu_faults_json(uint32_t host, const struct smio_iommu_faults *f);
+/* topo_json.c: smartio topo --json; 0 or -errno (said). */
+int cli_topo_json(const struct topo *t);
+
 int cmd_cluster(int argc, char **argv);
 /* Stop host's daemon (hard: SIGKILL) and start a fresh one in the running
  * cluster in dir; 0, or 1 after saying what failed. */
 int cli_cluster_restart(const char *dir, uint32_t host, bool hard, pid_t *old_pid,
 			pid_t *new_pid);
+int cmd_cluster_logs(int argc, char **argv);   /* cluster_logs.c: argv[0] "logs" */
 int cmd_fault(int argc, char **argv);    /* fault.c: the fault injector */
 int cmd_exec(int argc, char **argv);
 /* Remove DIR/procs (the records of processes bound to hosts by smartio exec). */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/cli_conv.h"
 #include "hostproc.h"
 #include "util/smio_time.h"
 
@@ -102,15 +103,36 @@ static int read_whole(const char *path, char **out, size_t *len)
 	return 0;
 }
 
-/* The socket and pid file; the log too unless it may explain a crash. */
-static void remove_host_files(const char *dir, uint32_t host, bool keep_log)
+/* The socket and pid file. The log stays until the user removes it: it is
+ * what explains a crash, after the fact ('smartio cluster logs'). */
+static void remove_host_files(const char *dir, uint32_t host)
 {
-	const char *sfx[] = { "sock", "pid", "log" };
+	const char *sfx[] = { "sock", "pid" };
 	char path[PATH_MAX + 32];
 
-	for (size_t i = 0; i < (keep_log ? 2 : 3); i++) {
+	for (size_t i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), "%s/host-%u.%s", dir, host, sfx[i]);
 		unlink(path);
+	}
+}
+
+/* A line in host's log saying what starts a new daemon there: logs are appended to. */
+static void log_separator(const char *dir, uint32_t host, const char *what)
+{
+	char path[PATH_MAX + 32], when[64];
+	struct timespec ts;
+	struct tm tm;
+	FILE *log;
+
+	snprintf(path, sizeof(path), "%s/host-%u.log", dir, host);
+	/* The daemons' own time format (util/log.c): 'cluster logs' merges by it. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	log = fopen(path, "a");
+	if (log) {
+		fprintf(log, "%s.%03ldZ ---- %s ----\n", when, ts.tv_nsec / 1000000, what);
+		fclose(log);
 	}
 }
 
@@ -158,7 +180,7 @@ static void tail_log(const char *dir, uint32_t host)
 		fprintf(stderr, "  host %u: %s", host, last);
 }
 
-static pid_t spawn(const char *daemon, const char *dir, uint32_t host, int ready_w, bool append)
+static pid_t spawn(const char *daemon, const char *dir, uint32_t host, int ready_w)
 {
 	char log[PATH_MAX + 32], hostbuf[16];
 	pid_t pid = fork();
@@ -168,7 +190,7 @@ static pid_t spawn(const char *daemon, const char *dir, uint32_t host, int ready
 	/* Child: detach from the terminal and the CLI's session. */
 	snprintf(log, sizeof(log), "%s/host-%u.log", dir, host);
 	snprintf(hostbuf, sizeof(hostbuf), "%u", host);
-	int lfd = open(log, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0600);
+	int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	int nfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	if (lfd < 0 || nfd < 0)
@@ -185,23 +207,30 @@ static pid_t spawn(const char *daemon, const char *dir, uint32_t host, int ready
 	_exit(127);
 }
 
-static bool any_alive(const char *dir, const struct topo *t)
+/* How many of t's hosts have a live daemon; *first_dead: one that has not. */
+static uint32_t count_alive(const char *dir, const struct topo *t, int *first_dead)
 {
-	for (uint32_t i = 0; i < t->nhosts; i++)
+	uint32_t n = 0;
+
+	*first_dead = -1;
+	for (uint32_t i = 0; i < t->nhosts; i++) {
 		if (cli_daemon_alive(dir, t->hosts[i].id))
-			return true;
-	return false;
+			n++;
+		else if (*first_dead < 0)
+			*first_dead = (int)t->hosts[i].id;
+	}
+	return n;
 }
 
 /*
  * Start the daemons of hosts idx[0..n) of t and return once each has said
  * it is ready on its pipe (one line once its socket answers; EOF without it
- * means it died). pids[] gets their pids (0 for one not started). append:
- * keep what the host's log already holds (a restart). 0, or -1 after saying
- * what failed; the caller stops what was started.
+ * means it died). pids[] gets their pids (0 for one not started). Each
+ * daemon appends to its host's log. 0, or -1 after saying what failed; the
+ * caller stops what was started.
  */
 static int start_hosts(const char *dir, const struct topo *t, const uint32_t *idx, uint32_t n,
-		       pid_t *pids, bool append)
+		       pid_t *pids)
 {
 	char daemon[PATH_MAX + 32];
 	int rfd[TOPO_MAX_HOSTS], rc = -1;
@@ -221,7 +250,7 @@ static int start_hosts(const char *dir, const struct topo *t, const uint32_t *id
 			cli_err("pipe: %s", strerror(errno));
 			goto out;
 		}
-		pids[k] = spawn(daemon, dir, t->hosts[idx[k]].id, p[1], append);
+		pids[k] = spawn(daemon, dir, t->hosts[idx[k]].id, p[1]);
 		close(p[1]);
 		rfd[k] = p[0];
 		started = k + 1;
@@ -333,11 +362,21 @@ static int cluster_up(int argc, char **argv)
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/topology.yaml", dir);
-	if (!access(path, F_OK) &&
-	    !topo_load_file(path, &old, err, sizeof(err)) && any_alive(dir, old)) {
-		cli_err("a cluster is already running in %s; stop it with 'smartio cluster down'"
-			" or use --dir", dir);
-		goto out;
+	if (!access(path, F_OK) && !topo_load_file(path, &old, err, sizeof(err))) {
+		int dead;
+		uint32_t alive = count_alive(dir, old, &dead);
+
+		if (alive && dead >= 0) {
+			cli_err("the cluster in %s is partly running: %u of %u hosts up; start a "
+				"dead host with 'smartio cluster restart --host %d' (or stop all "
+				"with 'smartio cluster down')", dir, alive, old->nhosts, dead);
+			goto out;
+		}
+		if (alive) {
+			cli_err("a cluster is already running in %s; stop it with 'smartio "
+				"cluster down' or use --dir", dir);
+			goto out;
+		}
 	}
 	rc = write_file(path, yaml, ylen);
 	if (rc) {
@@ -348,11 +387,13 @@ static int cluster_up(int argc, char **argv)
 	idx = calloc(t->nhosts, sizeof(*idx));
 	if (!pids || !idx)
 		goto out;
+	snprintf(err, sizeof(err), "smartio cluster up: cluster '%s'", t->name);
 	for (uint32_t i = 0; i < t->nhosts; i++) {
 		idx[i] = i;
-		remove_host_files(dir, t->hosts[i].id, false);
+		remove_host_files(dir, t->hosts[i].id);
+		log_separator(dir, t->hosts[i].id, err);   /* an old log is kept, appended to */
 	}
-	if (start_hosts(dir, t, idx, t->nhosts, pids, false))
+	if (start_hosts(dir, t, idx, t->nhosts, pids))
 		goto fail;
 	printf("cluster '%s' up in %s: %u hosts in %.2f s\n", t->name, dir, t->nhosts,
 	       smio_now_s() - t0);
@@ -364,7 +405,7 @@ fail:
 			kill(pids[i], SIGTERM);
 			waitpid(pids[i], NULL, 0);
 		}
-		remove_host_files(dir, t->hosts[i].id, false);
+		remove_host_files(dir, t->hosts[i].id);
 	}
 	unlink(path);
 	rmdir(dir);
@@ -417,18 +458,21 @@ static int cluster_down(const char *dir)
 			else
 				printf("kept %s\n", path);
 		}
-		remove_host_files(dir, id, keep);
+		remove_host_files(dir, id);
 	}
 	if (!status) {
 		cli_exec_records_clear(dir);   /* what killed 'smartio exec's left behind */
 		snprintf(path, sizeof(path), "%s/topology.yaml", dir);
 		unlink(path);
-		rmdir(dir);     /* fails harmlessly if the user keeps other files there */
+		rmdir(dir);     /* fails while logs or the user's files are there */
 		if (dead)
 			printf("cluster '%s' down: %u hosts stopped, %u not running any more\n",
 			       t->name, stopped, dead);
 		else
 			printf("cluster '%s' down: %u hosts stopped\n", t->name, stopped);
+		if (!access(dir, F_OK))
+			printf("logs kept in %s/host-N.log ('smartio cluster logs' shows them; "
+			       "remove them when done)\n", dir);
 	}
 	topo_free(t);
 	return status;
@@ -475,7 +519,7 @@ static int host_json(struct json_object *hosts, const struct topo_host *h,
 		return -ENOMEM;
 	if (smio_json_add_uint(o, "host", h->id) || smio_json_add_str(o, "name", h->name) ||
 	    smio_json_add_uint(o, "node_id", h->node_id) ||
-	    smio_json_add_int(o, "pid", (int)p->pid) ||
+	    (p->pid ? smio_json_add_int(o, "pid", (int)p->pid) : smio_json_add_null(o, "pid")) ||
 	    smio_json_add_str(o, "state", p->state) ||
 	    smio_json_add_double(o, "uptime_s", (double)p->st.uptime_ns / 1e9, "%.3f") ||
 	    smio_json_add_uint(o, "functions", p->st.nfuncs) ||
@@ -548,12 +592,10 @@ static int cluster_status(const char *dir, bool json)
 int cli_cluster_restart(const char *dir, uint32_t host, bool hard, pid_t *old_pid,
 			pid_t *new_pid)
 {
-	char path[PATH_MAX + 32], when[64];
+	char path[PATH_MAX + 32];
 	struct topo *t;
-	time_t now = time(NULL);
 	uint32_t idx;
 	int i, rc = 1;
-	FILE *log;
 
 	*old_pid = *new_pid = 0;
 	if (cli_cluster_topo(dir, &t))
@@ -571,22 +613,18 @@ int cli_cluster_restart(const char *dir, uint32_t host, bool hard, pid_t *old_pi
 			(int)*old_pid);
 		goto out;
 	}
-	remove_host_files(dir, host, true);
+	remove_host_files(dir, host);
 	/* The new daemon appends: what the old one wrote may explain its end. */
+	snprintf(path, sizeof(path), "smartio cluster restart --host %u%s (old pid %d)", host,
+		 hard ? " --kill" : "", (int)*old_pid);
+	log_separator(dir, host, path);
 	snprintf(path, sizeof(path), "%s/host-%u.log", dir, host);
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&now));
-	log = fopen(path, "a");
-	if (log) {
-		fprintf(log, "---- %s: smartio cluster restart --host %u%s (old pid %d) ----\n",
-			when, host, hard ? " --kill" : "", (int)*old_pid);
-		fclose(log);
-	}
-	if (start_hosts(dir, t, &idx, 1, new_pid, true)) {
+	if (start_hosts(dir, t, &idx, 1, new_pid)) {
 		if (*new_pid > 0) {
 			kill(*new_pid, SIGKILL);
 			waitpid(*new_pid, NULL, 0);
 		}
-		remove_host_files(dir, host, true);
+		remove_host_files(dir, host);
 		cli_err("host %u is down (its log: %s)", host, path);
 		goto out;
 	}
@@ -622,13 +660,16 @@ static void cluster_usage(FILE *f)
 	fprintf(f, "usage: smartio cluster up [TOPOLOGY.yaml] [--dir DIR]\n"
 		   "       smartio cluster down [--dir DIR]\n"
 		   "       smartio cluster status [--dir DIR] [--json]\n"
-		   "       smartio cluster restart --host N [--kill] [--dir DIR]\n\n"
+		   "       smartio cluster restart --host N [--kill] [--dir DIR]\n"
+		   "       smartio cluster logs [--host N] [--follow] [--dir DIR]\n\n"
 		   "status exits 0 when every host is up, 3 when any is down, dead or stopped.\n"
 		   "restart stops host N's daemon (asks it to shut down; --kill: SIGKILL) and\n"
 		   "starts a fresh one for the same host; the running cluster keeps going.\n"
 		   "The host's RAM lives in its daemon, so a restart reboots that host's\n"
 		   "memory: what was in it (segments, DMA buffers) is gone.\n"
-		   "down keeps the log (DIR/host-N.log) of a host that had died.\n");
+		   "Each host's daemon logs to DIR/host-N.log, a UTC time on every line; up,\n"
+		   "restart and down keep the logs (up and restart append) until you remove\n"
+		   "them; 'cluster logs' prints them.\n");
 }
 
 int cmd_cluster(int argc, char **argv)
@@ -648,6 +689,8 @@ int cmd_cluster(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "up"))
 		return cluster_up(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "logs"))
+		return cmd_cluster_logs(argc - 1, argv + 1);   /* cluster_logs.c */
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'd')
@@ -680,6 +723,11 @@ int cmd_cluster(int argc, char **argv)
 		return cluster_down(dir);
 	if (!strcmp(argv[1], "status"))
 		return cluster_status(dir, json);
-	cli_err("unknown cluster command '%s' (up, down, status, restart)", argv[1]);
+	{
+		static const char *const subs[] = { "up", "down", "status", "restart", "logs" };
+
+		smio_unknown("smartio cluster", "command", argv[1], subs,
+			     sizeof(subs) / sizeof(subs[0]), "up, down, status, restart, logs");
+	}
 	return 2;
 }

@@ -24,6 +24,7 @@
 #include <linux/pci_regs.h>
 
 #include "fault.h"
+#include "util/cli_conv.h"
 #include "hostproc.h"
 #include "util/smio_time.h"
 
@@ -525,7 +526,11 @@ int cmd_fault(int argc, char **argv)
 		if (o.for_ns || hard)
 			return cli_err("reset takes neither --for nor --kill"), 2;
 	} else {
-		cli_err("unknown fault '%s' (link, crash, hang, resume, restart, reset)", kind);
+		static const char *const kinds[] = { "link", "crash", "hang", "resume", "restart",
+						     "reset" };
+
+		smio_unknown("smartio fault", "fault", kind, kinds, sizeof(kinds) / sizeof(kinds[0]),
+			     "link, crash, hang, resume, restart, reset");
 		return 2;
 	}
 	if (have_at)

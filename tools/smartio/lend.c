@@ -23,13 +23,16 @@ static void usage(FILE *f, const char *cmd)
 {
 	if (!strcmp(cmd, "devices"))
 		fprintf(f,
-			"usage: smartio devices [--host N] [--json] [--dir DIR]\n"
+			"usage: smartio devices [--host N] [--json] [--verbose] [--dir DIR]\n"
 			"       smartio devices --p2p CLIENT PROVIDER [--bar B] --host N\n\n"
 			"The cluster-wide pool of devices registered for lending (lendable: true):\n"
 			"fabric device id (FDID = lender node id << 16 | BDF), lender host, class,\n"
 			"state (available | lent | sisci: borrowed through SISCI) and borrower.\n"
-			"Any host's daemon answers for the whole cluster (default $SMARTIO_HOST,\n"
-			"else host 0).\n"
+			"Any host's daemon answers for the whole cluster: --host N or\n"
+			"$SMARTIO_HOST asks that one (an error if it is down), else the first\n"
+			"host whose daemon answers (--verbose: say which on stderr).\n"
+			"--json: ids as hex strings (\"fdid\":\"0x00010300\"), borrower null\n"
+			"when nobody borrows it.\n"
 			"--p2p: CLIENT borrowed by host N, PROVIDER borrowed too or host N's own\n"
 			"device (its node id << 16 | BDF): the bus address at which\n"
 			"CLIENT's device reaches BAR B (default 2) of PROVIDER, resolved in advance\n"
@@ -38,10 +41,11 @@ static void usage(FILE *f, const char *cmd)
 			"shows it.\n");
 	else
 		fprintf(f,
-			"usage: smartio %s FDID --host N%s [--dir DIR]\n%s\n"
+			"usage: smartio %s DEVICE --host N%s [--dir DIR]\n%s\n"
 			"%s\n"
-			"FDID as 'smartio devices' shows it (0x... or decimal).\n", cmd,
-			!strcmp(cmd, "return") ? " [--unbind]" : "",
+			"DEVICE: its FDID as 'smartio devices' shows it (0x... or decimal), its\n"
+			"NAME (nvme0) if one lender has it, or LENDER:NAME (lender-a:nvme0, 1:nvme0).\n",
+			cmd, !strcmp(cmd, "return") ? " [--unbind | --force]" : "",
 			!strcmp(cmd, "borrow") ? "       smartio borrow --best nvme|accel --host N "
 			"[--for WORKLOAD] [--dir DIR]\n" : "",
 			!strcmp(cmd, "borrow") ?
@@ -53,9 +57,12 @@ static void usage(FILE *f, const char *cmd)
 			"it dies, the lender reclaims and resets the device.\n"
 			"--best: borrow what 'smartio plan --need CLASS --for WORKLOAD' ranks\n"
 			"first (default workload: nvme-qd1 for nvme, bandwidth for accel)." :
-			"Return device FDID borrowed by host N. Refused (busy) while its driver\n"
-			"is bound; --unbind unbinds the driver first (its remove runs: queues\n"
-			"deleted, device reset). The lender then resets the device.");
+			"Return DEVICE borrowed by host N. Refused while a process holds it (a\n"
+			"live 'smartio mount' serving it: the error names the mount and its pid)\n"
+			"and, without --unbind, while its driver is bound. --unbind unbinds the\n"
+			"driver first (its remove runs: queues deleted, device reset); --force\n"
+			"returns it even while held (the holder's I/O then fails, as on a\n"
+			"surprise removal). The lender then resets the device.");
 }
 
 static int open_host(const char *host_opt, const char *dir_opt, uint32_t role, uint32_t *host)
@@ -73,18 +80,20 @@ static void bdf_str(char *buf, size_t len, uint16_t bdf)
 static int device_json(struct json_object *arr, const struct smio_lend_entry *e)
 {
 	struct json_object *o = json_object_new_object();
-	char b[16], cls[8];
+	char b[16], cls[8], id[16];
 
 	if (!o)
 		return -ENOMEM;
 	bdf_str(b, sizeof(b), e->bdf);
 	snprintf(cls, sizeof(cls), "%06x", e->class & 0xffffffu);
-	if (smio_json_add_uint(o, "fdid", e->fdid) || smio_json_add_uint(o, "lender", e->lender) ||
+	snprintf(id, sizeof(id), "0x%08x", e->fdid);
+	if (smio_json_add_str(o, "fdid", id) || smio_json_add_uint(o, "lender", e->lender) ||
 	    smio_json_add_str(o, "bdf", b) || smio_json_add_str(o, "name", e->name) ||
 	    smio_json_add_str(o, "class", cls) ||
 	    smio_json_add_str(o, "state", state_names[e->state]) ||
-	    smio_json_add_int(o, "borrower", e->state == SMIO_LEND_LENT ? (int64_t)e->borrower
-									: -1)) {
+	    (e->state == SMIO_LEND_LENT ? smio_json_add_uint(o, "borrower", e->borrower)
+					: smio_json_add_null(o, "borrower")) ||
+	    smio_json_add_uint(o, "sisci_borrows", e->sisci_borrows)) {
 		json_object_put(o);
 		return -ENOMEM;
 	}
@@ -107,29 +116,13 @@ static int devices_json(const struct smio_lend_pool *p)
 	return rc;
 }
 
-static int do_devices(const char *host_opt, const char *dir_opt, bool json)
+static int do_devices(const char *host_opt, const char *dir_opt, bool json, bool verbose)
 {
-	struct smio_lend_pool *p = malloc(SMIO_MAX_PAYLOAD);
-	uint32_t host, rlen;
-	int fd, rc;
+	struct smio_lend_pool *p;
+	int rc = cli_lend_pool(host_opt, dir_opt, verbose, &p);
 
-	if (!p)
-		return -ENOMEM;
-	if (!host_opt && !getenv("SMARTIO_HOST"))
-		host_opt = "0";
-	fd = open_host(host_opt, dir_opt, SMIO_ROLE_CLIENT, &host);
-	if (fd < 0) {
-		free(p);
-		return fd;
-	}
-	rc = smio_call(fd, SMIO_LEND_POOL, NULL, 0, p, SMIO_MAX_PAYLOAD, &rlen, NULL,
-		       CLI_TIMEOUT_MS);
-	close(fd);
-	if (rc) {
-		cli_err("devices: %s", cli_strerror(rc));
-		free(p);
+	if (rc)
 		return rc;
-	}
 	if (json) {
 		rc = devices_json(p);
 		free(p);
@@ -177,10 +170,27 @@ static int do_p2p(const char *host_opt, const char *dir_opt, uint32_t client,
 	return 0;
 }
 
-static int do_borrow(const char *cmd, uint32_t fdid, const char *host_opt, const char *dir_opt,
-		     bool unbind)
+/* After a return refused because processes hold the device: who they are. */
+static void say_holders(int fd, uint32_t host, uint32_t fdid)
 {
-	struct smio_lend_req q = { .fdid = fdid, .flags = unbind ? SMIO_LEND_F_UNBIND : 0 };
+	struct smio_lend_req q = { .fdid = fdid };
+	struct smio_lend_holders *h = malloc(SMIO_MAX_PAYLOAD);
+	uint32_t rlen;
+
+	if (h && !smio_call(fd, SMIO_LEND_HOLDERS, &q, sizeof(q), h, SMIO_MAX_PAYLOAD, &rlen,
+			    NULL, CLI_TIMEOUT_MS))
+		for (uint32_t i = 0; i < h->n; i++)
+			cli_err("  held by %s (pid %u): stop it first, or return with --force",
+				h->h[i].what, h->h[i].pid);
+	else
+		cli_err("  held by a process of host %u; --force returns it anyway", host);
+	free(h);
+}
+
+static int do_borrow(const char *cmd, uint32_t fdid, const char *host_opt, const char *dir_opt,
+		     uint32_t flags)
+{
+	struct smio_lend_req q = { .fdid = fdid, .flags = flags };
 	struct smio_lend_info r;
 	uint32_t host, rlen;
 	int fd, rc;
@@ -191,7 +201,13 @@ static int do_borrow(const char *cmd, uint32_t fdid, const char *host_opt, const
 		return fd;
 	rc = smio_call(fd, borrow ? SMIO_LEND_BORROW : SMIO_LEND_RETURN, &q, sizeof(q), &r,
 		       sizeof(r), &rlen, NULL, 3 * CLI_TIMEOUT_MS);
+	if (rc == -ETXTBSY && !borrow) {
+		cli_err("return 0x%08x: refused: in use on host %u", fdid, host);
+		say_holders(fd, host, fdid);
+	}
 	close(fd);
+	if (rc == -ETXTBSY && !borrow)
+		return rc;
 	if (rc) {
 		cli_err("%s 0x%08x: %s", cmd, fdid,
 			rc == -EBUSY ? (borrow ? "busy: lent to another host or borrowed "
@@ -222,16 +238,18 @@ int cmd_lend(int argc, char **argv)
 		{ "host", required_argument, NULL, 'H' }, { "dir", required_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
 		{ "unbind", no_argument, NULL, 'u' }, { "p2p", no_argument, NULL, 'p' },
-		{ "bar", required_argument, NULL, 'b' },
+		{ "bar", required_argument, NULL, 'b' }, { "force", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "best", required_argument, NULL, 'B' }, { "for", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 } };
 	const char *cmd = argv[0], *host_opt = NULL, *dir_opt = NULL, *best = NULL, *work = NULL;
-	bool json = false, unbind = false, p2p = false;
-	uint64_t fdid, bar = 2, prov;
-	int c;
+	bool json = false, unbind = false, p2p = false, force = false, verbose = false;
+	uint64_t bar = 2;
+	uint32_t fdid, prov, host;
+	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hv", lo, NULL)) != -1) {
 		switch (c) {
 		case 'H':
 			host_opt = optarg;
@@ -247,6 +265,12 @@ int cmd_lend(int argc, char **argv)
 			break;
 		case 'p':
 			p2p = true;
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'v':
+			verbose = true;
 			break;
 		case 'b':
 			if (cli_parse_u64(optarg, &bar) || bar > 5) {
@@ -268,38 +292,45 @@ int cmd_lend(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (strcmp(cmd, "devices") && (json || p2p || verbose)) {
+		cli_err("%s: --json, --p2p and --verbose are options of 'smartio devices'", cmd);
+		return 2;
+	}
+	if ((unbind || force) && strcmp(cmd, "return")) {
+		cli_err("%s: --unbind and --force are options of 'smartio return'", cmd);
+		return 2;
+	}
 	if (!strcmp(cmd, "devices") && p2p) {
-		if (optind + 2 != argc || cli_parse_u64(argv[optind], &fdid) ||
-		    cli_parse_u64(argv[optind + 1], &prov) || fdid > UINT32_MAX ||
-		    prov > UINT32_MAX) {
+		if (optind + 2 != argc) {
 			usage(stderr, cmd);
 			return 2;
 		}
-		return do_p2p(host_opt, dir_opt, (uint32_t)fdid, (uint32_t)prov,
-			      (uint32_t)bar) ? 1 : 0;
+		rc = cli_resolve_fdid(argv[optind], dir_opt, -1, &fdid);
+		if (!rc)
+			rc = cli_resolve_fdid(argv[optind + 1], dir_opt, -1, &prov);
+		if (rc)
+			return rc == -EINVAL ? 2 : 1;
+		return do_p2p(host_opt, dir_opt, fdid, prov, (uint32_t)bar) ? 1 : 0;
 	}
 	if (!strcmp(cmd, "devices")) {
 		if (optind != argc) {
-			usage(stderr, cmd);
+			cli_err("devices: unexpected argument '%s'", argv[optind]);
 			return 2;
 		}
-		return do_devices(host_opt, dir_opt, json) ? 1 : 0;
+		return do_devices(host_opt, dir_opt, json, verbose) ? 1 : 0;
 	}
 	if (best || work) {
 		/* borrow --best CLASS: the planner's top choice (plan.c) */
-		uint32_t f;
-		int rc;
-
-		if (strcmp(cmd, "borrow") || !best || optind != argc || unbind) {
+		if (strcmp(cmd, "borrow") || !best || optind != argc) {
 			usage(stderr, cmd);
 			return 2;
 		}
-		rc = cli_plan_best(best, work, host_opt, dir_opt, &f);
+		rc = cli_plan_best(best, work, host_opt, dir_opt, &fdid);
 		if (rc)
 			return rc == CLI_BEST_NOTHING ? 0 : rc;
-		return do_borrow(cmd, f, host_opt, dir_opt, false) ? 1 : 0;
+		return do_borrow(cmd, fdid, host_opt, dir_opt, 0) ? 1 : 0;
 	}
-	if (optind + 1 != argc || cli_parse_u64(argv[optind], &fdid) || fdid > UINT32_MAX) {
+	if (optind + 1 != argc) {
 		usage(stderr, cmd);
 		return 2;
 	}
@@ -307,9 +338,12 @@ int cmd_lend(int argc, char **argv)
 		cli_err("%s: which host? give --host N (or set SMARTIO_HOST)", cmd);
 		return 2;
 	}
-	if (unbind && strcmp(cmd, "return")) {
-		usage(stderr, cmd);
+	if (cli_host_arg(host_opt, &host))
 		return 2;
-	}
-	return do_borrow(cmd, (uint32_t)fdid, host_opt, dir_opt, unbind) ? 1 : 0;
+	rc = cli_resolve_fdid(argv[optind], dir_opt, strcmp(cmd, "return") ? -1 : (int)host,
+			      &fdid);
+	if (rc)
+		return rc == -EINVAL ? 2 : 1;
+	return do_borrow(cmd, fdid, host_opt, dir_opt,
+			 (unbind ? SMIO_LEND_F_UNBIND : 0) | (force ? SMIO_LEND_F_FORCE : 0)) ? 1 : 0;
 }

@@ -386,13 +386,43 @@ static void detach(int ready, int lfd)
 }
 
 /* Mount and serve until unmounted; ready >= 0: detach and report on it. Returns 0 or 1. */
+/*
+ * Say on a connection kept open while we serve that we hold each controller
+ * we serve: 'smartio return' of a borrowed one is then refused at the
+ * daemon (unless --force) and names this mount. The hold ends with the
+ * connection, however the server ends. -1 if the daemon would not hear it.
+ */
+static int hold_devices(const struct mnt_ctx *m, const char *mnt)
+{
+	int fd = cli_connect(m->dir, m->host, SMIO_ROLE_CLIENT);
+
+	if (fd < 0)
+		return -1;
+	for (unsigned i = 0; i < m->nns; i++) {
+		struct smio_lend_hold h = { .bdf = m->ns[i].bdf };
+		uint32_t rlen;
+		bool seen = false;
+
+		for (unsigned j = 0; j < i; j++)
+			seen |= m->ns[j].bdf == h.bdf;
+		if (seen)
+			continue;
+		snprintf(h.what, sizeof(h.what), "smartio mount %s", mnt);
+		if (smio_call(fd, SMIO_LEND_HOLD, &h, sizeof(h), NULL, 0, &rlen, NULL,
+			      CLI_TIMEOUT_MS))
+			mnt_log("cannot hold %02x:%02x.%x: 'smartio return' will not know this "
+				"mount uses it", h.bdf >> 8, (h.bdf >> 3) & 0x1f, h.bdf & 7);
+	}
+	return fd;
+}
+
 static int serve(struct mnt_ctx *m, const struct mount_opts *o, int ready)
 {
 	struct fuse_loop_config lc = { .clone_fd = 0, .max_idle_threads = 8 };
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	char opts[512];
 	struct fuse *f;
-	int rc = 1;
+	int rc = 1, hold;
 
 	snprintf(opts, sizeof(opts), "fsname=smartio:host%u:%d,subtype=smartio%s%s", m->host,
 		 (int)getpid(), o->fuse_opts ? "," : "", o->fuse_opts ? o->fuse_opts : "");
@@ -416,12 +446,15 @@ static int serve(struct mnt_ctx *m, const struct mount_opts *o, int ready)
 		cli_err("mount: cannot set signal handlers");
 		goto out_mount;
 	}
+	hold = hold_devices(m, o->mnt);
 	if (ready >= 0)
 		detach(ready, o->log_fd);
 	else
 		fprintf(stderr, "smartio: mounted on %s ('smartio umount %s' or Ctrl-C ends it)\n",
 			o->mnt, o->mnt);
 	rc = fuse_loop_mt(f, &lc) ? 1 : 0;
+	if (hold >= 0)
+		close(hold);
 	fuse_remove_signal_handlers(fuse_get_session(f));
 out_mount:
 	fuse_unmount(f);
@@ -641,8 +674,9 @@ int cmd_umount(int argc, char **argv)
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
 		return mount_usage(stdout), 0;
-	if (argc != 2) {
-		cli_err("umount: give one MOUNTPOINT");
+	if (argc != 2 || argv[1][0] == '-') {
+		cli_err(argc != 2 ? "umount: give one MOUNTPOINT" : "umount: unknown option '%s'",
+			argv[1]);
 		return 2;
 	}
 	if (!realpath(argv[1], mnt)) {

@@ -24,6 +24,7 @@
 #include <nvme/types.h>
 
 #include "cli.h"
+#include "util/cli_conv.h"
 #include "util/smio_time.h"
 
 #define NVME_CLASS          0x010802u
@@ -823,7 +824,10 @@ int cmd_nvme(int argc, char **argv)
 	sub = argv[1];
 	if (strcmp(sub, "list") && strcmp(sub, "identify") && strcmp(sub, "read") &&
 	    strcmp(sub, "write") && strcmp(sub, "dd")) {
-		cli_err("nvme: unknown subcommand '%s' (list, identify, read, write, dd)", sub);
+		static const char *const subs[] = { "list", "identify", "read", "write", "dd" };
+
+		smio_unknown("smartio nvme", "command", sub, subs, sizeof(subs) / sizeof(subs[0]),
+			     "list, identify, read, write, dd");
 		return 2;
 	}
 	optind = 1;
@@ -881,6 +885,8 @@ int cmd_nvme(int argc, char **argv)
 	}
 	if ((out && strcmp(sub, "read")) || (in && strcmp(sub, "write")))
 		return cli_err("nvme %s: -o is for read, -i for write", sub), 2;
+	if (json && strcmp(sub, "list") && strcmp(sub, "identify"))
+		return cli_err("nvme %s: --json is for list and identify", sub), 2;
 	rc = nconn_open(&c);
 	if (rc) {
 		nconn_close(&c);

@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "plan.h"
+#include "util/cli_conv.h"
 #include "smartio/timing.h"
 
 #define DEFAULT_PARAMS "topologies/timing.yaml"
@@ -612,9 +613,15 @@ int cmd_predict(int argc, char **argv)
 			o.size = 4096;
 		return do_nvme(&o, &p);
 	}
-	if (strcmp(sub, "link") && strcmp(sub, "path"))
-		return cli_err("unknown predict command '%s' (link, path, pingpong, nvme-read, "
-			       "paper, figure)", sub), 2;
+	if (strcmp(sub, "link") && strcmp(sub, "path")) {
+		static const char *const subs[] = { "link", "path", "pingpong", "nvme-read",
+						    "paper", "figure" };
+
+		smio_unknown("smartio predict", "command", sub, subs,
+			     sizeof(subs) / sizeof(subs[0]),
+			     "link, path, pingpong, nvme-read, paper, figure");
+		return 2;
+	}
 	if (!o.size || !o.rw_given)
 		return cli_err("predict %s needs --size S and --read or --write", sub), 2;
 	return !strcmp(sub, "link") ? do_link(&o, &p) : do_path(&o, &p);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/cli_conv.h"
 
 /* The wire carries src/fabric/route.h's numbers (enum fab_status, fab_hop_kind). */
 static const char *const status_str[] = { "ok", "unsupported request", "IOMMU fault",
@@ -48,10 +49,11 @@ static int parse_num(const char *what, const char *s, uint64_t max, uint64_t *v)
 	return 0;
 }
 
+/* 0, or the exit status after saying why: 2 for a usage error (no host given), else 1. */
 static int conn_open(struct conn *c, uint32_t role)
 {
 	c->fd = cli_open_host(c->host_opt, c->dir_opt, role, &c->host, c->dir, sizeof(c->dir));
-	return c->fd < 0 ? c->fd : 0;
+	return c->fd >= 0 ? 0 : c->fd == -EINVAL ? 2 : 1;
 }
 
 /* One round trip; rlen may be NULL when the reply's size is fixed. */
@@ -259,8 +261,9 @@ int cmd_route(int argc, char **argv)
 		return cli_err("route: unexpected argument '%s'", argv[optind]), 2;
 	if (!addr)
 		return cli_err("route needs --addr ADDR (a bus address on the host)"), 2;
-	if (conn_open(&c, SMIO_ROLE_CLIENT))
-		return 1;
+	rc = conn_open(&c, SMIO_ROLE_CLIENT);
+	if (rc)
+		return rc;
 	if (cli_parse_func(c.fd, from, &q.rid) || cli_parse_addr(c.fd, addr, &q.addr)) {
 		close(c.fd);
 		return 2;
@@ -291,9 +294,10 @@ int cmd_route(int argc, char **argv)
 static void ntb_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: smartio ntb --host N [--ntb I] [--dir DIR] COMMAND\n\n"
+		"usage: smartio ntb --host N [--ntb I] [--dir DIR] [--json] COMMAND\n\n"
 		"Commands (default: info):\n"
-		"  info                          adapter, windows, tables, link\n"
+		"  info                          adapter, windows, tables, link (--json: one\n"
+		"                                object)\n"
 		"  lut set ENTRY|auto HOST ADDR  window ENTRY -> HOST's bus address ADDR;\n"
 		"                                'auto' takes the first free entry and prints\n"
 		"                                the local window address to use\n"
@@ -354,6 +358,29 @@ static void ntb_print_info(uint32_t host, const struct smio_ntb_info *ni)
 	       str_of(peer, ARRAY_LEN(peer), ni->peer_kind));
 	printf("  doorbells %u (pending 0x%x), scratchpads %u, DMA channels %u\n",
 	       ni->doorbells, ni->db_pending, ni->scratchpads, ni->dma_channels);
+}
+
+/* A subcommand of ntb/iommu that is not one (did you mean?), or one missing operands. */
+static int unknown_or_incomplete(const char *tool, const char *word)
+{
+	static const char *const ntb_subs[] = { "lut", "rid", "link", "db", "spad" };
+	static const char *const iommu_subs[] = { "domain", "attach", "detach", "map", "unmap" };
+	bool ntb = !strcmp(tool, "ntb");
+	const char *const *subs = ntb ? ntb_subs : iommu_subs;
+	size_t n = ntb ? sizeof(ntb_subs) / sizeof(ntb_subs[0]) :
+			 sizeof(iommu_subs) / sizeof(iommu_subs[0]);
+	char prog[32];
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(word, subs[i])) {
+			cli_err("%s %s: missing or extra operands (see 'smartio %s --help')", tool,
+				word, tool);
+			return 2;
+		}
+	snprintf(prog, sizeof(prog), "smartio %s", tool);
+	smio_unknown(prog, "command", word, subs, n, ntb ? "see 'smartio ntb --help'" :
+		     "see 'smartio iommu --help'");
+	return 2;
 }
 
 static int ntb_lut(struct conn *c, const struct smio_ntb_info *ni, int n, char **a)
@@ -459,19 +486,19 @@ static int ntb_run(struct conn *c, const struct smio_ntb_info *ni, int n, char *
 			printf("host %u ntb %u: spad[%u] = 0x%08x\n", c->host, ni->ntb, o.idx, o.value);
 		return rc;
 	}
-	cli_err("unknown or incomplete ntb command '%s' (see 'smartio ntb --help')", a[0]);
-	return 2;
+	return unknown_or_incomplete("ntb", a[0]);
 }
 
 int cmd_ntb(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "host", required_argument, NULL, 'H' }, { "dir", required_argument, NULL, 'd' },
-		{ "ntb", required_argument, NULL, 'n' }, { "help", no_argument, NULL, 'h' }, { 0 } };
+		{ "ntb", required_argument, NULL, 'n' }, { "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' }, { 0 } };
 	struct smio_ntb_ref ref = { 0 };
 	struct smio_ntb_info ni;
 	struct conn c = { 0 };
-	bool info;
+	bool info, json = false;
 	uint64_t v;
 	int ch, rc;
 
@@ -483,6 +510,8 @@ int cmd_ntb(int argc, char **argv)
 			c.dir_opt = optarg;
 		else if (ch == 'n' && !parse_num("--ntb", optarg, UINT32_MAX, &v))
 			ref.ntb = (uint32_t)v;
+		else if (ch == 'j')
+			json = true;
 		else if (ch == 'h')
 			return ntb_usage(stdout), 0;
 		else
@@ -491,8 +520,11 @@ int cmd_ntb(int argc, char **argv)
 	info = optind >= argc || !strcmp(argv[optind], "info");
 	if (info && optind + 1 < argc)
 		return cli_err("ntb info takes no arguments"), 2;
-	if (conn_open(&c, info ? SMIO_ROLE_CLIENT : SMIO_ROLE_ADMIN))
-		return 1;
+	if (json && !info)
+		return cli_err("ntb: --json is for 'ntb info'; %s prints one line", argv[optind]), 2;
+	rc = conn_open(&c, info ? SMIO_ROLE_CLIENT : SMIO_ROLE_ADMIN);
+	if (rc)
+		return rc;
 	rc = call(&c, SMIO_NTB_INFO, &ref, sizeof(ref), &ni, sizeof(ni), NULL);
 	if (rc == -ENOENT) {
 		cli_err("host %u has no NTB %u (adapters count from 0; 'smartio topo' lists them)",
@@ -500,7 +532,9 @@ int cmd_ntb(int argc, char **argv)
 		close(c.fd);
 		return 1;
 	}
-	if (!rc && info)
+	if (!rc && info && json)
+		rc = cli_ntb_info_json(c.host, &ni) ? 1 : 0;
+	else if (!rc && info)
 		ntb_print_info(c.host, &ni);
 	else if (!rc)
 		rc = ntb_run(&c, &ni, argc - optind, argv + optind);
@@ -517,9 +551,10 @@ int cmd_ntb(int argc, char **argv)
 static void iommu_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: smartio iommu --host N [--dir DIR] COMMAND\n\n"
+		"usage: smartio iommu --host N [--dir DIR] [--json] COMMAND\n\n"
 		"Commands:\n"
-		"  faults                          recent translation faults (default)\n"
+		"  faults                          recent translation faults (default; --json:\n"
+		"                                  one object)\n"
 		"  domain alloc | domain free D    create / destroy a translation domain\n"
 		"  attach D BDF | detach BDF       put a requester in a domain / take it out\n"
 		"  map D IOVA PADDR SIZE [r|w|rw]  map (4 KiB aligned; default rw)\n"
@@ -621,9 +656,7 @@ static int iommu_run(struct conn *c, int n, char **a)
 		   (!strcmp(a[0], "unmap") && n == 4)) {
 		return iommu_map_cmd(c, n, a);
 	} else {
-		cli_err("unknown or incomplete iommu command '%s' (see 'smartio iommu --help')",
-			a[0]);
-		return 2;
+		return unknown_or_incomplete("iommu", a[0]);
 	}
 	rc = call(c, SMIO_IOMMU_DOMAIN, &q, sizeof(q), &o, sizeof(o), NULL);
 	if (rc)
@@ -642,9 +675,9 @@ int cmd_iommu(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "host", required_argument, NULL, 'H' }, { "dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' }, { 0 } };
+		{ "help", no_argument, NULL, 'h' }, { "json", no_argument, NULL, 'j' }, { 0 } };
 	struct conn c = { 0 };
-	bool faults;
+	bool faults, json = false;
 	int ch, rc;
 
 	optind = 1;
@@ -653,19 +686,27 @@ int cmd_iommu(int argc, char **argv)
 			c.host_opt = optarg;
 		else if (ch == 'd')
 			c.dir_opt = optarg;
+		else if (ch == 'j')
+			json = true;
 		else if (ch == 'h')
 			return iommu_usage(stdout), 0;
 		else
 			return iommu_usage(stderr), 2;
 	}
 	faults = optind >= argc || !strcmp(argv[optind], "faults");
-	if (conn_open(&c, faults ? SMIO_ROLE_CLIENT : SMIO_ROLE_ADMIN))
-		return 1;
+	if (json && !faults)
+		return cli_err("iommu: --json is for 'iommu faults'; %s prints one line",
+			       argv[optind]), 2;
+	rc = conn_open(&c, faults ? SMIO_ROLE_CLIENT : SMIO_ROLE_ADMIN);
+	if (rc)
+		return rc;
 	if (faults) {
 		struct smio_iommu_faults *f = malloc(SMIO_MAX_PAYLOAD);
 
 		rc = f ? call(&c, SMIO_IOMMU_FAULTS, NULL, 0, f, SMIO_MAX_PAYLOAD, NULL) : -ENOMEM;
-		if (!rc)
+		if (!rc && json)
+			rc = cli_iommu_faults_json(c.host, f) ? 1 : 0;
+		else if (!rc)
 			iommu_print_faults(f);
 		free(f);
 	} else {

@@ -14,10 +14,11 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: smartio topo [TOPOLOGY.yaml] [--dir DIR] [--dot]\n\n"
+		"usage: smartio topo [TOPOLOGY.yaml] [--dir DIR] [--dot | --json]\n\n"
 		"Shows a topology: TOPOLOGY.yaml if given, else the running cluster's\n"
 		"DIR/topology.yaml, else the built-in default cluster.\n"
-		"  --dot   print a Graphviz digraph instead (smartio topo --dot | dot -Tsvg > t.svg)\n");
+		"  --dot   print a Graphviz digraph instead (smartio topo --dot | dot -Tsvg > t.svg)\n"
+		"  --json  print the tree as one JSON object instead\n");
 }
 
 static void fmt_size(char *buf, size_t len, uint64_t v)
@@ -346,11 +347,11 @@ int cmd_topo(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' }, { "dot", no_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' }, { 0 } };
+		{ "help", no_argument, NULL, 'h' }, { "json", no_argument, NULL, 'j' }, { 0 } };
 	const char *dir_opt = NULL, *file = NULL;
 	struct topo *t;
-	bool dot = false;
-	int c;
+	bool dot = false, json = false;
+	int c, rc = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -358,6 +359,8 @@ int cmd_topo(int argc, char **argv)
 			dir_opt = optarg;
 		else if (c == 'D')
 			dot = true;
+		else if (c == 'j')
+			json = true;
 		else if (c == 'h')
 			return usage(stdout), 0;
 		else
@@ -369,12 +372,16 @@ int cmd_topo(int argc, char **argv)
 		cli_err("topo takes one topology file, not '%s'", argv[optind]);
 		return 2;
 	}
+	if (dot && json)
+		return cli_err("topo: --dot or --json, not both"), 2;
 	if (load(file, dir_opt, &t))
 		return 1;
-	if (dot)
+	if (json)
+		rc = cli_topo_json(t);
+	else if (dot)
 		dot_topo(t);
 	else
 		text_topo(t);
 	topo_free(t);
-	return fflush(stdout) ? 1 : 0;
+	return rc || fflush(stdout) ? 1 : 0;
 }

@@ -174,8 +174,50 @@ int cli_open_host(const char *host_opt, const char *dir_opt, uint32_t role, uint
 		return -ENAMETOOLONG;
 	}
 	fd = cli_connect(dir, *host, role);
-	if (fd < 0)
+	if ((fd == -ENOENT || fd == -ECONNREFUSED) && cli_cluster_running(dir))
+		cli_err("host %u in %s is down (its daemon does not answer); start it again with "
+			"'smartio cluster restart --host %u'%s", *host, dir, *host,
+			host_opt ? "" : " (SMARTIO_HOST chose it)");
+	else if (fd < 0)
 		cli_err("host %u in %s: %s", *host, dir, cli_strerror(fd));
+	return fd;
+}
+
+bool cli_cluster_running(const char *dir)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/topology.yaml", dir);
+	return access(path, F_OK) == 0;
+}
+
+int cli_open_any(const char *host_opt, const char *dir_opt, uint32_t role, bool verbose,
+		 uint32_t *host, char *dir, size_t dirlen)
+{
+	struct topo *t;
+	int fd = -ENOENT;
+
+	if (host_opt || getenv("SMARTIO_HOST"))
+		return cli_open_host(host_opt, dir_opt, role, host, dir, dirlen);
+	if (cli_cluster_dir(dir_opt, dir, dirlen)) {
+		cli_err("cluster directory path too long");
+		return -ENAMETOOLONG;
+	}
+	if (cli_cluster_topo(dir, &t))
+		return -ENOENT;
+	/* The first host in the topology's order whose daemon answers. */
+	for (uint32_t i = 0; i < t->nhosts && fd < 0; i++) {
+		fd = cli_connect(dir, t->hosts[i].id, role);
+		if (fd >= 0) {
+			*host = t->hosts[i].id;
+			if (verbose && i)
+				fprintf(stderr, "smartio: host %u answered (host %u is down)\n",
+					*host, t->hosts[0].id);
+		}
+	}
+	if (fd < 0)
+		cli_err("no host of the cluster in %s answers (%s)", dir, cli_strerror(fd));
+	topo_free(t);
 	return fd;
 }
 

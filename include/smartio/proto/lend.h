@@ -34,6 +34,7 @@ struct smio_lend_pool {
 };
 
 #define SMIO_LEND_F_UNBIND   0x1u    /* LEND_RETURN: unbind the driver first */
+#define SMIO_LEND_F_FORCE    0x2u    /* LEND_RETURN: also while held (LEND_HOLD); unbinds */
 
 struct smio_lend_req {
 	uint32_t fdid;
@@ -100,6 +101,34 @@ struct smio_peer_lend_p2p {
 	uint64_t addr, size;        /* target at that host (P2P) / bus (HOPS) */
 	uint64_t bus;               /* reply: the device's address of addr */
 	uint32_t hops, pad2;        /* HOPS reply */
+};
+
+/*
+ * LEND_HOLD: the sending connection holds the function at bdf of this host
+ * (e.g. 'smartio mount' serving its namespaces) until it closes; `what` says
+ * who, for the error of a refused LEND_RETURN (-ETXTBSY unless FORCE).
+ */
+#define SMIO_HOLD_WHAT_MAX 128
+#define SMIO_HOLDERS_MAX   16
+
+struct smio_lend_hold {
+	uint16_t bdf;
+	uint16_t pad;
+	uint32_t pad2;
+	char what[SMIO_HOLD_WHAT_MAX];
+};
+
+/* LEND_HOLDERS (request: smio_lend_req, flags 0): who holds a borrowed device. */
+struct smio_lend_holder {
+	uint32_t pid;               /* the holding process (SO_PEERCRED) */
+	uint32_t pad;
+	char what[SMIO_HOLD_WHAT_MAX];
+};
+
+struct smio_lend_holders {
+	uint32_t n;                 /* <= SMIO_HOLDERS_MAX; payload = 8 + n * sizeof(holder) */
+	uint32_t pad;
+	struct smio_lend_holder h[];
 };
 
 #endif

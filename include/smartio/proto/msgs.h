@@ -371,6 +371,14 @@ enum smio_payload_kind {
 	  SMIO_PL_FIXED(smio_lend_p2p, smio_check_lend_p2p),					\
 	  SMIO_PL_FIXED(smio_lend_p2p, smio_check_lend_p2p))					\
 												\
+	/* Holders of borrowed devices: LEND_RETURN refuses while one lives (issue 17) */	\
+	X(LEND_HOLD,            170, LEND,   SMIO_R_LOCAL, 0, /* until the connection closes */ \
+	  SMIO_PL_FIXED(smio_lend_hold, smio_check_lend_hold),					\
+	  SMIO_PL_EMPTY)									\
+	X(LEND_HOLDERS,         171, LEND,   SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_FIXED(smio_lend_req, smio_check_lend_req),					\
+	  SMIO_PL_VAR(smio_lend_holders, smio_check_lend_holders))				\
+												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\
 	  SMIO_PL_FIXED(smio_dma_queue_ref, smio_check_dma_queue_ref),				\
