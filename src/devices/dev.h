@@ -62,6 +62,7 @@ enum dev_stat {
 	DEV_ST_BYTES_WRITTEN,       /* NVMe: data written to media */
 	DEV_ST_OPS,                 /* accel: descriptors completed */
 	DEV_ST_DMA_FAULTS,          /* DMAs that ended in a fabric error */
+	DEV_ST_FLRS,                /* function level resets done (src/host/devrun.c) */
 	DEV_ST_COUNT
 };
 #define DEV_STATS_VECS 64           /* vectors counted one by one; the rest in irq_other */
