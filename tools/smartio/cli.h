@@ -71,6 +71,8 @@ int cmd_predict_figure(int argc, char **argv);   /* predict_figure.c */
 int cmd_mount(int argc, char **argv);    /* mount.c (FUSE) or mount_nofuse.c */
 int cmd_lend(int argc, char **argv);     /* lend.c: devices, borrow, return */
 int cmd_umount(int argc, char **argv);
+int cmd_diag(int argc, char **argv);     /* diag.c: counters (stats.c) */
+int cmd_events(int argc, char **argv);   /* diag.c: the daemons' event logs */
 
 /* nvme_msg.c: encode an SMIO_NVME_ADMIN (SQE with opcode, NSID, CDW10; data_len
  * bytes back from the device) or SMIO_NVME_IO request into req; returns its length. */

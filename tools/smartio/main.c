@@ -22,6 +22,8 @@ static const struct cli_cmd cmds[] = {
 	{ "devices", "the cluster's pool of lendable devices, their state and borrower", cmd_lend },
 	{ "borrow", "borrow a device for host N (Device Lending: a shadow device)", cmd_lend },
 	{ "return", "return a borrowed device (refused while its driver is bound)", cmd_lend },
+	{ "diag", "per-adapter and per-device counters: errors, I/O, interrupts (--clear)", cmd_diag },
+	{ "events", "the daemons' event logs: borrow, return, link changes, faults", cmd_events },
 };
 
 static void usage(FILE *f)
