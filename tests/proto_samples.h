@@ -389,11 +389,44 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 	return NO_DIR;
 }
 
+/* Diagnostics (diag.h): STATS, STATS_CLEAR, EVENTS. */
+static inline size_t sample_diag(uint16_t type, bool reply, uint8_t *buf)
+{
+	static const char json[] = "{\"host\":1}";
+	struct smio_stats_req sq = { 0 };
+	struct smio_stats sr = { .len = sizeof(json) - 1 };
+	struct smio_events_req eq = { .since = 3, .max = 16 };
+	struct smio_events er = { .next = 5, .first = 1, .last = 9, .n = 2 };
+	struct smio_event ev = { .seq = 4, .time_ns = 1, .kind = SMIO_EV_LINK_DOWN, .host = 1,
+				 .text = "ntb0 link down" };
+
+	switch (type) {
+	case SMIO_STATS:
+		if (!reply)
+			return SAMPLE_PUT(sq);
+		memcpy(buf, &sr, sizeof(sr));
+		memcpy(buf + sizeof(sr), json, sr.len);
+		return sizeof(sr) + sr.len;
+	case SMIO_STATS_CLEAR:	return 0;
+	case SMIO_EVENTS:
+		if (!reply)
+			return SAMPLE_PUT(eq);
+		memcpy(buf, &er, sizeof(er));
+		memcpy(buf + sizeof(er), &ev, sizeof(ev));
+		ev.seq = 5;
+		memcpy(buf + sizeof(er) + sizeof(ev), &ev, sizeof(ev));
+		return sizeof(er) + 2 * sizeof(ev);
+	}
+	return NO_DIR;
+}
+
 static inline size_t sample(uint16_t type, bool reply, uint8_t *buf)
 {
 	size_t n = sample_core(type, reply, buf);
 
-	return n != NO_DIR ? n : sample_dev(type, reply, buf);
+	if (n == NO_DIR)
+		n = sample_dev(type, reply, buf);
+	return n != NO_DIR ? n : sample_diag(type, reply, buf);
 }
 
 #endif

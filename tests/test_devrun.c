@@ -14,6 +14,7 @@
 #include <linux/pci_regs.h>
 
 #include "fabric_util.h"
+#include "devices/dev.h"
 #include "host/devrun.h"
 #include "smartio/accel_regs.h"
 
@@ -283,6 +284,12 @@ static void test_link_change_stops_cached_dma(void **state)
 		assert_int_equal(ACCEL_ST_CODE(st), ACCEL_SC_WRITE_FAULT);
 		assert_int_equal(ACCEL_ST_FAB(st), FAB_LINK_DOWN);
 		assert_memory_not_equal(bram + 0x200000, d.ram + 0x400000, 65536);
+		/* Counted (smartio diag): a link error; the device's DMA fault; and
+		 * where the access died at this host's own adapter, a drop there. */
+		assert_int_equal(n->link_downs, 1);
+		assert_true(devrun_instance(s, d.fn)->stats.v[DEV_ST_DMA_FAULTS] >= end + 1);
+		if (!end)
+			assert_true(__atomic_load_n(&na->link_drops, __ATOMIC_RELAXED) >= 1);
 		set_link(n, true);
 		assert_int_equal(drv_copy(&d, 0x400000, win, 65536), ACCEL_ST_MAKE(0, 0));
 		assert_memory_equal(bram + 0x200000, d.ram + 0x400000, 65536);

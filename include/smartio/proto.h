@@ -28,5 +28,6 @@
 #include "proto/dma.h"
 #include "proto/dev.h"
 #include "proto/lend.h"
+#include "proto/diag.h"
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bringup.h"
+#include "diag.h"
 #include "util/log.h"
 #include "devices/models.h"
 #include "host/drivers/drivers.h"
@@ -110,6 +111,12 @@ static void down_from(struct smd *d, struct smd_up *u, int stage)
 			fab_host_unlock(d->host);
 		}
 		devrun_stop(d->devs);
+		/* The log goes once nothing can log: no device thread, worker or loop. */
+		if (d->pci) {
+			fab_host_lock(d->host);
+			smd_diag_fini(d);
+			fab_host_unlock(d->host);
+		}
 		smd_dma_release(d);
 		smd_loop_fini(d);
 		fab_host_destroy(d->host);
@@ -171,6 +178,9 @@ int smd_up(struct smd *d, const char *topo_path, struct smd_up *u)
 			rc = pci_register_driver(d->pci, &nvme_pci_driver);
 		if (!rc)
 			rc = pci_register_driver(d->pci, &accel_pci_driver);
+		/* The event log first: the services log what they do from the start. */
+		if (!rc)
+			rc = smd_diag_init(d);
 		/* SISCI segments take their memory from the PCI core's allocator. */
 		if (!rc)
 			rc = smd_seg_init(d);

@@ -37,6 +37,7 @@ struct smd {
 	struct smd_dma *dma;      /* SISCI DMA queues and the NTBs' DMA engines (h_dma.c) */
 	struct smd_devs *devs_pool; /* SmartIO device pool: lent and borrowed (h_device.c) */
 	struct smd_lend *lend;    /* Device Lending: lent devices and shadows (h_lend.c) */
+	struct smd_diag *diag;    /* event log, counters' zero points (diag.c) */
 };
 
 /*

@@ -24,6 +24,7 @@
 #include "core_priv.h"
 #include "daemon.h"
 #include "util/log.h"
+#include "diag.h"
 #include "handlers.h"
 
 /*
@@ -123,6 +124,9 @@ static const struct {
 	[SMIO_LEND_P2P] = { .fn = h_lend, .work = true },
 	[SMIO_LEND_HOLD] = { .fn = h_lend, .work = true },
 	[SMIO_LEND_HOLDERS] = { .fn = h_lend, .work = true },
+	[SMIO_STATS] = { .fn = h_stats },
+	[SMIO_STATS_CLEAR] = { .fn = h_stats_clear },
+	[SMIO_EVENTS] = { .fn = h_events },
 };
 
 #define KEY_DEV(bdf)   (0x100000000ull | (uint16_t)(bdf))

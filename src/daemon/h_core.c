@@ -14,6 +14,7 @@
 
 #include "core_priv.h"
 #include "daemon.h"
+#include "diag.h"
 #include "fabric/iommu.h"
 #include "fabric/ntb.h"
 #include "handlers.h"
@@ -137,8 +138,15 @@ int h_cfg_read(struct smd_req *r)
 int h_cfg_write(struct smd_req *r)
 {
 	const struct smio_cfg *m = r->p;
+	struct fab_func *f = fab_func_by_bdf(r->d->host, m->bdf);
+	uint32_t flrs = f ? __atomic_load_n(&f->flr_seq, __ATOMIC_ACQUIRE) : 0;
+	int rc = fab_cfg_access_write(r->d->host, m->bdf, m->off, m->size, m->value);
 
-	return fab_cfg_access_write(r->d->host, m->bdf, m->off, m->size, m->value);
+	/* An Initiate FLR is a device fault for the event log (smartio events). */
+	if (!rc && f && __atomic_load_n(&f->flr_seq, __ATOMIC_ACQUIRE) != flrs)
+		smd_event(r->d, SMIO_EV_DEV_FAULT, m->bdf, 0, "%s (%02x:%02x.%x): function level reset",
+			  f->name, FAB_BDF_BUS(m->bdf), FAB_BDF_DEV(m->bdf), FAB_BDF_FN(m->bdf));
+	return rc;
 }
 
 int h_cfg_dump(struct smd_req *r)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "diag.h"
 #include "util/log.h"
 #include "fabric/ntb.h"
 #include "host/ntb_drv.h"
@@ -169,6 +170,8 @@ static int lend_setup_req(struct smd *d, struct smd_conn *c,
 	preconnect(d, c->host);
 	smio_info("lent %s (%02x:%02x.%x) to host %u", g.name, FAB_BDF_BUS(m->bdf),
 			FAB_BDF_DEV(m->bdf), FAB_BDF_FN(m->bdf), c->host);
+	smd_event(d, SMIO_EV_BORROW, m->bdf, c->host, "lent %s (%02x:%02x.%x) to host %u", g.name,
+		  FAB_BDF_BUS(m->bdf), FAB_BDF_DEV(m->bdf), FAB_BDF_FN(m->bdf), c->host);
 	return 0;
 }
 
@@ -422,6 +425,8 @@ static int h_borrow(struct smd *d, const struct smio_lend_req *m, struct smio_le
 	smio_info("borrowed %s from host %u as %02x:%02x.%x (%s)", g.name, lender,
 			FAB_BDF_BUS(o->bdf), FAB_BDF_DEV(o->bdf), FAB_BDF_FN(o->bdf),
 			o->bound ? o->driver : "no driver");
+	smd_event(d, SMIO_EV_BORROW, req.bdf, lender, "borrowed %s from host %u as %02x:%02x.%x",
+		  g.name, lender, FAB_BDF_BUS(o->bdf), FAB_BDF_DEV(o->bdf), FAB_BDF_FN(o->bdf));
 	return 0;
 }
 
@@ -443,6 +448,8 @@ static int h_return(struct smd *d, const struct smio_lend_req *m)
 		smio_warn("return of 0x%08x forced: %u holder(s) see it gone", b->fdid, held);
 	if (b->pdev)
 		smd_lend_hold_drop(d, b->pdev->bdf);
+	smd_event(d, SMIO_EV_RETURN, b->lbdf, b->lender, "returned %s to host %u",
+		  b->pdev ? b->pdev->name : "device", b->lender);
 	brw_drop(d, b, true);
 	return 0;
 }
@@ -574,6 +581,8 @@ int smd_h_lend(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, 
 	case SMIO_PEER_LEND_RELEASE:
 		smio_info("host %u returned %02x:%02x.%x", e->borrower, FAB_BDF_BUS(e->bdf),
 				FAB_BDF_DEV(e->bdf), FAB_BDF_FN(e->bdf));
+		smd_event(d, SMIO_EV_RETURN, e->bdf, e->borrower, "host %u returned %02x:%02x.%x",
+			  e->borrower, FAB_BDF_BUS(e->bdf), FAB_BDF_DEV(e->bdf), FAB_BDF_FN(e->bdf));
 		lent_drop(d, c, e, true);
 		return 0;
 	case SMIO_PEER_LEND_CFG: {
@@ -681,6 +690,10 @@ void smd_lend_conn_closed(struct smd *d, struct smd_conn *c)
 					FAB_BDF_BUS(l->lent[i].bdf),
 					FAB_BDF_DEV(l->lent[i].bdf), FAB_BDF_FN(l->lent[i].bdf),
 					l->lent[i].borrower);
+			smd_event(d, SMIO_EV_RECLAIM, l->lent[i].bdf, l->lent[i].borrower,
+				  "reclaimed %02x:%02x.%x from host %u (connection lost)",
+				  FAB_BDF_BUS(l->lent[i].bdf), FAB_BDF_DEV(l->lent[i].bdf),
+				  FAB_BDF_FN(l->lent[i].bdf), l->lent[i].borrower);
 			lent_drop(d, c, &l->lent[i], false);   /* the pool drops the borrow */
 		}
 	/*
@@ -699,6 +712,9 @@ void smd_lend_conn_closed(struct smd *d, struct smd_conn *c)
 					shadow_lost(l->brw[i].pdev);
 				smio_warn("lender host %u lost: surprise-removing its %s",
 					  c->host, l->brw[i].pdev ? l->brw[i].pdev->name : "device");
+				smd_event(d, SMIO_EV_RECLAIM, l->brw[i].lbdf, c->host,
+					  "lender host %u lost: surprise-removing its %s", c->host,
+					  l->brw[i].pdev ? l->brw[i].pdev->name : "device");
 				drop_later(d, &l->brw[i]);
 			}
 	fab_host_unlock(d->host);

@@ -42,11 +42,48 @@ struct dev_func {
 	void *bus_ctx;
 };
 
+/*
+ * What a function counts as it works, for diagnostics (smartio diag): kept by
+ * the model's own thread with relaxed atomic adds (no lock on the data path),
+ * read and cleared by the daemon at any time with relaxed loads and stores.
+ * Which slots a model uses is its own: NVMe counts completions by kind,
+ * bytes moved by Read/Write and error completions; the accelerator counts
+ * descriptors (ops), their bytes and the failed ones. DMA faults (a DMA that
+ * ended in a fabric error) and MSI-X messages sent per vector are counted for
+ * every model by dev_dma_* and msix.c.
+ */
+enum dev_stat {
+	DEV_ST_ADMIN,               /* NVMe admin commands completed */
+	DEV_ST_READ,                /* NVMe Read commands completed */
+	DEV_ST_WRITE,               /* NVMe Write commands completed */
+	DEV_ST_OTHER,               /* other NVMe I/O commands completed */
+	DEV_ST_ERRORS,              /* completions with an error status */
+	DEV_ST_BYTES_READ,          /* NVMe: data read from media; accel: bytes processed */
+	DEV_ST_BYTES_WRITTEN,       /* NVMe: data written to media */
+	DEV_ST_OPS,                 /* accel: descriptors completed */
+	DEV_ST_DMA_FAULTS,          /* DMAs that ended in a fabric error */
+	DEV_ST_FLRS,                /* function level resets done (src/host/devrun.c) */
+	DEV_ST_COUNT
+};
+#define DEV_STATS_VECS 64           /* vectors counted one by one; the rest in irq_other */
+
+struct dev_stats {
+	uint64_t v[DEV_ST_COUNT];
+	uint64_t irq[DEV_STATS_VECS];
+	uint64_t irq_other;
+};
+
 struct dev_instance {
 	const struct dev_model_ops *ops;
 	struct dev_func fn;
 	void *state;                /* the model's own */
+	struct dev_stats stats;     /* counters (above) */
 };
+
+static inline void dev_stat_add(struct dev_instance *d, enum dev_stat s, uint64_t n)
+{
+	__atomic_fetch_add(&d->stats.v[s], n, __ATOMIC_RELAXED);
+}
 
 struct dev_model_ops {
 	const char *name;           /* "nvme", "accel", "test" */
@@ -69,13 +106,21 @@ static inline bool dev_bus_master(const struct dev_instance *d)
 
 static inline int dev_dma_read(const struct dev_instance *d, uint64_t addr, void *buf, size_t len)
 {
-	return d->fn.bus->dma_read(d->fn.bus_ctx, addr, buf, len);
+	int rc = d->fn.bus->dma_read(d->fn.bus_ctx, addr, buf, len);
+
+	if (rc)
+		__atomic_fetch_add((uint64_t *)&d->stats.v[DEV_ST_DMA_FAULTS], 1, __ATOMIC_RELAXED);
+	return rc;
 }
 
 static inline int dev_dma_write(const struct dev_instance *d, uint64_t addr, const void *buf,
 				size_t len)
 {
-	return d->fn.bus->dma_write(d->fn.bus_ctx, addr, buf, len);
+	int rc = d->fn.bus->dma_write(d->fn.bus_ctx, addr, buf, len);
+
+	if (rc)
+		__atomic_fetch_add((uint64_t *)&d->stats.v[DEV_ST_DMA_FAULTS], 1, __ATOMIC_RELAXED);
+	return rc;
 }
 
 /* Little-endian register access to BAR memory, safe against concurrent stores

@@ -68,6 +68,8 @@ static int fire(struct dev_instance *d, struct msix_loc *l, unsigned v, uint16_t
 		return 0;
 	}
 	set_pending(l, v, false);
+	__atomic_fetch_add(v < DEV_STATS_VECS ? &d->stats.irq[v] : &d->stats.irq_other, 1,
+			   __ATOMIC_RELAXED);
 	return dev_dma_write(d, addr, &data, sizeof(data));
 }
 

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ntb.h"
 #include "route.h"
 
 /*
@@ -85,6 +86,25 @@ static int deliver_msi(struct fab_host *h, const struct fab_target *t, const voi
 	return w->ops->msi(w, t->host, t->addr, data);
 }
 
+/*
+ * A request lost to a down link is counted at the adapter that dropped it,
+ * for smartio diag: the walk's last hop is that adapter when it is this
+ * host's (one on another host counts nothing here).
+ */
+static void count_link_drop(struct fab_host *h, const struct fab_route *r)
+{
+	const struct fab_hop *last;
+
+	if (!r->nhops)
+		return;
+	last = &r->hops[r->nhops - 1];
+	if (last->kind != FAB_HOP_NTB || last->host != h->id)
+		return;
+	for (uint32_t i = 0; i < h->nntbs; i++)
+		if (fab_func_bdf(h->ntbs[i]->fn) == last->bdf)
+			__atomic_fetch_add(&h->ntbs[i]->link_drops, 1, __ATOMIC_RELAXED);
+}
+
 int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint64_t len,
 	       bool write)
 {
@@ -110,6 +130,8 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 				memset(p, 0xff, n);
 			if (!first)
 				first = r.status;
+			if (r.status == FAB_LINK_DOWN)
+				count_link_drop(h, &r);
 		} else {
 			n = r.tgt.len < len ? r.tgt.len : len;
 			m = fab_target_map(h, &r.tgt, &size);

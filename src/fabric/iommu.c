@@ -69,6 +69,8 @@ struct fab_iommu {
 	unsigned nr_tables;		/* page tables allocated, <= IOMMU_MAX_TABLES */
 	uint64_t nr_faults;
 	struct iommu_fault faults[IOMMU_FAULT_LOG];
+	iommu_fault_fn fault_fn;	/* iommu_set_fault_hook */
+	void *fault_arg;
 	struct iommu_dom doms[IOMMU_MAX_DOMAINS + 1];	/* [0] unused */
 	uint16_t rid_dom[1u << 16];	/* requester id -> domain, 0 = none */
 };
@@ -340,6 +342,14 @@ static void record_fault(struct fab_iommu *mmu, uint16_t rid, uint64_t iova, boo
 	f->domain = dom;
 	f->iova = iova;
 	f->seq = ++mmu->nr_faults;
+	if (mmu->fault_fn)
+		mmu->fault_fn(mmu->fault_arg, f);
+}
+
+void iommu_set_fault_hook(struct fab_iommu *mmu, iommu_fault_fn fn, void *arg)
+{
+	mmu->fault_fn = fn;
+	mmu->fault_arg = arg;
 }
 
 struct fab_iommu *iommu_create(bool enabled, iommu_changed_fn changed, void *arg)

@@ -47,6 +47,13 @@ struct fab_iommu;
 typedef void (*iommu_changed_fn)(void *arg);
 
 struct fab_iommu *iommu_create(bool enabled, iommu_changed_fn changed, void *arg);
+/*
+ * Whoever wants to hear of each fault as it is recorded (the daemon's event
+ * log): fn runs on the faulting thread, inside the same serialisation as the
+ * translation, and must not block. NULL turns it off.
+ */
+typedef void (*iommu_fault_fn)(void *arg, const struct iommu_fault *f);
+void iommu_set_fault_hook(struct fab_iommu *mmu, iommu_fault_fn fn, void *arg);
 void iommu_destroy(struct fab_iommu *mmu);
 bool iommu_enabled(const struct fab_iommu *mmu);
 

@@ -181,6 +181,8 @@ void ntb_set_link(struct fab_ntb *ntb, bool up)
 	if (ntb->link_up == up)
 		return;
 	ntb->link_up = up;
+	if (!up)
+		ntb->link_downs++;
 	ntb->fn->host->link_gen++;
 	sync_regs(ntb);
 	changed(ntb);

@@ -66,6 +66,9 @@ struct fab_ntb {
 	uint32_t db_mask;
 	uint32_t spad[NTB_MAX_SPADS];
 	uint64_t db_rung;      /* statistics */
+	uint64_t link_downs;   /* link-down transitions (link errors) */
+	uint64_t link_drops;   /* accesses dropped / read as all-ones for a down link
+				* (fab_access; relaxed atomics: device threads count) */
 	/*
 	 * The adapter's interrupt line to its driver (host/ntb_drv.c), raised
 	 * after the state changed, on the thread that changed it (with the host

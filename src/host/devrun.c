@@ -217,6 +217,7 @@ static void *run(void *arg)
 		if (flr != r->flr_seen) {
 			/* A Function Level Reset (src/fabric/flr.c): the model's
 			 * half, here where nothing else calls into the model. */
+			dev_stat_add(&r->inst, DEV_ST_FLRS, flr - r->flr_seen);
 			r->flr_seen = flr;
 			memset(r->atc, 0, sizeof(r->atc));
 			r->cmd_valid = false;

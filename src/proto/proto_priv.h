@@ -150,6 +150,12 @@ int smio_check_lend_p2p(const void *p, uint32_t len);
 int smio_check_lend_hold(const void *p, uint32_t len);
 int smio_check_lend_holders(const void *p, uint32_t len);
 
+/* Diagnostics: counters and the event log (proto_diag.c). */
+int smio_check_stats_req(const void *p, uint32_t len);
+int smio_check_stats(const void *p, uint32_t len);
+int smio_check_events_req(const void *p, uint32_t len);
+int smio_check_events(const void *p, uint32_t len);
+
 #pragma GCC visibility pop
 
 #endif

@@ -103,6 +103,8 @@ int cli_plan_best(const char *cls, const char *work, const char *host_opt,
 		  const char *dir_opt, uint32_t *fdid);
 int cmd_web(int argc, char **argv);      /* web.c (libmicrohttpd) or web_nomhd.c */
 int cmd_top(int argc, char **argv);      /* top.c */
+int cmd_diag(int argc, char **argv);     /* diag.c: counters (stats.c) */
+int cmd_events(int argc, char **argv);   /* diag.c: the daemons' event logs */
 
 /* nvme_msg.c: encode an SMIO_NVME_ADMIN (SQE with opcode, NSID, CDW10; data_len
  * bytes back from the device) or SMIO_NVME_IO request into req; returns its length. */

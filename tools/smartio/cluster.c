@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "util/cli_conv.h"
+#include "cluster_view.h"
 #include "hostproc.h"
 #include "util/smio_time.h"
 
@@ -534,13 +535,17 @@ static int host_json(struct json_object *hosts, const struct topo_host *h,
 
 static int cluster_status(const char *dir, bool json)
 {
-	struct json_object *root = NULL, *hosts = NULL;
+	struct json_object *root = NULL, *hosts = NULL, **stats, **hobj;
 	struct topo *t;
 	uint32_t up = 0;
 	int rc = 0;
 
 	if (cli_cluster_topo(dir, &t))
 		return 1;
+	stats = calloc(t->nhosts, sizeof(*stats));
+	hobj = calloc(t->nhosts, sizeof(*hobj));
+	if (!stats || !hobj)
+		rc = -ENOMEM;
 	if (json) {
 		root = json_object_new_object();
 		hosts = json_object_new_array();
@@ -557,13 +562,22 @@ static int cluster_status(const char *dir, bool json)
 
 		probe_host(dir, h, &p);
 		up += !strcmp(p.state, "up");
-		if (json)
+		if (!strcmp(p.state, "up"))
+			stats[i] = cluster_view_stats(dir, h->id);   /* links, for below */
+		if (json) {
 			rc = host_json(hosts, h, &p);
-		else
+			hobj[i] = rc ? NULL : json_object_array_get_idx(hosts, i);
+		} else
 			printf("%-5u %-16s %-5u %-8d %-7s %8.1fs %6u %5u %6s\n", h->id, h->name,
 			       h->node_id, (int)p.pid, p.state, (double)p.st.uptime_ns / 1e9,
 			       p.st.nfuncs, p.st.nntbs, h->iommu ? "on" : "off");
 	}
+	if (!json && !rc)
+		printf("%u of %u hosts up\n", up, t->nhosts);
+	if (!rc)
+		rc = cluster_view_links(t, stats, json ? hobj : NULL);
+	if (!rc)
+		rc = cluster_view_lent(dir, t, stats, root);
 	if (json) {
 		if (!rc) {
 			rc = smio_json_add(root, "hosts", hosts);
@@ -578,13 +592,15 @@ static int cluster_status(const char *dir, bool json)
 			cli_err("cluster status: %s", strerror(-rc));
 		json_object_put(hosts);
 		json_object_put(root);
-	} else {
-		printf("%u of %u hosts up\n", up, t->nhosts);
 	}
 	if (!rc)
 		rc = up == t->nhosts ? 0 : 3;
 	else
 		rc = 1;
+	for (uint32_t i = 0; stats && i < t->nhosts; i++)
+		json_object_put(stats[i]);
+	free(stats);
+	free(hobj);
 	topo_free(t);
 	return rc;
 }
@@ -662,7 +678,9 @@ static void cluster_usage(FILE *f)
 		   "       smartio cluster status [--dir DIR] [--json]\n"
 		   "       smartio cluster restart --host N [--kill] [--dir DIR]\n"
 		   "       smartio cluster logs [--host N] [--follow] [--dir DIR]\n\n"
-		   "status exits 0 when every host is up, 3 when any is down, dead or stopped.\n"
+		   "status shows each host's daemon, each NTB link (a host none of whose links\n"
+		   "is up is isolated) and the devices lent (lender -> borrower); it exits 0\n"
+		   "when every daemon is up (isolated or not), 3 when any is down, dead or stopped.\n"
 		   "restart stops host N's daemon (asks it to shut down; --kill: SIGKILL) and\n"
 		   "starts a fresh one for the same host; the running cluster keeps going.\n"
 		   "The host's RAM lives in its daemon, so a restart reboots that host's\n"

@@ -28,6 +28,8 @@ static const struct cli_cmd cmds[] = {
 	{ "plan", "rank the pool's compositions for a workload (timing model)", cmd_plan },
 	{ "web", "a live view of the cluster in a browser (+ /metrics for Prometheus)", cmd_web },
 	{ "top", "the cluster at a glance in a terminal: hosts, links, pool, events", cmd_top },
+	{ "diag", "per-adapter and per-device counters: errors, I/O, interrupts (--clear)", cmd_diag },
+	{ "events", "the daemons' event logs: borrow, return, link changes, faults", cmd_events },
 };
 
 static void usage(FILE *f)

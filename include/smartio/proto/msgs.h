@@ -371,6 +371,16 @@ enum smio_payload_kind {
 	  SMIO_PL_FIXED(smio_lend_p2p, smio_check_lend_p2p),					\
 	  SMIO_PL_FIXED(smio_lend_p2p, smio_check_lend_p2p))					\
 												\
+	/* diagnostics: counters and the event log (diag.h, docs/protocol.md) */		\
+	X(STATS,                160, CORE,   SMIO_R_LOCAL, 0, /* JSON text */			\
+	  SMIO_PL_FIXED(smio_stats_req, smio_check_stats_req),				\
+	  SMIO_PL_VAR(smio_stats, smio_check_stats))						\
+	X(STATS_CLEAR,          161, CORE,   SMIO_R_ADMIN, 0, /* counters to zero */		\
+	  SMIO_PL_EMPTY,									\
+	  SMIO_PL_EMPTY)									\
+	X(EVENTS,               162, CORE,   SMIO_R_LOCAL, 0, /* seq > since */			\
+	  SMIO_PL_FIXED(smio_events_req, smio_check_events_req),				\
+	  SMIO_PL_VAR(smio_events, smio_check_events))					\
 	/* Holders of borrowed devices: LEND_RETURN refuses while one lives (issue 17) */	\
 	X(LEND_HOLD,            170, LEND,   SMIO_R_LOCAL, 0, /* until the connection closes */ \
 	  SMIO_PL_FIXED(smio_lend_hold, smio_check_lend_hold),					\

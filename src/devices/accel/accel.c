@@ -234,6 +234,12 @@ static void desc_complete(struct accel *a, uint32_t code)
 	a->done++;
 	if (code)
 		a->failed++;
+	/* smartio diag's counters (dev.h): an abort is no device error either. */
+	dev_stat_add(a->d, DEV_ST_OPS, 1);
+	if (!code && c->op != ACCEL_OP_NOP && c->op != ACCEL_OP_FENCE)
+		dev_stat_add(a->d, DEV_ST_BYTES_READ, c->len);
+	else if (code && code != ACCEL_SC_ABORTED)
+		dev_stat_add(a->d, DEV_ST_ERRORS, 1);
 	/* An abort is software's own doing, not a device error. */
 	if (code && code != ACCEL_SC_ABORTED)
 		accel_error(a, ACCEL_ERR_DESC, st, fail);

@@ -477,6 +477,26 @@ static void post_all_now(struct nvme_ctrl *c)
 	send_interrupts(c);
 }
 
+/* The counters smartio diag shows (dev.h): by kind, bytes moved, errors. */
+static void count_completion(struct nvme_ctrl *c, const struct nvme_cmd *cmd, uint16_t st)
+{
+	enum dev_stat kind = DEV_ST_OTHER;
+
+	if (cmd->sqid == 0)
+		kind = DEV_ST_ADMIN;
+	else if (cmd->sqe.opcode == nvme_cmd_read)
+		kind = DEV_ST_READ;
+	else if (cmd->sqe.opcode == nvme_cmd_write)
+		kind = DEV_ST_WRITE;
+	dev_stat_add(c->d, kind, 1);
+	if (st)
+		dev_stat_add(c->d, DEV_ST_ERRORS, 1);
+	else if (kind == DEV_ST_READ)
+		dev_stat_add(c->d, DEV_ST_BYTES_READ, cmd->xfer);
+	else if (kind == DEV_ST_WRITE)
+		dev_stat_add(c->d, DEV_ST_BYTES_WRITTEN, cmd->xfer);
+}
+
 void nvme_queue_completion(struct nvme_ctrl *c, const struct nvme_cmd *cmd, uint16_t st)
 {
 	struct nvme_pending *p = &c->pend[c->npend++];
@@ -484,6 +504,7 @@ void nvme_queue_completion(struct nvme_ctrl *c, const struct nvme_cmd *cmd, uint
 
 	if (st)
 		nvme_log_error(c, cmd->sqid, cmd->sqe.cid, st, cmd->sqe.nsid, cmd->err_lba);
+	count_completion(c, cmd, st);
 	/* media timing applies to I/O: transfers serialise on bandwidth, latency overlaps */
 	if (c->timed && cmd->sqid != 0) {
 		uint64_t now = smio_now_ns(), start = now > c->media_free_ns ? now : c->media_free_ns;
