@@ -37,7 +37,18 @@ struct smd {
 	struct smd_dma *dma;      /* SISCI DMA queues and the NTBs' DMA engines (h_dma.c) */
 	struct smd_devs *devs_pool; /* SmartIO device pool: lent and borrowed (h_device.c) */
 	struct smd_lend *lend;    /* Device Lending: lent devices and shadows (h_lend.c) */
+	struct smd_mc *mc;        /* multicast: broadcast segments, switch registers (h_mcast.c) */
 };
+
+/*
+ * Multicast service (h_mcast.c): smd_mc_init maps the cluster switches'
+ * registers (before the host is built), smd_mc_host_ready clears what an
+ * earlier run of this host left there, smd_mc_fini undoes everything.
+ */
+int smd_mc_init(struct smd *d);
+void smd_mc_host_ready(struct smd *d);
+void smd_mc_fini(struct smd *d);
+void smd_mc_conn_closed(struct smd *d, struct smd_conn *c);
 
 /*
  * Driver requests (h_nvme.c, h_accel.c): payload already validated by the

@@ -121,6 +121,12 @@ static const struct {
 	[SMIO_PEER_LEND_P2P] = { .fn = h_lend, .work = true },
 	[SMIO_PEER_LEND_HOPS] = { .fn = h_lend, .work = true },
 	[SMIO_LEND_P2P] = { .fn = h_lend, .work = true },
+	[SMIO_MC_JOIN] = { .fn = h_mcast },
+	[SMIO_MC_LEAVE] = { .fn = h_mcast },
+	[SMIO_MC_CONNECT] = { .fn = h_mcast },
+	[SMIO_MC_DISCONNECT] = { .fn = h_mcast },
+	[SMIO_MC_WRITE] = { .fn = h_mcast, .work = true },
+	[SMIO_MC_DMA] = { .fn = h_mcast, .work = true },
 };
 
 #define KEY_DEV(bdf)   (0x100000000ull | (uint16_t)(bdf))
@@ -336,6 +342,7 @@ void smd_conn_closed_hooks(struct smd *d, struct smd_conn *c)
 	/* Segments, connections and references die with their connection. */
 	smd_dev_conn_closed(d, c);     /* device mappings pin segments: first */
 	smd_dma_conn_closed(d, c);     /* first: its transfers use the segments */
+	smd_mc_conn_closed(d, c);      /* overlays onto its segments go before them */
 	smd_seg_conn_closed(d, c);
 	smd_intr_conn_closed(d, c);
 	smd_lend_conn_closed(d, c);    /* after the pool dropped the lease */

@@ -472,7 +472,7 @@ int h_peer_step(struct smd_req *r)
 	const struct smio_step *m = r->p;
 	struct fab_step in = { .host = r->d->host_id, .from_ntb = true,
 			       .ntb_index = m->ntb_index, .write = m->write,
-			       .addr = m->addr, .len = m->len };
+			       .mcast = m->mcast, .addr = m->addr, .len = m->len };
 	struct fab_forward fwd = { 0 };
 	struct fab_route *rt;
 	int rc;
