@@ -7,6 +7,12 @@
  * segment of the same id and must never see a byte. Writes: SCIMemCpy,
  * stores through the map pushed by SCIFlush, and SCIStartDmaTransfer. Then
  * host 2 removes its segment (unsubscribes) and gets nothing more.
+ *
+ * The multicast Identify: the test process runs the NVMe manager for host
+ * 0's controller; a client on host 4 asks for a unicast Identify Controller,
+ * then for one written to group ID_GROUP, which hosts 1-3 subscribe: each
+ * subscriber's 4 KiB must equal the unicast copy, host 4's segment of the
+ * same ID (not subscribed) must be untouched.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -14,7 +20,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <pthread.h>
+
 #include "sisci_harness.h"
+#include "smartio/nvme.h"
 
 #define GROUP     5
 #define SEG_SIZE  (64u << 10)
@@ -243,10 +252,168 @@ static void test_broadcast_segment(void **state)
 	assert_int_equal(err, SCI_ERR_OK);
 }
 
+/* ---------- the multicast Identify ---------- */
+
+#define ID_GROUP 7
+#define ID_SIZE  4096
+
+/* A subscriber of ID_GROUP (member) or a plain segment of that ID: the bytes it must hold come down the pipe. */
+static int id_sub_body(struct kid *k, void *argp)
+{
+	const struct sub_arg *a = argp;
+	sci_local_segment_t s;
+	sci_map_t m;
+	sci_desc_t sd;
+	sci_error_t err;
+	volatile uint8_t *mem;
+	uint8_t want[ID_SIZE];
+	struct pollfd p = { .fd = k->from, .events = POLLIN };
+	size_t got = 0;
+
+	SCIOpen(&sd, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	SCICreateSegment(sd, &s, ID_GROUP, ID_SIZE, NULL, NULL,
+			 a->member ? SCI_FLAG_BROADCAST : 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	SCIPrepareSegment(s, 0, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	mem = SCIMapLocalSegment(s, &m, 0, ID_SIZE, NULL, 0, &err);
+	CHK_ERR(err, SCI_ERR_OK);
+	memset((void *)mem, 0xee, ID_SIZE);
+	send_step(k->to, 1);
+	while (got < ID_SIZE && poll(&p, 1, PIPE_MS) == 1) {
+		ssize_t n = read(k->from, want + got, ID_SIZE - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	CHK(got == ID_SIZE);
+	if (!a->member)
+		memset(want, 0xee, ID_SIZE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (memcmp((const void *)mem, want, ID_SIZE))
+		fprintf(stderr, "host %u: its Identify copy differs (byte 4: %#x, want %#x)\n",
+			a->host, mem[4], want[4]);
+	send_step(k->to, memcmp((const void *)mem, want, ID_SIZE) ? 2 : 1);
+	(void)recv_step(k->from, PIPE_MS);
+	SCIUnmapSegment(m, 0, &err);
+	SCIRemoveSegment(s, 0, &err);
+	SCIClose(sd, 0, &err);
+	return 0;
+}
+
+struct id_client_arg {
+	unsigned fdid;
+};
+
+/* Host 4: a unicast Identify (its bytes up the pipe), then the multicast one (its status). */
+static int id_client_body(struct kid *k, void *argp)
+{
+	const struct id_client_arg *a = argp;
+	struct snv_client_opts o = { .fdid = a->fdid, .timeout_ms = 10000 };
+	struct snv_client *c;
+	uint8_t id[ID_SIZE];
+	char err[256] = "";
+	int rc = snv_client_open(&o, &c, err, sizeof(err));
+
+	if (rc)
+		fprintf(stderr, "client: %s\n", err);
+	CHK(rc == 0);
+	CHK(snv_identify_ctrl(c, id) == 0);
+	CHK(write(k->to, id, sizeof(id)) == (ssize_t)sizeof(id));
+	CHK(recv_step(k->from, PIPE_MS) == 1);
+	rc = snv_identify_ctrl_mcast(c, ID_GROUP);
+	send_step(k->to, rc == 0 ? 1 : 2);
+	(void)recv_step(k->from, PIPE_MS);
+	snv_client_close(c);
+	return 0;
+}
+
+static void *mgr_thread(void *arg)
+{
+	snv_manager_run(arg, -1);
+	return NULL;
+}
+
+static unsigned find_nvme(unsigned node)
+{
+	sci_smartio_device_info_t f;
+	unsigned int ids[8], n;
+	sci_error_t err;
+	sci_desc_t sd;
+
+	SCIOpen(&sd, 0, &err);
+	if (err)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	f.pci_class = 0x010802;
+	f.nodeid = node;
+	n = SCIGetDeviceList(sd, ids, 8, &f, 0, &err);
+	SCIClose(sd, 0, &err);
+	return n == 1 ? ids[0] : 0;
+}
+
+static void test_multicast_identify(void **state)
+{
+	static struct sub_arg args[NSUB] = {
+		{ .member = true, .host = 1 }, { .member = true, .host = 2 },
+		{ .member = true, .host = 3 }, { .member = false, .host = 4 },
+	};
+	static const char *hosts[NSUB] = { "1", "2", "3", "4" };
+	struct id_client_arg ca = { .fdid = find_nvme(4) };
+	struct snv_manager_opts mo = { .fdid = ca.fdid, .heartbeat_ms = 100 };
+	struct snv_manager *m;
+	struct kid client;
+	pthread_t th;
+	uint8_t uni[ID_SIZE];
+	size_t got = 0;
+	char err[256] = "";
+
+	(void)state;
+	assert_true(ca.fdid != 0);
+	if (snv_manager_start(&mo, &m, err, sizeof(err)))
+		fail_msg("manager: %s", err);
+	assert_int_equal(pthread_create(&th, NULL, mgr_thread, m), 0);
+	for (int i = 0; i < NSUB; i++) {
+		kids[i] = spawn_on(hosts[i], id_sub_body, &args[i]);
+		assert_int_equal(recv_step(kids[i].from, PIPE_MS), 1);
+	}
+	client = spawn_on("4", id_client_body, &ca);
+	while (got < ID_SIZE) {
+		struct pollfd p = { .fd = client.from, .events = POLLIN };
+		ssize_t n;
+
+		assert_int_equal(poll(&p, 1, PIPE_MS), 1);
+		n = read(client.from, uni + got, ID_SIZE - got);
+		assert_true(n > 0);
+		got += (size_t)n;
+	}
+	/* A real Identify: a model name and a nonzero vendor. */
+	assert_true(uni[0] || uni[1]);
+	send_step(client.to, 1);
+	assert_int_equal(recv_step(client.from, PIPE_MS), 1);
+	/* Every subscriber holds the unicast copy; the non-member its 0xee. */
+	for (int i = 0; i < NSUB; i++)
+		assert_int_equal(write(kids[i].to, uni, ID_SIZE), ID_SIZE);
+	for (int i = 0; i < NSUB; i++)
+		assert_int_equal(recv_step(kids[i].from, PIPE_MS), 1);
+	send_step(client.to, STEP_EXIT);
+	join(&client, PIPE_MS);
+	for (int i = 0; i < NSUB; i++) {
+		send_step(kids[i].to, STEP_EXIT);
+		join(&kids[i], PIPE_MS);
+	}
+	snv_manager_stop(m);
+	pthread_join(th, NULL);
+	snv_manager_destroy(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_broadcast_segment),
+		cmocka_unit_test(test_multicast_identify),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -49,6 +49,13 @@ int smd_mc_init(struct smd *d);
 void smd_mc_host_ready(struct smd *d);
 void smd_mc_fini(struct smd *d);
 void smd_mc_conn_closed(struct smd *d, struct smd_conn *c);
+/*
+ * A multicast window of the process c belongs to (MC_CONNECT's handle): the
+ * group's address in the switches' range and its size, for a device-side
+ * mapping (h_device_brw.c). -ENOENT: not one.
+ */
+int smd_mc_conn_info(struct smd *d, struct smd_conn *c, uint32_t handle, uint64_t *addr,
+		     uint64_t *size);
 
 /*
  * Driver requests (h_nvme.c, h_accel.c): payload already validated by the

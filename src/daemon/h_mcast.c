@@ -33,6 +33,7 @@
 #include "util/log.h"
 
 enum { MC_JOINED = 1, MC_CONNECTED };
+#define MC_HANDLE_BASE 0x40000000u
 
 struct mc_ent {
 	uint8_t kind;
@@ -241,7 +242,8 @@ static int h_connect(struct smd *d, struct smd_conn *c, const struct smio_mc_con
 	}
 	e->kind = MC_CONNECTED;
 	e->cid = c->cid;
-	e->handle = ++d->mc->next_handle;
+	/* Apart from the segment service's handles: a device mapping asks both. */
+	e->handle = MC_HANDLE_BASE + ++d->mc->next_handle;
 	e->group = m->group;
 	e->ntb = m->adapter;
 	e->port = p;
@@ -253,11 +255,23 @@ static int h_connect(struct smd *d, struct smd_conn *c, const struct smio_mc_con
 
 static struct mc_ent *conn_get(struct smd *d, struct smd_conn *c, uint32_t handle)
 {
-	for (unsigned i = 0; i < d->mc->n; i++)
-		if (d->mc->e[i].kind == MC_CONNECTED && d->mc->e[i].cid == c->cid &&
-		    d->mc->e[i].handle == handle)
+	for (unsigned i = 0; d->mc && i < d->mc->n; i++)
+		if (d->mc->e[i].kind == MC_CONNECTED && d->mc->e[i].handle == handle &&
+		    (d->mc->e[i].cid == c->cid || smd_conn_same_process(d, c, d->mc->e[i].cid)))
 			return &d->mc->e[i];
 	return NULL;
+}
+
+int smd_mc_conn_info(struct smd *d, struct smd_conn *c, uint32_t handle, uint64_t *addr,
+		     uint64_t *size)
+{
+	struct mc_ent *e = conn_get(d, c, handle);
+
+	if (!e)
+		return -ENOENT;
+	*addr = fab_mc_group_addr(e->port.s, e->group);
+	*size = e->port.s->mc_group_size;
+	return 0;
 }
 
 /* The posted writes themselves (on a worker: receivers on other hosts). */

@@ -316,11 +316,14 @@ static void trimmed(const char *label, const char *s, size_t n)
 static int cmd_identify(int argc, char **argv)
 {
 	static const struct option lo[] = { TOOL_COMMON_LONGOPTS,
+		{ "multicast", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
 	struct tool_common tc = { .backup_adapter = -1 };
 	struct nvme_id_ctrl *id;
 	struct snv_client *c;
 	uint32_t nq = 0;
+	long group = -1;
+	char *end;
 	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, "d:m:t:h", lo, NULL)) != -1) {
@@ -328,10 +331,23 @@ static int cmd_identify(int argc, char **argv)
 			return 2;
 		if (rc)
 			continue;
+		if (opt == 'M') {
+			group = strtol(optarg, &end, 0);
+			if (*end || group < 0 || group > 255) {
+				fprintf(stderr, "smartio-nvme identify: --multicast takes a group "
+					"0..255, not '%s'\n", optarg);
+				return 2;
+			}
+			continue;
+		}
 		if (opt == 'h') {
 			printf("usage: smartio-nvme identify [OPTIONS]\n"
 			       "Identify the controller and its namespaces through the manager.\n\n"
-			       TOOL_COMMON_HELP);
+			       TOOL_COMMON_HELP
+			       "      --multicast GROUP  the controller writes its Identify Controller\n"
+			       "                         data to multicast group GROUP (every SISCI\n"
+			       "                         broadcast segment subscribed to it gets the\n"
+			       "                         same 4 KiB); nothing is printed but the outcome\n");
 			return 0;
 		}
 		fprintf(stderr, "see `smartio-nvme identify --help`\n");
@@ -339,6 +355,17 @@ static int cmd_identify(int argc, char **argv)
 	}
 	if (tool_open(&tc, &c))
 		return 1;
+	if (group >= 0) {
+		rc = snv_identify_ctrl_mcast(c, (uint32_t)group);
+		snv_client_close(c);
+		if (rc) {
+			fprintf(stderr, "smartio-nvme identify: Identify Controller to multicast "
+				"group %ld failed (%d)\n", group, rc);
+			return 1;
+		}
+		printf("Identify Controller written to multicast group %ld\n", group);
+		return 0;
+	}
 	id = malloc(sizeof(*id));
 	rc = id ? snv_identify_ctrl(c, id) : -ENOMEM;
 	if (rc) {
