@@ -127,6 +127,7 @@ static const struct {
 	[SMIO_MC_DISCONNECT] = { .fn = h_mcast },
 	[SMIO_MC_WRITE] = { .fn = h_mcast, .work = true },
 	[SMIO_MC_DMA] = { .fn = h_mcast, .work = true },
+	[SMIO_MC_TREE] = { .fn = h_mcast },
 };
 
 #define KEY_DEV(bdf)   (0x100000000ull | (uint16_t)(bdf))

@@ -183,6 +183,11 @@ static int map_done(struct smd_req *r, struct fab_route *rt)
 	r->outlen = sizeof(*o);
 	if (rt->status != FAB_OK)
 		goto out;
+	/* An interrupt or a multicast group: no memory object to hand over. */
+	if (rt->tgt.kind != FAB_TGT_RAM && rt->tgt.kind != FAB_TGT_BAR) {
+		rc = -ENOTSUP;
+		goto out;
+	}
 	/* Remote memory is handed over by the owning daemon (libsisci), not here. */
 	if (rt->tgt.host != r->d->host_id || rt->tgt.mem >= r->d->host->nmems) {
 		rc = rt->tgt.host != r->d->host_id ? -EREMOTE : -EIO;

@@ -352,6 +352,48 @@ static int h_mc_dma(struct smd_req *r)
 	return 0;
 }
 
+/* The fan-out tree for `smartio route` (on the loop: only shared registers are read). */
+static int h_tree(struct smd_req *r)
+{
+	const struct smio_mc_tree_req *m = r->p;
+	struct fab_mc_tree *tr;
+	struct smio_mc_tree *o = r->out;
+	uint8_t *p = (uint8_t *)(o + 1);
+	int rc;
+
+	if (m->ntb >= r->d->host->nntbs)
+		return -ENODEV;
+	tr = malloc(sizeof(*tr));
+	if (!tr)
+		return -ENOMEM;
+	rc = fab_mc_tree(&r->d->world, r->d->host->index, m->ntb, m->addr, tr);
+	if (!rc && sizeof(*o) + tr->nrecv * sizeof(struct smio_mc_recv) +
+		   tr->nlinks * sizeof(struct smio_mc_link) > SMIO_MAX_PAYLOAD)
+		rc = -E2BIG;
+	if (rc) {
+		free(tr);
+		return rc;
+	}
+	*o = (struct smio_mc_tree){ .group = tr->group, .ingress_csw = tr->ingress_csw,
+				    .nrecv = tr->nrecv, .nlinks = tr->nlinks, .offset = tr->off };
+	for (uint32_t i = 0; i < tr->nrecv; i++, p += sizeof(struct smio_mc_recv)) {
+		struct smio_mc_recv v = { .host = tr->recv[i].host, .ntb = tr->recv[i].ntb,
+					  .csw = tr->recv[i].csw, .depth = tr->recv[i].depth };
+
+		memcpy(p, &v, sizeof(v));
+	}
+	for (uint32_t i = 0; i < tr->nlinks; i++, p += sizeof(struct smio_mc_link)) {
+		struct smio_mc_link l = { .from_csw = tr->links[i].from_csw,
+			.to_csw = tr->links[i].to_csw, .host = tr->links[i].host,
+			.gen = tr->links[i].gen, .width = tr->links[i].width };
+
+		memcpy(p, &l, sizeof(l));
+	}
+	r->outlen = (uint32_t)(p - (uint8_t *)o);
+	free(tr);
+	return 0;
+}
+
 int h_mcast(struct smd_req *r)
 {
 	struct smd *d = r->d;
@@ -378,6 +420,8 @@ int h_mcast(struct smd_req *r)
 		return h_mc_write(r);
 	case SMIO_MC_DMA:
 		return h_mc_dma(r);
+	case SMIO_MC_TREE:
+		return h_tree(r);
 	default:
 		return -EOPNOTSUPP;
 	}

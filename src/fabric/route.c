@@ -204,7 +204,9 @@ static int hit_ntb_window(struct walk *w, struct fab_func *fn, uint64_t a, uint6
 	uint32_t dst_ntb;
 	int di, rc;
 
-	if (e->valid)
+	if (e->valid && e->dest_host == NTB_DEST_MCAST)
+		snprintf(note.name, sizeof(note.name), "%.12s LUT[%u]->multicast", fn->name, idx);
+	else if (e->valid)
 		snprintf(note.name, sizeof(note.name), "%.12s LUT[%u]->host %u", fn->name, idx,
 			 e->dest_host);
 	else

@@ -116,6 +116,8 @@ int smio_check_mc_connect(const void *p, uint32_t len);
 int smio_check_mc_conn(const void *p, uint32_t len);
 int smio_check_mc_write(const void *p, uint32_t len);
 int smio_check_mc_written(const void *p, uint32_t len);
+int smio_check_mc_tree_req(const void *p, uint32_t len);
+int smio_check_mc_tree(const void *p, uint32_t len);
 int smio_check_seg_attach(const void *p, uint32_t len);
 int smio_check_peer_seg(const void *p, uint32_t len);
 int smio_check_peer_seg_ref(const void *p, uint32_t len);

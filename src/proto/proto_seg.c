@@ -369,3 +369,23 @@ int smio_check_mc_written(const void *p, uint32_t len)
 	memcpy(&m, p, sizeof(m));
 	return m.pad || m.len > MAX_LEN ? -EINVAL : 0;
 }
+
+int smio_check_mc_tree_req(const void *p, uint32_t len)
+{
+	struct smio_mc_tree_req m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad ? -EINVAL : 0;
+}
+
+int smio_check_mc_tree(const void *p, uint32_t len)
+{
+	struct smio_mc_tree m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.nrecv > 1024 || m.nlinks > 2048 ||
+	    len - sizeof(m) != m.nrecv * sizeof(struct smio_mc_recv) +
+			       m.nlinks * sizeof(struct smio_mc_link))
+		return -EINVAL;
+	return 0;
+}

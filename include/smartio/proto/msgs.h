@@ -390,6 +390,9 @@ enum smio_payload_kind {
 	X(MC_DMA,               195, SEG,    SMIO_R_LOCAL, 0,					\
 	  SMIO_PL_VAR(smio_mc_write, smio_check_mc_write),					\
 	  SMIO_PL_FIXED(smio_mc_written, smio_check_mc_written))				\
+	X(MC_TREE,              196, SEG,    SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_FIXED(smio_mc_tree_req, smio_check_mc_tree_req),				\
+	  SMIO_PL_VAR(smio_mc_tree, smio_check_mc_tree))					\
 												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\

@@ -175,4 +175,38 @@ struct smio_mc_written {
 	uint64_t len;
 };
 
+/*
+ * MC_TREE: the fan-out of a multicast write entering the fabric at this
+ * host's adapter `ntb` at multicast address `addr` (smartio route shows it).
+ * Reply: the head, then nrecv receivers and nlinks links.
+ */
+struct smio_mc_tree_req {
+	uint32_t ntb;
+	uint32_t pad;
+	uint64_t addr;
+};
+
+struct smio_mc_recv {
+	uint32_t host;             /* host id */
+	uint32_t ntb;              /* its adapter */
+	uint32_t csw;              /* switch (topology index) whose port delivers */
+	uint32_t depth;            /* switches crossed */
+};
+
+struct smio_mc_link {
+	uint32_t from_csw;         /* 0xffffffff: the ingress cable */
+	uint32_t to_csw;           /* a cascade: the next switch; else 0xffffffff */
+	uint32_t host;             /* cables: the host at the end; else 0xffffffff */
+	uint8_t gen, width;
+	uint8_t pad[2];
+};
+
+struct smio_mc_tree {
+	uint32_t group;
+	uint32_t ingress_csw;
+	uint32_t nrecv, nlinks;
+	uint64_t offset;           /* in the group */
+	/* struct smio_mc_recv[nrecv], then struct smio_mc_link[nlinks] */
+};
+
 #endif
