@@ -11,6 +11,7 @@
 #include "fabric_util.h"
 #include "fabric/mcast.h"
 #include "host/ntb_drv.h"
+#include "smartio/timing.h"
 
 /* mxs0: hosts 0, 1, 2; cascaded mxs1: hosts 3 (with an accelerator) and 4. */
 static const char *mc_yaml =
@@ -323,6 +324,86 @@ static void test_mc_topology(void **state)
 	}
 }
 
+/*
+ * The timing model prices a multicast write per link of the tree: the paths
+ * from the writer to each receiver (the writer's route to the switch, the
+ * tree's cascades and egress cable, the receiver's own step) priced
+ * together, against the same bytes as one unicast write per receiver.
+ */
+static void test_mc_timing(void **state)
+{
+	struct tcluster tc;
+	struct fab_mc_tree *tr = malloc(sizeof(*tr));
+	struct fab_route *r0 = malloc(sizeof(*r0)), *rs = malloc(sizeof(*rs));
+	static struct timing_hop paths[4][TIMING_MAX_HOPS];
+	const struct timing_hop *pp[4];
+	unsigned np[4];
+	struct timing_params tp;
+	struct timing_query q = { .size = 4096, .write = true };
+	struct timing_mcast_result res;
+	struct ntb_mw mw;
+	uint64_t win;
+
+	(void)state;
+	assert_non_null(tr);
+	assert_non_null(r0);
+	assert_non_null(rs);
+	tc_up(&tc, mc_yaml);
+	for (uint32_t h = 1; h < 5; h++)
+		join(&tc, h, 0, SUB_ADDR);
+	win = writer_window(&tc, 0, 0, &mw);
+	assert_int_equal(fab_route_resolve(tc_host(&tc, 0), FAB_RID_CPU, win, 4096, true, r0), 0);
+	assert_int_equal(r0->tgt.kind, FAB_TGT_MCAST);
+	assert_int_equal(fab_mc_tree(&tc.c->w, 0, 0, r0->tgt.addr, tr), 0);
+	assert_int_equal(tr->nrecv, 4);
+	for (uint32_t i = 0; i < tr->nrecv; i++) {
+		struct fab_forward fwd = { 0 };
+		struct fab_step st = { .host = tr->recv[i].host, .from_ntb = true,
+				       .ntb_index = tr->recv[i].ntb, .write = true, .mcast = true,
+				       .addr = r0->tgt.addr, .len = 4096 };
+		struct fab_hop cab = { .kind = FAB_HOP_CABLE, .gen = 3, .width = 16 };
+		struct fab_hop csw = { .kind = FAB_HOP_CSWITCH, .latency_ns = 170, .host = 0xffff };
+		int n;
+
+		memcpy(rs, r0, sizeof(*rs));
+		/* Behind the cascade: its link and the second switch. */
+		for (uint32_t d = 1; d < tr->recv[i].depth; d++) {
+			fab_route_push(rs, &cab);
+			fab_route_push(rs, &csw);
+		}
+		cab.width = 8;
+		fab_route_push(rs, &cab);
+		assert_int_equal(fab_route_step_local(tc_host(&tc, tr->recv[i].host), &st, rs, &fwd), 0);
+		assert_int_equal(rs->status, FAB_OK);
+		assert_int_equal(rs->tgt.kind, FAB_TGT_RAM);
+		n = timing_hops_from_fab(rs->hops, rs->nhops, paths[i], TIMING_MAX_HOPS);
+		assert_true(n > 0);
+		pp[i] = paths[i];
+		np[i] = (unsigned)n;
+	}
+	timing_params_default(&tp);
+	assert_int_equal(timing_multicast(&tp, pp, np, tr->nrecv, tr->nlinks, &q, &res), 0);
+	assert_int_equal(res.links, 6);
+	/* Each of the 6 links once, against every path's links for each receiver. */
+	assert_true(res.link_bytes < res.unicast_link_bytes);
+	assert_true(res.latency_ns > 0 && res.latency_ns < res.unicast_ns);
+	/* The last receiver is one behind the cascade: slower than one on mxs0. */
+	{
+		struct timing_result near, far;
+
+		assert_int_equal(timing_path(&tp, pp[0], np[0], &q, &near), 0);
+		assert_int_equal(timing_path(&tp, pp[3], np[3], &q, &far), 0);
+		assert_true(far.latency_ns > near.latency_ns);
+		assert_true(res.latency_ns >= far.latency_ns);
+	}
+	q.write = false;
+	assert_int_equal(timing_multicast(&tp, pp, np, tr->nrecv, tr->nlinks, &q, &res), -EINVAL);
+	free(tr);
+	free(r0);
+	free(rs);
+	tc_down(&tc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_mc_leave_stops_delivery),
 		cmocka_unit_test(test_mc_group_exhaustion),
 		cmocka_unit_test(test_mc_topology),
+		cmocka_unit_test(test_mc_timing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
