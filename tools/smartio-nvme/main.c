@@ -317,12 +317,14 @@ static int cmd_identify(int argc, char **argv)
 {
 	static const struct option lo[] = { TOOL_COMMON_LONGOPTS,
 		{ "multicast", required_argument, NULL, 'M' },
+		{ "raw", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
 	struct tool_common tc = { .backup_adapter = -1 };
 	struct nvme_id_ctrl *id;
 	struct snv_client *c;
 	uint32_t nq = 0;
 	long group = -1;
+	const char *raw = NULL;
 	char *end;
 	int opt, rc;
 
@@ -331,6 +333,10 @@ static int cmd_identify(int argc, char **argv)
 			return 2;
 		if (rc)
 			continue;
+		if (opt == 'R') {
+			raw = optarg;
+			continue;
+		}
 		if (opt == 'M') {
 			group = strtol(optarg, &end, 0);
 			if (*end || group < 0 || group > 255) {
@@ -347,7 +353,9 @@ static int cmd_identify(int argc, char **argv)
 			       "      --multicast GROUP  the controller writes its Identify Controller\n"
 			       "                         data to multicast group GROUP (every SISCI\n"
 			       "                         broadcast segment subscribed to it gets the\n"
-			       "                         same 4 KiB); nothing is printed but the outcome\n");
+			       "                         same 4 KiB); nothing is printed but the outcome\n"
+			       "      --raw FILE         also write the 4 KiB Identify Controller data\n"
+			       "                         to FILE (to compare with multicast copies)\n");
 			return 0;
 		}
 		fprintf(stderr, "see `smartio-nvme identify --help`\n");
@@ -373,6 +381,19 @@ static int cmd_identify(int argc, char **argv)
 		free(id);
 		snv_client_close(c);
 		return 1;
+	}
+	if (raw) {
+		FILE *f = fopen(raw, "wb");
+		bool ok = f && fwrite(id, 1, sizeof(*id), f) == sizeof(*id);
+
+		if (f && fclose(f))
+			ok = false;
+		if (!ok) {
+			fprintf(stderr, "smartio-nvme identify: cannot write %s\n", raw);
+			free(id);
+			snv_client_close(c);
+			return 1;
+		}
 	}
 	printf("%-12s %#x\n", "device", tc.fdid);
 	trimmed("model", id->mn, sizeof(id->mn));
