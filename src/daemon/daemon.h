@@ -56,6 +56,8 @@ void smd_mc_conn_closed(struct smd *d, struct smd_conn *c);
  */
 int smd_mc_conn_info(struct smd *d, struct smd_conn *c, uint32_t handle, uint64_t *addr,
 		     uint64_t *size);
+/* Is segment segid of c subscribed to a group (its removal must wait)? */
+bool smd_mc_seg_joined(struct smd *d, struct smd_conn *c, uint32_t segid);
 
 /*
  * Driver requests (h_nvme.c, h_accel.c): payload already validated by the

@@ -262,6 +262,15 @@ static struct mc_ent *conn_get(struct smd *d, struct smd_conn *c, uint32_t handl
 	return NULL;
 }
 
+bool smd_mc_seg_joined(struct smd *d, struct smd_conn *c, uint32_t segid)
+{
+	for (unsigned i = 0; d->mc && i < d->mc->n; i++)
+		if (d->mc->e[i].kind == MC_JOINED && d->mc->e[i].cid == c->cid &&
+		    d->mc->e[i].segid == segid)
+			return true;
+	return false;
+}
+
 int smd_mc_conn_info(struct smd *d, struct smd_conn *c, uint32_t handle, uint64_t *addr,
 		     uint64_t *size)
 {
