@@ -435,13 +435,20 @@ int fab_mc_write(struct fab_host *h, uint32_t ntb, uint64_t addr, const void *bu
 			rc = -EREMOTE;
 			goto out;
 		}
+	/*
+	 * A receiver whose part fails drops it (a posted write). One whose
+	 * memory cannot be mapped here is the emulator's limit, not the fabric's:
+	 * the others still get theirs, and the caller hears of it.
+	 */
 	for (uint32_t i = 0; i < tr->nrecv; i++) {
 		int one = deliver_one(h, &tr->recv[i], addr, buf, len);
 
-		if (one == -EREMOTE || one == -ENOMEM) {
+		if (one == -ENOMEM) {
 			rc = one;
 			goto out;
 		}
+		if (one == -EREMOTE)
+			rc = one;
 		ok += !one;
 	}
 out:
