@@ -52,6 +52,8 @@ extern "C" {
 #define SCI_INFINITE_TIMEOUT                       0xFFFFFFFFU
 /* Node ID meaning "this host" (value chosen by smartio). */
 #define SCI_LOCAL_HOST                             0xFFFFFFFEU
+/* SCIConnectSegment with SCI_FLAG_BROADCAST: every member of the multicast group */
+#define DIS_BROADCAST_NODEID_GROUP_ALL             0x80000000U
 
 /* ======================================================================== */
 /* Flags                                                                    */

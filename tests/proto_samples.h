@@ -148,6 +148,18 @@ static inline size_t sample_core(uint16_t type, bool reply, uint8_t *buf)
 	struct smio_peer_memfd pmq = { .mem = 0 }, pmr = { .mem = 0, .size = 1ull << 32 };
 	struct smio_seg_attach sat = { .segid = 7, .kind = SMIO_SEG_ATTACH_RAM, .size = 8192 };
 	struct smio_seg_state sgs = { .conn = 1, .state = SMIO_SEG_CONNECTED };
+	struct smio_mc_join mcj = { .segid = 3, .group = 2 };
+	struct smio_mc_connect mcc = { .group = 2 };
+	struct smio_mc_conn mcn = { .conn = 1, .group = 2, .bus = 0x8000000000ull,
+				    .size = 1u << 20, .mc_addr = 0x3f0000200000ull };
+	struct smio_mc_write mcw = { .conn = 1, .offset = 16, .len = 3 };
+	struct smio_mc_write mcd = { .conn = 1, .segid = 3, .offset = 16, .len = 4096 };
+	struct smio_mc_written mcr = { .receivers = 3, .len = 3 };
+	struct smio_mc_tree_req mtq = { .ntb = 0, .addr = 0x3f0000200000ull };
+	struct smio_mc_tree mtr = { .group = 2, .nrecv = 1, .nlinks = 1 };
+	struct smio_mc_recv mrv = { .host = 1, .depth = 1 };
+	struct smio_mc_link mlk = { .from_csw = 0xffffffffu, .to_csw = 0, .host = 0, .gen = 3,
+				    .width = 8 };
 	struct smio_intr_create icr = { .intno = SMIO_INTNO_AUTO, .data = 1 };
 	struct smio_intr_info iinf = { .intno = 0x80000000u, .data = 1 };
 	struct smio_intr_id iid = { .intno = 5, .data = 0 }, iidd = { .intno = 5, .data = 1 };
@@ -214,6 +226,24 @@ static inline size_t sample_core(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_PEER_SEG_GONE: return reply ? NO_DIR : SAMPLE_PUT(psr);
 	case SMIO_SEG_EVENTS:	return reply ? 0 : SAMPLE_PUT(sgr);
 	case SMIO_SEG_STATE:	return reply ? SAMPLE_PUT(sgs) : SAMPLE_PUT(sgr);
+	case SMIO_MC_JOIN:
+	case SMIO_MC_LEAVE:	return reply ? 0 : SAMPLE_PUT(mcj);
+	case SMIO_MC_CONNECT:	return reply ? SAMPLE_PUT(mcn) : SAMPLE_PUT(mcc);
+	case SMIO_MC_DISCONNECT: return reply ? 0 : SAMPLE_PUT(sgr);
+	case SMIO_MC_WRITE:
+		if (reply)
+			return SAMPLE_PUT(mcr);
+		memcpy(buf, &mcw, sizeof(mcw));
+		memcpy(buf + sizeof(mcw), "abc", 3);
+		return sizeof(mcw) + 3;
+	case SMIO_MC_DMA:	return reply ? SAMPLE_PUT(mcr) : SAMPLE_PUT(mcd);
+	case SMIO_MC_TREE:
+		if (!reply)
+			return SAMPLE_PUT(mtq);
+		memcpy(buf, &mtr, sizeof(mtr));
+		memcpy(buf + sizeof(mtr), &mrv, sizeof(mrv));
+		memcpy(buf + sizeof(mtr) + sizeof(mrv), &mlk, sizeof(mlk));
+		return sizeof(mtr) + sizeof(mrv) + sizeof(mlk);
 	case SMIO_INTR_CREATE:	return reply ? SAMPLE_PUT(iinf) : SAMPLE_PUT(icr);
 	case SMIO_INTR_REMOVE:	return reply ? 0 : SAMPLE_PUT(iid);
 	case SMIO_INTR_CONNECT:	return reply ? SAMPLE_PUT(icc) : SAMPLE_PUT(icn);

@@ -134,6 +134,12 @@ void snv_client_close(struct snv_client *c);
 /* Admin commands, relayed and checked by the manager. A positive return is
  * the NVMe status of the command. `data` is 4096 bytes. */
 int snv_identify_ctrl(struct snv_client *c, void *data);
+/*
+ * Identify Controller with its 4 KiB written by the controller to multicast
+ * group `group` (SISCI broadcast segments subscribed to it receive it; the
+ * caller gets only the outcome). -EINVAL group >= 256.
+ */
+int snv_identify_ctrl_mcast(struct snv_client *c, uint32_t group);
 int snv_identify_ns(struct snv_client *c, uint32_t nsid, void *data);
 int snv_get_log_page(struct snv_client *c, uint8_t lid, uint32_t nsid, void *data, size_t len);
 int snv_get_features(struct snv_client *c, uint8_t fid, uint32_t nsid, uint32_t *result);

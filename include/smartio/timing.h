@@ -178,6 +178,25 @@ int timing_link_info(const struct timing_params *p, unsigned gen, unsigned width
  */
 int timing_path(const struct timing_params *p, const struct timing_hop *hops, unsigned n,
 		const struct timing_query *q, struct timing_result *r);
+/*
+ * A multicast posted write (src/fabric/timing_mcast.c): paths[i] (npaths[i]
+ * hops) from the writer to receiver i; tree_links: the links of the fan-out
+ * tree, each of which serialises the bytes once. q must be a write. Also the
+ * same bytes as one unicast write per receiver, for comparison.
+ */
+struct timing_mcast_result {
+	double latency_ns;        /* until the last receiver has the last byte */
+	double bw_gbs;            /* sustained, the slowest path's */
+	double unicast_ns;        /* N unicast writes back to back, until the last lands */
+	uint64_t link_bytes;      /* wire bytes on all links of the tree (each once) */
+	uint64_t unicast_link_bytes; /* the same for N unicast writes */
+	unsigned receivers, links;
+	char explain[TIMING_EXPLAIN_MAX];
+};
+int timing_multicast(const struct timing_params *p, const struct timing_hop *const *paths,
+		     const unsigned *npaths, unsigned nrecv, unsigned tree_links,
+		     const struct timing_query *q, struct timing_mcast_result *r);
+
 /* A bare link: requester -- link -- completer (DRAM behind the default root). */
 int timing_link(const struct timing_params *p, unsigned gen, unsigned width,
 		const struct timing_query *q, struct timing_result *r);

@@ -127,8 +127,19 @@ struct topo_cswitch {
 	uint32_t ports;               /* physical ports */
 	uint32_t port_width;          /* lanes per port; a xW link uses ceil(W/port_width) ports */
 	uint32_t used_ports;          /* filled by the parser */
+	/*
+	 * Multicast (PCIe Multicast capability, as the PM8536 has it): mc_groups
+	 * groups of mc_group_size bytes each (2^MC_Index_Position) from mc_base
+	 * in the switch's address space. 0 groups: multicast off (the default).
+	 * Cascaded switches must agree (one address space per fabric).
+	 */
+	uint32_t mc_groups;           /* MC_Num_Group, 0..TOPO_MC_MAX_GROUPS */
+	uint64_t mc_group_size;       /* power of two, 4K..4G */
+	uint64_t mc_base;             /* MC_Base_Address, aligned to mc_group_size */
 	int line;
 };
+
+#define TOPO_MC_MAX_GROUPS 256
 
 struct topo_cascade {
 	uint32_t a, b;                /* indices in topo.cswitches */

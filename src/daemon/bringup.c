@@ -106,6 +106,7 @@ static void down_from(struct smd *d, struct smd_up *u, int stage)
 			smd_lend_fini(d);      /* shadows go before the PCI core */
 			smd_dev_fini(d);
 			smd_intr_fini(d);
+			smd_mc_fini(d);        /* overlays onto segments go before them */
 			smd_seg_fini(d);
 			pci_host_destroy(d->pci);
 			fab_host_unlock(d->host);
@@ -121,6 +122,7 @@ static void down_from(struct smd *d, struct smd_up *u, int stage)
 		smd_loop_fini(d);
 		fab_host_destroy(d->host);
 	}
+	smd_mc_fini(d);               /* a failed bring-up: only the mapping is left */
 	free(d->reply);
 	topo_free(d->topo);
 }
@@ -154,8 +156,15 @@ int smd_up(struct smd *d, const char *topo_path, struct smd_up *u)
 		smio_error("signals: %s", strerror(errno));
 		goto out_topo;
 	}
-	rc = fab_host_create(&d->world, d->topo, (uint32_t)idx, dev_endpoint_init, &d->host,
-			     err, sizeof(err));
+	/* The cluster switches' registers first: the host's NTBs use them. */
+	rc = smd_mc_init(d);
+	if (rc)
+		snprintf(err, sizeof(err), "%s/mcast.regs: %s", d->dir, strerror(-rc));
+	else
+		rc = fab_host_create(&d->world, d->topo, (uint32_t)idx, dev_endpoint_init,
+				     &d->host, err, sizeof(err));
+	if (!rc)
+		smd_mc_host_ready(d);
 	if (!rc)
 		rc = host_enumerate(d->host, err, sizeof(err));
 	if (!rc)

@@ -38,7 +38,27 @@ struct smd {
 	struct smd_devs *devs_pool; /* SmartIO device pool: lent and borrowed (h_device.c) */
 	struct smd_lend *lend;    /* Device Lending: lent devices and shadows (h_lend.c) */
 	struct smd_diag *diag;    /* event log, counters' zero points (diag.c) */
+	struct smd_mc *mc;        /* multicast: broadcast segments, switch registers (h_mcast.c) */
 };
+
+/*
+ * Multicast service (h_mcast.c): smd_mc_init maps the cluster switches'
+ * registers (before the host is built), smd_mc_host_ready clears what an
+ * earlier run of this host left there, smd_mc_fini undoes everything.
+ */
+int smd_mc_init(struct smd *d);
+void smd_mc_host_ready(struct smd *d);
+void smd_mc_fini(struct smd *d);
+void smd_mc_conn_closed(struct smd *d, struct smd_conn *c);
+/*
+ * A multicast window of the process c belongs to (MC_CONNECT's handle): the
+ * group's address in the switches' range and its size, for a device-side
+ * mapping (h_device_brw.c). -ENOENT: not one.
+ */
+int smd_mc_conn_info(struct smd *d, struct smd_conn *c, uint32_t handle, uint64_t *addr,
+		     uint64_t *size);
+/* Is segment segid of c subscribed to a group (its removal must wait)? */
+bool smd_mc_seg_joined(struct smd *d, struct smd_conn *c, uint32_t segid);
 
 /*
  * Driver requests (h_nvme.c, h_accel.c): payload already validated by the

@@ -68,6 +68,7 @@ struct bmap {
 	uint32_t lmap;            /* the lender's mapping id */
 	uint16_t bdf;
 	bool local;               /* a local segment (segid, segref) or a connection (conn) */
+	bool mcast;               /* conn is a multicast group's window (h_mcast.c): no pin */
 	uint32_t segid, segref, conn;
 	uint32_t owner;           /* conn: the client connection that made it (may not be cid) */
 };

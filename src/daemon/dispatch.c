@@ -127,6 +127,13 @@ static const struct {
 	[SMIO_STATS] = { .fn = h_stats },
 	[SMIO_STATS_CLEAR] = { .fn = h_stats_clear },
 	[SMIO_EVENTS] = { .fn = h_events },
+	[SMIO_MC_JOIN] = { .fn = h_mcast },
+	[SMIO_MC_LEAVE] = { .fn = h_mcast },
+	[SMIO_MC_CONNECT] = { .fn = h_mcast },
+	[SMIO_MC_DISCONNECT] = { .fn = h_mcast },
+	[SMIO_MC_WRITE] = { .fn = h_mcast, .work = true },
+	[SMIO_MC_DMA] = { .fn = h_mcast, .work = true },
+	[SMIO_MC_TREE] = { .fn = h_mcast },
 };
 
 #define KEY_DEV(bdf)   (0x100000000ull | (uint16_t)(bdf))
@@ -342,6 +349,7 @@ void smd_conn_closed_hooks(struct smd *d, struct smd_conn *c)
 	/* Segments, connections and references die with their connection. */
 	smd_dev_conn_closed(d, c);     /* device mappings pin segments: first */
 	smd_dma_conn_closed(d, c);     /* first: its transfers use the segments */
+	smd_mc_conn_closed(d, c);      /* overlays onto its segments go before them */
 	smd_seg_conn_closed(d, c);
 	smd_intr_conn_closed(d, c);
 	smd_lend_conn_closed(d, c);    /* after the pool dropped the lease */

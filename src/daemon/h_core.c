@@ -191,6 +191,11 @@ static int map_done(struct smd_req *r, struct fab_route *rt)
 	r->outlen = sizeof(*o);
 	if (rt->status != FAB_OK)
 		goto out;
+	/* An interrupt or a multicast group: no memory object to hand over. */
+	if (rt->tgt.kind != FAB_TGT_RAM && rt->tgt.kind != FAB_TGT_BAR) {
+		rc = -ENOTSUP;
+		goto out;
+	}
 	/* Remote memory is handed over by the owning daemon (libsisci), not here. */
 	if (rt->tgt.host != r->d->host_id || rt->tgt.mem >= r->d->host->nmems) {
 		rc = rt->tgt.host != r->d->host_id ? -EREMOTE : -EIO;
@@ -480,7 +485,7 @@ int h_peer_step(struct smd_req *r)
 	const struct smio_step *m = r->p;
 	struct fab_step in = { .host = r->d->host_id, .from_ntb = true,
 			       .ntb_index = m->ntb_index, .write = m->write,
-			       .addr = m->addr, .len = m->len };
+			       .mcast = m->mcast, .addr = m->addr, .len = m->len };
 	struct fab_forward fwd = { 0 };
 	struct fab_route *rt;
 	int rc;

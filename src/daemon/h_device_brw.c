@@ -242,17 +242,24 @@ static int h_dev_map(struct smd *d, struct smd_conn *c, uint16_t type, const voi
 	rc = RESERVE(s, bmaps);
 	if (rc)
 		return rc;
-	/* Pin the memory: a registered segment of the process, or its connection. */
-	if (bm.local)
+	/* A multicast group's window (h_mcast.c): the lender's NTB points into it. */
+	if (!bm.local && !smd_mc_conn_info(d, c, bm.conn, &base, &msize)) {
+		bm.mcast = true;
+		q.dest_host = NTB_DEST_MCAST;
+		q.via = 0;
+		rc = 0;
+	} else if (bm.local) {
+		/* Pin the memory: a registered segment of the process, or its connection. */
 		rc = smd_seg_local_get(d, c, bm.segid, &bm.segref, &base, &msize);
-	else
+	} else {
 		rc = smd_seg_conn_hold(d, c, bm.conn, 1, &bm.owner, &q.dest_host, &base, &msize,
 				       &via);
+	}
 	if (rc)
 		return rc;
 	if (bm.local)
 		q.dest_host = d->host_id;
-	else
+	else if (!bm.mcast)
 		q.via = (uint16_t)(via + 1);    /* the connection's own path */
 	if (off > msize || size > msize - off) {
 		rc = -ERANGE;
@@ -280,7 +287,7 @@ static int h_dev_map(struct smd *d, struct smd_conn *c, uint16_t type, const voi
 unpin:
 	if (bm.local)
 		smd_seg_local_put(d, bm.segid, bm.segref, c->cid);
-	else
+	else if (!bm.mcast)
 		smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL, NULL, NULL);
 	return rc;
 }
@@ -304,7 +311,7 @@ static void bmap_drop(struct smd *d, struct smd_conn *c, unsigned idx, bool wait
 		smd_peer_post(d, bm.host, SMIO_PEER_DEV_UNMAP, &q, sizeof(q));
 	if (bm.local)
 		smd_seg_local_put(d, bm.segid, bm.segref, bm.cid);
-	else
+	else if (!bm.mcast)
 		smd_seg_conn_hold(d, c, bm.conn, -1, NULL, NULL, NULL, NULL, NULL);
 }
 

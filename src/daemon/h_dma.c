@@ -33,7 +33,12 @@
 #include "daemon.h"
 #include "host/ntbdma.h"
 
-#define DMA_MAPS        32        /* peers' memory objects mapped for the engines */
+/*
+ * Peers' memory objects mapped for the engines and device DMA. A multicast
+ * write maps every receiver's RAM (59 in the 60-host cluster), so room for
+ * every host's RAM and then some: only address space (the objects are sparse).
+ */
+#define DMA_MAPS        (TOPO_MAX_HOSTS + 64)
 #define DMA_PREPARE_MS  (3 * SMD_PEER_TIMEOUT)
 
 /* An engine's question for a worker (lives on the engine's stack). */

@@ -322,6 +322,9 @@ int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *
 		/* Not while an NTB's DMA engine moves its bytes. */
 		if (sg && sg->owner == c->cid && sg->size && smd_dma_busy(d, sg->phys, sg->size))
 			return -EBUSY;
+		/* Nor while a multicast overlay lands in it (libsisci leaves first). */
+		if (sg && sg->owner == c->cid && smd_mc_seg_joined(d, c, sg->id))
+			return -EBUSY;
 		return seg_remove(tab, c->cid, ((const struct smio_seg_id *)p)->segid);
 	}
 	case SMIO_SEG_AVAILABLE: {

@@ -104,7 +104,8 @@ static int apply_step(struct smd *d, const struct fab_step *in, const struct smi
 static void step_msg(const struct fab_step *in, const struct fab_route *r, struct smio_step *st)
 {
 	*st = (struct smio_step){ .host = in->host, .ntb_index = in->ntb_index,
-				  .write = in->write, .ntb_hops = r->ntb_hops,
+				  .write = in->write, .mcast = in->mcast,
+				  .ntb_hops = r->ntb_hops,
 				  .addr = in->addr, .len = in->len };
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ntb.h"
+#include "mcast.h"
 #include "route.h"
 
 /*
@@ -122,6 +123,19 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 			return rc;
 		if (r.status == FAB_OK && r.tgt.kind == FAB_TGT_MSI)
 			return deliver_msi(h, &r.tgt, buf, len);
+		if (r.status == FAB_OK && r.tgt.kind == FAB_TGT_MCAST) {
+			/* Posted, replicated by the switches (mcast.c). */
+			n = r.tgt.len < len ? r.tgt.len : len;
+			rc = fab_mc_write(h, r.tgt.mem, r.tgt.addr, p, n, NULL);
+			if (rc < 0)
+				return rc;
+			if (rc && !first)
+				first = rc;
+			p += n;
+			addr += n;
+			len -= n;
+			continue;
+		}
 		if (r.status != FAB_OK) {
 			/* Nothing decodes: this request (to the next page) is lost. */
 			n = FAB_PAGE_SIZE - (addr & (FAB_PAGE_SIZE - 1));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "mcast.h"
 #include "route.h"
 
 static int local_step(struct fab_world *w, const struct fab_step *in, struct fab_route *r,
@@ -63,8 +64,12 @@ int fab_cluster_create(const struct topo *t, fab_endpoint_init_fn ep_init,
 	c->w.topo = t;
 	c->w.ops = &local_ops;
 	c->w.priv = c;
+	/* The cluster switches' registers, shared by the in-process hosts. */
+	c->w.mc = calloc(1, sizeof(*c->w.mc));
 	c->hosts = calloc(t->nhosts, sizeof(*c->hosts));
-	if (!c->hosts) {
+	if (!c->hosts || !c->w.mc) {
+		free(c->hosts);
+		free(c->w.mc);
 		free(c);
 		return -ENOMEM;
 	}
@@ -87,6 +92,7 @@ void fab_cluster_destroy(struct fab_cluster *c)
 	for (uint32_t i = 0; i < c->nhosts; i++)
 		fab_host_destroy(c->hosts[i]);
 	free(c->hosts);
+	free(c->w.mc);
 	free(c);
 }
 

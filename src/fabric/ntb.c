@@ -50,7 +50,11 @@ int ntb_create(struct fab_host *h, struct fab_func *fn, const struct topo_ntb *t
 	ntb->lut = calloc(ntb->nlut, sizeof(*ntb->lut));
 	ntb->rid = calloc(ntb->nrid, sizeof(*ntb->rid));
 	ntb->rid_valid = calloc(ntb->nrid, sizeof(*ntb->rid_valid));
-	if (!ntb->lut || !ntb->rid || !ntb->rid_valid) {
+	/* Cabled to a switch with multicast: an overlay per group (mcast.h). */
+	if (t->peer_kind == TOPO_PEER_CSWITCH && t->peer_cswitch < h->topo->ncswitches)
+		ntb->nmc = h->topo->cswitches[t->peer_cswitch].mc_groups;
+	ntb->mc_ovl = ntb->nmc ? calloc(ntb->nmc, sizeof(*ntb->mc_ovl)) : NULL;
+	if (!ntb->lut || !ntb->rid || !ntb->rid_valid || (ntb->nmc && !ntb->mc_ovl)) {
 		ntb_destroy(ntb);
 		return -ENOMEM;
 	}
@@ -66,6 +70,7 @@ void ntb_destroy(struct fab_ntb *ntb)
 {
 	if (!ntb)
 		return;
+	free(ntb->mc_ovl);
 	free(ntb->lut);
 	free(ntb->rid);
 	free(ntb->rid_valid);
@@ -83,6 +88,9 @@ bool ntb_can_reach(const struct fab_ntb *ntb, uint32_t dest_host_id)
 	int di = topo_host_index(t, dest_host_id);
 	uint32_t n;
 
+	/* The multicast range of the switch the cable plugs into. */
+	if (dest_host_id == NTB_DEST_MCAST)
+		return ntb->nmc > 0;
 	if (di < 0 || (uint32_t)di == ntb->fn->host->index)
 		return false;
 	switch (ntb->t->peer_kind) {

@@ -38,6 +38,16 @@
 #define NTB_MSIX_PBA       0x9000
 #define NTB_MAX_SPADS      64
 
+/* A LUT destination that is not a host: the cluster switch's multicast range. */
+#define NTB_DEST_MCAST 0xffffffffu
+
+/* Receive side of multicast: group g's range mapped onto [base, base + size). */
+struct ntb_mc_overlay {
+	bool valid;
+	uint64_t base;        /* local bus address */
+	uint64_t size;
+};
+
 struct ntb_lut_entry {
 	bool valid;
 	uint32_t dest_host;   /* topology host id */
@@ -69,6 +79,9 @@ struct fab_ntb {
 	uint64_t link_downs;   /* link-down transitions (link errors) */
 	uint64_t link_drops;   /* accesses dropped / read as all-ones for a down link
 				* (fab_access; relaxed atomics: device threads count) */
+	/* Multicast overlays, one per group of its switch (NULL: no multicast). */
+	struct ntb_mc_overlay *mc_ovl;
+	uint32_t nmc;
 	/*
 	 * The adapter's interrupt line to its driver (host/ntb_drv.c), raised
 	 * after the state changed, on the thread that changed it (with the host

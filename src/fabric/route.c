@@ -16,6 +16,7 @@
 #include <linux/pci_regs.h>
 
 #include "iommu.h"
+#include "mcast.h"
 #include "ntb.h"
 #include "route.h"
 
@@ -148,6 +149,47 @@ static int decode_down(struct walk *w, struct fab_func *port, uint64_t a, unsign
 		    port->name, a);
 }
 
+/*
+ * A LUT entry into the cluster switch's multicast range: the walk ends at the
+ * switch with a FAB_TGT_MCAST target, which mcast.c fans out. Only posted
+ * writes may go there (PCIe: a non-posted request to a multicast address is
+ * an unsupported request).
+ */
+static int to_multicast(struct walk *w, struct fab_func *fn, uint64_t a, uint64_t len)
+{
+	struct fab_ntb *ntb = fn->ntb;
+	const struct topo_cswitch *s;
+	struct fab_target *t = &w->r->tgt;
+	struct fab_hop hp = { .kind = FAB_HOP_CABLE, .gen = ntb->t->cable.gen,
+			      .width = ntb->t->cable.width, .host = (uint16_t)w->h->id };
+	uint64_t off;
+	uint32_t g;
+
+	if (!ntb->nmc)
+		return fail(w, FAB_UR, "%s: its cable's switch has no multicast groups", fn->name);
+	s = &w->h->topo->cswitches[ntb->t->peer_cswitch];
+	if (fab_mc_group_of(s, a, &g, &off))
+		return fail(w, FAB_UR, "%s: 0x%" PRIx64 " is outside %s's multicast range",
+			    fn->name, a, s->name);
+	if (!w->in->write)
+		return fail(w, FAB_UR, "read of multicast address 0x%" PRIx64 " (group %u): "
+			    "multicast carries posted writes only", a, g);
+	snprintf(hp.name, sizeof(hp.name), "%.16s.%.16s cable", w->h->t->name, ntb->t->name);
+	fab_route_push(w->r, &hp);
+	hp = (struct fab_hop){ .kind = FAB_HOP_CSWITCH, .latency_ns = s->latency_ns,
+			       .host = 0xffff };
+	snprintf(hp.name, sizeof(hp.name), "%.16s multicast group %u", s->name, g);
+	fab_route_push(w->r, &hp);
+	t->kind = FAB_TGT_MCAST;
+	t->host = w->h->id;
+	t->mem = ntb->index;
+	t->addr = a;
+	t->offset = off;
+	t->len = min64(len, s->mc_group_size - off);
+	w->r->status = FAB_OK;
+	return 0;
+}
+
 static int hit_ntb_window(struct walk *w, struct fab_func *fn, uint64_t a, uint64_t base)
 {
 	struct fab_ntb *ntb = fn->ntb;
@@ -162,7 +204,9 @@ static int hit_ntb_window(struct walk *w, struct fab_func *fn, uint64_t a, uint6
 	uint32_t dst_ntb;
 	int di, rc;
 
-	if (e->valid)
+	if (e->valid && e->dest_host == NTB_DEST_MCAST)
+		snprintf(note.name, sizeof(note.name), "%.12s LUT[%u]->multicast", fn->name, idx);
+	else if (e->valid)
 		snprintf(note.name, sizeof(note.name), "%.12s LUT[%u]->host %u", fn->name, idx,
 			 e->dest_host);
 	else
@@ -179,6 +223,9 @@ static int hit_ntb_window(struct walk *w, struct fab_func *fn, uint64_t a, uint6
 	if (w->r->ntb_hops >= FAB_MAX_NTB_HOPS)
 		return fail(w, FAB_HOP_LIMIT, "more than %d NTB hops (loop in the look-up tables?)",
 			    FAB_MAX_NTB_HOPS);
+	if (e->dest_host == NTB_DEST_MCAST)
+		return to_multicast(w, fn, dest_base + off_in_win,
+				    min64(w->limit, ntb->win_size - off_in_win));
 	di = topo_host_index(w->h->topo, e->dest_host);
 	if (di < 0)
 		return fail(w, FAB_UR, "%s: LUT names unknown host %u", fn->name, e->dest_host);
@@ -328,6 +375,25 @@ static int walk_up(struct walk *w, uint64_t a)
 	return fail(w, FAB_UR, "tree too deep");
 }
 
+/* A multicast write arriving at a member NTB: its overlay says where it lands. */
+static int from_multicast(struct walk *w, struct fab_ntb *ntb, uint64_t a)
+{
+	uint64_t local, left;
+	uint32_t g = 0;
+	int rc;
+
+	if (!w->in->write)
+		return fail(w, FAB_UR, "read of multicast address 0x%" PRIx64, a);
+	rc = fab_mc_overlay(w->h, ntb->index, a, &local, &left, &g);
+	if (rc)
+		return fail(w, FAB_UR, "%s: no multicast overlay for 0x%" PRIx64 " (group %u): %s",
+			    ntb->fn->name, a, g, rc == -EFAULT ? "beyond the overlay's size"
+								: "not subscribed");
+	w->limit = min64(w->limit, left);
+	hop(w, FAB_HOP_NTB, ntb->fn, "%.12s overlay g%u->0x%" PRIx64, ntb->fn->name, g, local);
+	return walk_up(w, local);
+}
+
 int fab_route_step_local(struct fab_host *h, const struct fab_step *in, struct fab_route *r,
 			 struct fab_forward *fwd)
 {
@@ -349,6 +415,8 @@ int fab_route_step_local(struct fab_host *h, const struct fab_step *in, struct f
 		if (!ntb->link_up)
 			return fail(&w, FAB_LINK_DOWN, "%s: link down (writes dropped, reads return "
 				    "all-ones)", ntb->fn->name);
+		if (in->mcast)
+			return from_multicast(&w, ntb, in->addr);
 		return walk_up(&w, in->addr);
 	}
 	w.rid = in->rid;

@@ -59,6 +59,9 @@ enum fab_target_kind {
 	FAB_TGT_RAM,
 	FAB_TGT_BAR,
 	FAB_TGT_MSI,         /* a write into the host's MSI window: an interrupt */
+	FAB_TGT_MCAST,       /* a posted write into a cluster switch's multicast range:
+			      * host = origin, mem = its egress NTB, addr = the
+			      * multicast address (mcast.h fans it out) */
 };
 
 struct fab_target {
@@ -90,6 +93,8 @@ struct fab_step {
 	uint32_t ntb_index;
 	uint16_t rid;        /* requester (ignored when from_ntb: the NTB's own RID is used) */
 	bool write;
+	bool mcast;          /* from_ntb: a multicast write; addr is the group's
+			      * address, which the NTB's overlay translates */
 	uint64_t addr;
 	uint64_t len;
 };
@@ -115,6 +120,7 @@ struct fab_world {
 	const struct topo *topo;
 	const struct fab_world_ops *ops;
 	uint64_t epoch;      /* advances on every table change anywhere that is known */
+	struct fab_mc_state *mc; /* the cluster switches' multicast registers (mcast.h) */
 	void *priv;
 };
 

@@ -717,6 +717,25 @@ static int cable_to_cswitch(struct topo_build *b, struct topo_ntbref *r, int *ow
 			  what, &r->ntb->peer_port);
 }
 
+/*
+ * A multicast group is one address range throughout a fabric (PCIe requires
+ * the same MC_Base_Address and MC_Index_Position in every switch of a
+ * hierarchy), so cascaded switches must agree on their multicast settings.
+ */
+static int check_cascade_mc(struct topo_build *b, const struct topo_cascade *k)
+{
+	const struct topo_cswitch *x = &b->t->cswitches[k->a], *y = &b->t->cswitches[k->b];
+
+	if (x->mc_groups == y->mc_groups && (!x->mc_groups ||
+	    (x->mc_group_size == y->mc_group_size && x->mc_base == y->mc_base)))
+		return 0;
+	return topo_err(b, k->line, "cluster switch '%s' cascade to '%s': multicast settings "
+			"differ (%u groups of %" PRIu64 " bytes at 0x%" PRIx64 " vs %u of %" PRIu64
+			" at 0x%" PRIx64 "); cascaded switches must share one multicast range",
+			x->name, y->name, x->mc_groups, x->mc_group_size, x->mc_base,
+			y->mc_groups, y->mc_group_size, y->mc_base);
+}
+
 /* One topo_cascade per switch pair, whichever side (or both) lists it. */
 static int add_cascade(struct topo_build *b, const struct topo_cascref *c, int *owner)
 {
@@ -798,6 +817,8 @@ int topo_check(struct topo_build *b)
 		if (b->ntbs[i].ntb->connect[0] && !strchr(b->ntbs[i].ntb->connect, '.'))
 			rc = cable_to_cswitch(b, &b->ntbs[i], owner, false);
 	free(owner);
+	for (uint32_t i = 0; !rc && i < b->t->ncascades; i++)
+		rc = check_cascade_mc(b, &b->t->cascades[i]);
 	return rc;
 }
 

@@ -519,8 +519,9 @@ int tp_link(struct tp_obj *o, const char *key, struct topo_link *l,
 }
 
 static const char *const csw_keys[] = {
-	"name", "chip", "latency_ns", "ports", "port_width", "cascade", NULL
+	"name", "chip", "latency_ns", "ports", "port_width", "cascade", "multicast", NULL
 };
+static const char *const mc_keys[] = { "groups", "group_size", "base", NULL };
 static const char *const cascade_keys[] = { "to", "gen", "width", NULL };
 
 static int add_cascref(struct topo_build *b, uint32_t from, struct tp_obj *o, int line)
@@ -581,6 +582,40 @@ static int parse_cascade(struct tp_obj *cso, uint32_t from)
 	return rc;
 }
 
+/*
+ * 'multicast: {groups: 64, group_size: 1M, base: 0x3f0000000000}': the
+ * switch's Multicast capability. Absent: no groups (multicast off).
+ */
+static int parse_multicast(struct tp_obj *cso, struct topo_cswitch *cs)
+{
+	struct tp_obj o;
+	int i = tp_idx(cso, "multicast");
+	int rc;
+
+	cs->mc_groups = 0;
+	cs->mc_group_size = 1ull << 20;
+	cs->mc_base = 0x3f0000000000ull;
+	if (i < 0 || !cso->kline[i])
+		return 0;
+	rc = tp_open(&o, cso->b, cso->val[i], cso->kline[i], mc_keys, "%s multicast", cso->what);
+	if (!rc)
+		rc = tp_u32(&o, "groups", &cs->mc_groups, 64, 1, TOPO_MC_MAX_GROUPS);
+	if (!rc)
+		rc = tp_size(&o, "group_size", &cs->mc_group_size, 1ull << 20, 4096, 1ull << 32);
+	if (!rc && !tp_is_pow2(cs->mc_group_size))
+		rc = topo_err(cso->b, tp_vline(&o, "group_size"),
+			      "%s: group_size must be a power of two (2^MC_Index_Position)", o.what);
+	if (!rc)
+		rc = tp_size(&o, "base", &cs->mc_base, 0x3f0000000000ull, 0, 1ull << 48);
+	if (!rc && (cs->mc_base & (cs->mc_group_size * cs->mc_groups - 1)))
+		rc = topo_err(cso->b, tp_vline(&o, "base"),
+			      "%s: base must be aligned to the range (groups x group_size)", o.what);
+	if (!rc && cs->mc_base + cs->mc_group_size * cs->mc_groups > (1ull << 48))
+		rc = topo_err(cso->b, tp_vline(&o, "base"),
+			      "%s: the range must end at or below 256T (48-bit addresses)", o.what);
+	return rc;
+}
+
 static int parse_cswitch(struct topo_build *b, struct fy_node *n, int line, uint32_t idx)
 {
 	struct topo_cswitch *cs = &b->t->cswitches[idx];
@@ -614,6 +649,8 @@ static int parse_cswitch(struct topo_build *b, struct fy_node *n, int line, uint
 			      "%s: port_width must be 1, 2, 4, 8 or 16 lanes", o.what);
 	if (!rc)
 		rc = parse_cascade(&o, idx);
+	if (!rc)
+		rc = parse_multicast(&o, cs);
 	return rc;
 }
 

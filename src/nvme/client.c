@@ -109,6 +109,24 @@ static int admin_cmd(struct snv_client *c, const struct nvme_sqe *cmd, void *dat
 	return rc;
 }
 
+int snv_identify_ctrl_mcast(struct snv_client *c, uint32_t group)
+{
+	struct snv_admin a = { .data_len = 4096, .mcast = group + 1 };
+	struct nvme_sqe cmd;
+	int rc;
+
+	if (group >= 256)
+		return -EINVAL;
+	nvme_sqe_init(&cmd, nvme_admin_identify, 0, 0);
+	cmd.cdw10 = NVME_IDENTIFY_CNS_CTRL;
+	memcpy(a.sqe, &cmd, sizeof(a.sqe));
+	pthread_mutex_lock(&c->lock);
+	/* The reply carries the completion only: no data to take. */
+	rc = snv_rpc(c, SNV_MSG_ADMIN, &a, sizeof(a), NULL, 0, NULL, 0, NULL);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
 static int identify(struct snv_client *c, unsigned cns, uint32_t nsid, void *data)
 {
 	struct nvme_sqe cmd;

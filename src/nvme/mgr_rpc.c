@@ -241,7 +241,7 @@ static void admin(struct snv_manager *m, struct snv_mclient *c, const struct snv
 	}
 	memcpy(&a, body, sizeof(a));
 	memcpy(&in, a.sqe, sizeof(in));
-	rc = a.rsvd ? -EINVAL : admin_check(&in, a.data_len);
+	rc = a.mcast > 256 ? -EINVAL : admin_check(&in, a.data_len);
 	if (rc) {
 		refuse(m, rc == -EPERM ? "admin opcode not allowed" : "admin command fields", h->client);
 		reply(m, c->reply, h, rc, 0, NULL, 0, NULL, 0);
@@ -255,6 +255,13 @@ static void admin(struct snv_manager *m, struct snv_mclient *c, const struct snv
 	cmd.cdw13 = in.cdw13;
 	cmd.cdw14 = in.cdw14;
 	cmd.cdw15 = in.cdw15;
+	if (a.mcast) {
+		/* The data goes to a multicast group: only the completion comes back. */
+		rc = snv_mgr_admin_mcast(m, &cmd, a.mcast - 1, a.data_len, &dw0);
+		ar.dw0 = dw0;
+		reply(m, c->reply, h, rc, 0, &ar, sizeof(ar), NULL, 0);
+		return;
+	}
 	if (a.data_len) {
 		memset(m->data.vaddr, 0, a.data_len);
 		snv_mgr_data_prps(m, &cmd, a.data_len);

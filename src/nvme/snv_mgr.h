@@ -83,6 +83,9 @@ void snv_mlog(struct snv_manager *m, const char *fmt, ...) __attribute__((format
 int snv_mgr_admin(struct snv_manager *m, struct nvme_sqe *cmd, uint32_t *dw0);
 /* Set PRP1/PRP2 of cmd for len bytes of the manager's data buffer. */
 void snv_mgr_data_prps(struct snv_manager *m, struct nvme_sqe *cmd, size_t len);
+/* Identify into multicast group `group` (mgr_mcast.c): 0 or -errno / NVMe status. */
+int snv_mgr_admin_mcast(struct snv_manager *m, struct nvme_sqe *cmd, uint32_t group,
+			uint32_t len, uint32_t *dw0);
 void snv_mgr_handle(struct snv_manager *m, unsigned len);
 void snv_mgr_heartbeat(struct snv_manager *m);
 void snv_mgr_drop_client(struct snv_manager *m, unsigned slot, bool lost);

@@ -66,7 +66,8 @@ _Static_assert(sizeof(struct snv_hello_reply) == 32, "HELLO reply layout");
 struct snv_admin {
 	uint8_t sqe[64];        /* the command; the manager replaces CID and PRPs */
 	uint32_t data_len;      /* bytes of data the command returns (0..SNV_DATA_MAX) */
-	uint32_t rsvd;
+	uint32_t mcast;         /* 0, or 1 + a multicast group: an Identify's data goes to
+				 * the group's subscribers, not in the reply (mgr_mcast.c) */
 };
 
 /* Reply to ADMIN: one or more messages, each with this body and a chunk of data. */

@@ -262,7 +262,7 @@ static int check_step(const void *p, uint32_t len)
 	struct smio_step m;
 
 	memcpy(&m, p, sizeof(m));
-	if (!is_bool(m.write) || !all_zero(m.pad, sizeof(m.pad)))
+	if (!is_bool(m.write) || !is_bool(m.mcast) || !all_zero(m.pad, sizeof(m.pad)))
 		return -EINVAL;
 	if (!access_ok(m.addr, m.len))
 		return -EINVAL;

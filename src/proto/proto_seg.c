@@ -317,3 +317,75 @@ int smio_check_dma_state(const void *p, uint32_t len)
 		return -EINVAL;
 	return 0;
 }
+
+/* ---- multicast (broadcast segments) ---- */
+
+int smio_check_mc_join(const void *p, uint32_t len)
+{
+	struct smio_mc_join m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.segid == SMIO_SEGID_AUTO || m.group >= 256 ? -EINVAL : 0;
+}
+
+int smio_check_mc_connect(const void *p, uint32_t len)
+{
+	struct smio_mc_connect m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.group >= 256 ? -EINVAL : 0;
+}
+
+int smio_check_mc_conn(const void *p, uint32_t len)
+{
+	struct smio_mc_conn m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.group >= 256 || !m.size || m.size > MAX_LEN || !range_ok(m.bus, m.size) ||
+	    !range_ok(m.mc_addr, m.size))
+		return -EINVAL;
+	return 0;
+}
+
+/* MC_WRITE carries exactly len bytes after its head; MC_DMA none. */
+int smio_check_mc_write(const void *p, uint32_t len)
+{
+	struct smio_mc_write m;
+
+	memcpy(&m, p, sizeof(m));
+	if (!access_ok(m.offset, m.len))
+		return -EINVAL;
+	if (len == sizeof(m))          /* MC_DMA: from a segment */
+		return access_ok(m.seg_offset, m.len) ? 0 : -EINVAL;
+	if (m.segid || m.seg_offset || len - sizeof(m) != m.len)
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_mc_written(const void *p, uint32_t len)
+{
+	struct smio_mc_written m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.len > MAX_LEN ? -EINVAL : 0;
+}
+
+int smio_check_mc_tree_req(const void *p, uint32_t len)
+{
+	struct smio_mc_tree_req m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad ? -EINVAL : 0;
+}
+
+int smio_check_mc_tree(const void *p, uint32_t len)
+{
+	struct smio_mc_tree m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.nrecv > 1024 || m.nlinks > 2048 ||
+	    len - sizeof(m) != m.nrecv * sizeof(struct smio_mc_recv) +
+			       m.nlinks * sizeof(struct smio_mc_link))
+		return -EINVAL;
+	return 0;
+}

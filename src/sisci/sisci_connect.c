@@ -51,8 +51,29 @@ void SCIConnectSegment(sci_desc_t sd, sci_remote_segment_t *segment, unsigned in
 		*error = SCI_ERR_ILLEGAL_PARAMETER;
 		return;
 	}
-	if (flags & ~(SCI_FLAG_USE_CALLBACK | SCI_FLAG_ASYNCHRONOUS_CONNECT)) {
+	if (flags & ~(SCI_FLAG_USE_CALLBACK | SCI_FLAG_ASYNCHRONOUS_CONNECT |
+		      SCI_FLAG_BROADCAST)) {
 		*error = SCI_ERR_ILLEGAL_FLAG;
+		return;
+	}
+	/* A multicast group: the segment id is the group (sisci_mcast.c). */
+	if ((flags & SCI_FLAG_BROADCAST) || nodeId == DIS_BROADCAST_NODEID_GROUP_ALL) {
+		if (!(flags & SCI_FLAG_BROADCAST) || nodeId != DIS_BROADCAST_NODEID_GROUP_ALL ||
+		    (flags & ~SCI_FLAG_BROADCAST)) {
+			*error = (flags & ~SCI_FLAG_BROADCAST) ? SCI_ERR_FLAG_NOT_IMPLEMENTED
+							       : SCI_ERR_ILLEGAL_PARAMETER;
+			return;
+		}
+		*error = sisci_check_adapter(localAdapterNo);
+		if (!*error)
+			*error = sisci_mc_connect(sd, segmentId, localAdapterNo, &r);
+		if (*error)
+			return;
+		sisci_lock();
+		sisci_obj_add(&r->obj, SISCI_OBJ_RSEG);
+		sisci_desc_get(sd);
+		sisci_unlock();
+		*segment = r;
 		return;
 	}
 	/* Its outcome would be reported by a callback: not implemented. */
@@ -182,7 +203,11 @@ void SCIDisconnectSegment(sci_remote_segment_t segment, unsigned int flags, sci_
 	sisci_unlock();
 
 	req = (struct smio_seg_conn_ref){ .conn = segment->conn };
-	rc = sisci_call(segment->sd, SMIO_SEG_DISCONNECT, &req, sizeof(req), NULL, 0, NULL, NULL);
+	if (segment->mcast)
+		rc = sisci_mc_disconnect(segment);
+	else
+		rc = sisci_call(segment->sd, SMIO_SEG_DISCONNECT, &req, sizeof(req), NULL, 0,
+				NULL, NULL);
 	/*
 	 * -ENOENT cannot happen for a handle of ours; anything else (the daemon
 	 * unreachable) leaves the handle as it was, so the program may retry.

@@ -253,11 +253,41 @@ void SCICreateDMAQueue(sci_desc_t sd, sci_dma_queue_t *dq, unsigned int localAda
 #define START_FLAGS (SCI_FLAG_USE_CALLBACK | SCI_FLAG_DMA_WAIT | SCI_FLAG_DMA_READ | \
 		     SCI_FLAG_DMA_GLOBAL | SCI_FLAG_DMA_SYSDMA | SCI_FLAG_DMA_ADAPTER | \
 		     SCI_FLAG_DMA_CHANNEL_SHARED)
-#define UNSUPPORTED_FLAGS (SCI_FLAG_DMA_PHDMA | SCI_FLAG_DMA_USER_MEM | SCI_FLAG_BROADCAST)
+#define UNSUPPORTED_FLAGS (SCI_FLAG_DMA_PHDMA | SCI_FLAG_DMA_USER_MEM)
 
 static bool in_range(size_t off, size_t size, uint64_t limit)
 {
 	return off <= limit && size <= limit - off;
+}
+
+/*
+ * To a multicast group: the daemon's engine moves the bytes before the call
+ * returns (MC_DMA), so the queue is DONE (or ERROR) at once, and a callback
+ * runs on the caller's thread (docs/sisci.md, "Multicast").
+ */
+static sci_error_t mc_start(struct sci_dma_queue *q, uint32_t segid, uint32_t conn,
+			    const dis_dma_vec_t *v, size_t n, sci_cb_dma_t cb, void *cb_arg,
+			    unsigned int flags)
+{
+	sci_error_t e = SCI_ERR_OK, st;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->removing)
+		e = SCI_ERR_CANCELLED;
+	else if (q->posted || q->cb_threads)
+		e = SCI_ERR_BUSY;
+	if (e) {
+		pthread_mutex_unlock(&q->lock);
+		return e;
+	}
+	st = sisci_mc_dma(q->sd, conn, segid, v, n);
+	q->state = st ? SCI_DMAQUEUE_ERROR : SCI_DMAQUEUE_DONE;
+	q->status = st ? SCI_ERR_TRANSFER_FAILED : SCI_ERR_OK;
+	pthread_mutex_unlock(&q->lock);
+	if (flags & SCI_FLAG_USE_CALLBACK)
+		cb(cb_arg, q, q->status);
+	/* Without SCI_FLAG_DMA_WAIT the outcome is the queue's, as for any transfer. */
+	return (flags & SCI_FLAG_DMA_WAIT) ? q->status : SCI_ERR_OK;
 }
 
 static sci_error_t start(struct sci_dma_queue *q, struct sci_local_segment *ls,
@@ -268,6 +298,7 @@ static sci_error_t start(struct sci_dma_queue *q, struct sci_local_segment *ls,
 	struct smio_dma_state st;
 	uint32_t segid, conn, rlen;
 	uint64_t lsize, rsize;
+	bool mcast;
 	pthread_t th;
 	pthread_attr_t attr;
 	sci_error_t e = SCI_ERR_OK;
@@ -277,7 +308,7 @@ static sci_error_t start(struct sci_dma_queue *q, struct sci_local_segment *ls,
 		return SCI_ERR_ILLEGAL_PARAMETER;
 	if (flags & UNSUPPORTED_FLAGS)
 		return SCI_ERR_FLAG_NOT_IMPLEMENTED;
-	if (flags & ~START_FLAGS)
+	if (flags & ~(START_FLAGS | SCI_FLAG_BROADCAST))
 		return SCI_ERR_ILLEGAL_FLAG;
 	if ((flags & SCI_FLAG_USE_CALLBACK) && (!cb || (flags & SCI_FLAG_DMA_WAIT)))
 		return SCI_ERR_ILLEGAL_PARAMETER;
@@ -302,6 +333,12 @@ static sci_error_t start(struct sci_dma_queue *q, struct sci_local_segment *ls,
 		e = SCI_ERR_ILLEGAL_PARAMETER;
 	conn = rs->conn;
 	rsize = rs->size;
+	mcast = rs->mcast;
+	/* SCI_FLAG_BROADCAST names what the segment is; a group is only written. */
+	if (!e && ((flags & SCI_FLAG_BROADCAST) && !mcast))
+		e = SCI_ERR_ILLEGAL_PARAMETER;
+	if (!e && mcast && (flags & SCI_FLAG_DMA_READ))
+		e = SCI_ERR_ILLEGAL_OPERATION;
 	sisci_unlock();
 	if (e)
 		return e;
@@ -315,6 +352,8 @@ static sci_error_t start(struct sci_dma_queue *q, struct sci_local_segment *ls,
 			return SCI_ERR_OUT_OF_RANGE;
 	}
 
+	if (mcast)
+		return mc_start(q, segid, conn, v, n, cb, cb_arg, flags);
 	m = malloc(sizeof(*m) + n * sizeof(m->e[0]));
 	if (!m)
 		return SCI_ERR_NOSPC;

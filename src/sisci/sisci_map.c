@@ -21,7 +21,8 @@
 #define LOCAL_MAP_FLAGS  (SCI_FLAG_FIXED_MAP_ADDR | SCI_FLAG_READONLY_MAP)
 #define REMOTE_MAP_FLAGS (SCI_FLAG_FIXED_MAP_ADDR | SCI_FLAG_READONLY_MAP | \
 			  SCI_FLAG_IO_MAP_IOSPACE | SCI_FLAG_LOCK_OPERATION | \
-			  SCI_FLAG_WRITE_BACK_CACHE_MAP | SCI_FLAG_NO_MEMORY_LOOPBACK)
+			  SCI_FLAG_WRITE_BACK_CACHE_MAP | SCI_FLAG_NO_MEMORY_LOOPBACK | \
+			  SCI_FLAG_BROADCAST)
 
 void sisci_store_fence(void)
 {
@@ -142,6 +143,27 @@ static void *map_segment(struct sci_local_segment *lseg, struct sci_remote_segme
 	m->size = size;
 	m->flags = flags;
 
+	/* SCI_FLAG_BROADCAST says what the segment is; it must be so. */
+	if ((flags & SCI_FLAG_BROADCAST) && !(rseg && rseg->mcast))
+		*error = SCI_ERR_ILLEGAL_PARAMETER;
+	else if (rseg && rseg->mcast)
+		/* Nothing to map: a buffer pushed to the group (sisci_mcast.c). */
+		*error = sisci_mc_map(m, (flags & SCI_FLAG_FIXED_MAP_ADDR) ? addr : NULL);
+	if (rseg && (rseg->mcast || (flags & SCI_FLAG_BROADCAST))) {
+		if (!*error) {
+			sisci_lock();
+			sisci_obj_add(&m->obj, SISCI_OBJ_MAP);
+			sisci_desc_get(m->sd);
+			sisci_unlock();
+			*map = m;
+			return (void *)m->addr;
+		}
+		sisci_lock();
+		(*maps)--;
+		sisci_unlock();
+		free(m);
+		return NULL;
+	}
 	if (lseg) {
 		struct smio_seg_id req = { .segid = lseg->id };
 
@@ -333,6 +355,19 @@ void SCIRemoveSequence(sci_sequence_t sequence, unsigned int flags, sci_error_t 
 	*error = SCI_ERR_OK;
 }
 
+/* A sequence on a multicast map: its stores are pushed at flush and barrier. */
+static bool sequence_is_mcast(sci_sequence_t sequence)
+{
+	bool yes;
+
+	if (!sequence)
+		return false;
+	sisci_lock();
+	yes = sisci_obj_valid(sequence, SISCI_OBJ_SEQ) && sequence->map->mcast;
+	sisci_unlock();
+	return yes;
+}
+
 /*
  * Stores through a map are CPU stores into shared memory: once the CPU has
  * made them globally visible they are in the owner's RAM. A store fence
@@ -341,11 +376,15 @@ void SCIRemoveSequence(sci_sequence_t sequence, unsigned int flags, sci_error_t 
 void SCIStoreBarrier(sci_sequence_t sequence, unsigned int flags)
 {
 	sisci_store_fence();
+	if (sequence_is_mcast(sequence))
+		sisci_mc_flush(sequence->map);
 }
 
 void SCIFlush(sci_sequence_t sequence, unsigned int flags)
 {
 	sisci_store_fence();
+	if (sequence_is_mcast(sequence))
+		sisci_mc_flush(sequence->map);
 }
 
 void SCICacheSync(sci_map_t map, void *addr, size_t length, unsigned int flags,
@@ -408,9 +447,9 @@ void SCIMemCpy(sci_sequence_t sequence, void *memAddr, sci_map_t remoteMap, size
 {
 	bool read = flags & SCI_FLAG_BLOCK_READ;
 	struct sci_desc *sd = NULL;
-	uint64_t ioaddr = 0;
-	uint32_t host = 0;
-	bool remote = false;
+	uint64_t ioaddr = 0, mc_off = 0;
+	uint32_t host = 0, mc_conn = 0;
+	bool remote = false, mcast = false;
 	char *p = NULL;
 	sci_error_t dummy;
 
@@ -433,15 +472,29 @@ void SCIMemCpy(sci_sequence_t sequence, void *memAddr, sci_map_t remoteMap, size
 		p = (char *)remoteMap->addr + remoteOffset;
 		sd = remoteMap->sd;
 		host = remoteMap->host;
+		if (remoteMap->mcast) {
+			mcast = true;
+			mc_conn = remoteMap->rseg->conn;
+			mc_off = remoteMap->offset + remoteOffset;
+		}
 		if (remoteMap->rseg) {
 			remote = true;
 			ioaddr = remoteMap->rseg->ioaddr + remoteMap->offset + remoteOffset;
 		}
 		*error = SCI_ERR_OK;
+		/* A multicast group is written, never read (PCIe: UR). */
+		if (mcast && read)
+			*error = SCI_ERR_ILLEGAL_OPERATION;
 	}
 	sisci_unlock();
 	if (*error)
 		return;
+	if (mcast) {
+		/* The map's buffer follows, and the group gets the bytes now. */
+		memcpy(p, memAddr, size);
+		*error = size ? sisci_mc_write(sd, mc_conn, mc_off, memAddr, size) : SCI_ERR_OK;
+		return;
+	}
 
 	if (read) {
 		memcpy(memAddr, p, size);

@@ -46,6 +46,7 @@ struct sci_local_segment {
 	unsigned int maps;
 	void *user;                  /* SCIRegisterSegmentMemory: the program's buffer, */
 	size_t user_len;             /* now a shared mapping of the segment's RAM */
+	uint64_t mc_joined;          /* SCI_FLAG_BROADCAST: adapters subscribed to the group */
 };
 
 /* A connection of this process to a segment (of another host, or its own). */
@@ -68,6 +69,7 @@ struct sci_remote_segment {
 	uint32_t state, changes;     /* SEG_STATE as last acted on (lock held) */
 	unsigned int maps;
 	struct sci_smartio_device *dev;  /* a device BAR of this borrow (SCIConnectDeviceSegment) */
+	bool mcast;                  /* SCI_FLAG_BROADCAST: a window onto a multicast group */
 };
 
 /* A borrowed device (sisci_device.c). */
@@ -100,6 +102,8 @@ struct sci_map {
 	uint32_t host;               /* host whose memory the map reaches */
 	unsigned int sequences;
 	bool failed;                 /* the path fails: mapped to all-ones (sisci_link.c) */
+	bool mcast;                  /* a multicast segment's map: a private buffer
+				      * pushed to the group (sisci_mcast.c) */
 };
 
 struct sci_sequence {
@@ -142,6 +146,19 @@ sci_error_t sisci_rseg_watch(struct sci_remote_segment *r);
 void sisci_rseg_unwatch(struct sci_remote_segment *r);
 /* Stores out and globally visible (sisci_map.c). */
 void sisci_store_fence(void);
+
+/* Multicast segments (sisci_mcast.c). */
+sci_error_t sisci_mc_join(struct sci_local_segment *s, unsigned int adapter);
+void sisci_mc_leave_all(struct sci_local_segment *s);
+sci_error_t sisci_mc_connect(sci_desc_t sd, unsigned int group, unsigned int adapter,
+			     struct sci_remote_segment **out);
+int sisci_mc_disconnect(struct sci_remote_segment *r);
+sci_error_t sisci_mc_map(struct sci_map *m, void *addr);
+sci_error_t sisci_mc_write(struct sci_desc *sd, uint32_t conn, uint64_t off, const void *src,
+			   size_t n);
+sci_error_t sisci_mc_flush(struct sci_map *m);
+sci_error_t sisci_mc_dma(struct sci_desc *sd, uint32_t conn, uint32_t segid,
+			 const dis_dma_vec_t *v, size_t n);
 
 /* Look an adapter number up: SCI_ERR_OK or why it is no adapter of ours (sisci_segment.c). */
 sci_error_t sisci_check_adapter(unsigned int adapter);

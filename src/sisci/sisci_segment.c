@@ -125,7 +125,7 @@ sci_error_t sisci_seg_errno(int rc)
 
 
 #define CREATE_FLAGS (SCI_FLAG_USE_CALLBACK | SCI_FLAG_EMPTY | SCI_FLAG_PRIVATE | \
-		      SCI_FLAG_AUTO_ID)
+		      SCI_FLAG_AUTO_ID | SCI_FLAG_BROADCAST)
 
 void SCICreateSegment(sci_desc_t sd, sci_local_segment_t *segment, unsigned int segmentId,
 		      size_t size, sci_cb_local_segment_t callback, void *callbackArg,
@@ -161,6 +161,11 @@ void SCICreateSegment(sci_desc_t sd, sci_local_segment_t *segment, unsigned int 
 	}
 	if (size > SEG_MAX_SIZE) {
 		*error = SCI_ERR_NOSPC;
+		return;
+	}
+	/* A broadcast segment's id is its multicast group: chosen, and with memory. */
+	if ((flags & SCI_FLAG_BROADCAST) && (flags & (SCI_FLAG_AUTO_ID | SCI_FLAG_EMPTY))) {
+		*error = SCI_ERR_ILLEGAL_FLAG;
 		return;
 	}
 	if (flags & SCI_FLAG_AUTO_ID)
@@ -242,6 +247,8 @@ void SCIRemoveSegment(sci_local_segment_t segment, unsigned int flags, sci_error
 			return;
 		}
 	}
+	/* Its memory leaves the multicast groups before it can be freed. */
+	sisci_mc_leave_all(segment);
 	req = (struct smio_seg_id){ .segid = segment->id };
 	rc = sisci_call(segment->sd, SMIO_SEG_REMOVE, &req, sizeof(req), NULL, 0, NULL, NULL);
 	if (rc) {
@@ -276,19 +283,31 @@ void SCIPrepareSegment(sci_local_segment_t segment, unsigned int localAdapterNo,
 
 	if (!error)
 		error = &dummy;
-	if (flags & ~SCI_FLAG_DMA_SOURCE_ONLY) {
+	if (flags & ~(SCI_FLAG_DMA_SOURCE_ONLY | SCI_FLAG_BROADCAST)) {
 		*error = SCI_ERR_ILLEGAL_FLAG;
 		return;
 	}
+	bool join = false;
+
 	sisci_lock();
 	if (!sisci_obj_valid(segment, SISCI_OBJ_LSEG)) {
 		*error = SCI_ERR_ILLEGAL_PARAMETER;
 	} else {
 		*error = sisci_check_adapter(localAdapterNo);
-		if (!*error)
+		join = !*error && ((segment->flags | flags) & SCI_FLAG_BROADCAST);
+		if (!*error && !join)
 			segment->prepared |= 1ull << localAdapterNo;
 	}
 	sisci_unlock();
+	if (!join)
+		return;
+	/* A broadcast segment subscribes to its group on the adapter (a daemon call). */
+	*error = sisci_mc_join(segment, localAdapterNo);
+	if (!*error) {
+		sisci_lock();
+		segment->prepared |= 1ull << localAdapterNo;
+		sisci_unlock();
+	}
 }
 
 /* Tell the daemon when the first adapter is made available / the last one not. */

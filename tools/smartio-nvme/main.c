@@ -374,12 +374,18 @@ out:
 static int cmd_identify(int argc, char **argv)
 {
 	static const struct option lo[] = { TOOL_COMMON_LONGOPTS,
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
+		{ "json", no_argument, NULL, 'j' },
+		{ "multicast", required_argument, NULL, 'M' },
+		{ "raw", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
 	struct tool_common tc = { .backup_adapter = -1 };
 	struct nvme_id_ctrl *id;
 	struct snv_client *c;
 	uint32_t nq = 0;
 	bool json = false;
+	long group = -1;
+	const char *raw = NULL;
+	char *end;
 	int opt, rc, nq_rc;
 
 	while ((opt = getopt_long(argc, argv, "d:m:t:jh", lo, NULL)) != -1) {
@@ -391,11 +397,30 @@ static int cmd_identify(int argc, char **argv)
 			json = true;
 			continue;
 		}
+		if (opt == 'R') {
+			raw = optarg;
+			continue;
+		}
+		if (opt == 'M') {
+			group = strtol(optarg, &end, 0);
+			if (*end || group < 0 || group > 255) {
+				fprintf(stderr, "smartio-nvme identify: --multicast takes a group "
+					"0..255, not '%s'\n", optarg);
+				return 2;
+			}
+			continue;
+		}
 		if (opt == 'h') {
 			printf("usage: smartio-nvme identify [OPTIONS]\n"
 			       "Identify the controller and its namespaces through the manager.\n\n"
 			       TOOL_COMMON_HELP
-			       "  -j, --json             one JSON object on stdout\n");
+			       "  -j, --json             one JSON object on stdout\n"
+			       "      --multicast GROUP  the controller writes its Identify Controller\n"
+			       "                         data to multicast group GROUP (every SISCI\n"
+			       "                         broadcast segment subscribed to it gets the\n"
+			       "                         same 4 KiB); nothing is printed but the outcome\n"
+			       "      --raw FILE         also write the 4 KiB Identify Controller data\n"
+			       "                         to FILE (to compare with multicast copies)\n");
 			return 0;
 		}
 		fprintf(stderr, "see `smartio-nvme identify --help`\n");
@@ -405,8 +430,24 @@ static int cmd_identify(int argc, char **argv)
 		fprintf(stderr, "smartio-nvme identify: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (group >= 0 && (json || raw)) {
+		fprintf(stderr, "smartio-nvme identify: --multicast prints only the outcome; "
+			"--json and --raw go with a unicast Identify\n");
+		return 2;
+	}
 	if (tool_open(&tc, &c))
 		return 1;
+	if (group >= 0) {
+		rc = snv_identify_ctrl_mcast(c, (uint32_t)group);
+		snv_client_close(c);
+		if (rc) {
+			fprintf(stderr, "smartio-nvme identify: Identify Controller to multicast "
+				"group %ld failed (%d)\n", group, rc);
+			return 1;
+		}
+		printf("Identify Controller written to multicast group %ld\n", group);
+		return 0;
+	}
 	id = malloc(sizeof(*id));
 	rc = id ? snv_identify_ctrl(c, id) : -ENOMEM;
 	if (rc) {
@@ -414,6 +455,19 @@ static int cmd_identify(int argc, char **argv)
 		free(id);
 		snv_client_close(c);
 		return 1;
+	}
+	if (raw) {
+		FILE *f = fopen(raw, "wb");
+		bool ok = f && fwrite(id, 1, sizeof(*id), f) == sizeof(*id);
+
+		if (f && fclose(f))
+			ok = false;
+		if (!ok) {
+			fprintf(stderr, "smartio-nvme identify: cannot write %s\n", raw);
+			free(id);
+			snv_client_close(c);
+			return 1;
+		}
 	}
 	nq_rc = snv_get_features(c, NVME_FEAT_FID_NUM_QUEUES, 0, &nq);
 	if (json) {

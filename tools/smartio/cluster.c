@@ -409,6 +409,8 @@ fail:
 		remove_host_files(dir, t->hosts[i].id);
 	}
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/mcast.regs", dir);
+	unlink(path);
 	rmdir(dir);
 	cli_err("nothing is left running");
 out:
@@ -464,6 +466,9 @@ static int cluster_down(const char *dir)
 	if (!status) {
 		cli_exec_records_clear(dir);   /* what killed 'smartio exec's left behind */
 		snprintf(path, sizeof(path), "%s/topology.yaml", dir);
+		unlink(path);
+		/* The cluster switches' multicast registers (smartiod's h_mcast.c). */
+		snprintf(path, sizeof(path), "%s/mcast.regs", dir);
 		unlink(path);
 		rmdir(dir);     /* fails while logs or the user's files are there */
 		if (dead)

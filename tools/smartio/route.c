@@ -18,7 +18,8 @@ static const char *const hop_str[] = { "?", "device", "link", "switch", "root", 
 	"ntb", "cable", "cluster-switch", "memory" };
 enum { HOP_LINK = 2, HOP_CABLE = 7, HOP_CSWITCH = 8, HOP_MEMORY = 9 };
 #define NO_HOST 0xffff
-enum { TGT_RAM = 1, TGT_BAR = 2 };
+enum { TGT_RAM = 1, TGT_BAR = 2, TGT_MSI = 3, TGT_MCAST = 4 };
+#define MC_NONE 0xffffffffu
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -107,6 +108,120 @@ static int add_hex(struct json_object *o, const char *key, uint64_t v)
 	return smio_json_add_str(o, key, buf);
 }
 
+static const char *target_kind(uint8_t kind)
+{
+	switch (kind) {
+	case TGT_BAR: return "bar";
+	case TGT_MSI: return "msi";
+	case TGT_MCAST: return "multicast";
+	default: return "ram";
+	}
+}
+
+/* ---------- a multicast write's fan-out (MC_TREE) ---------- */
+
+static const struct smio_mc_recv *tree_recv(const struct smio_mc_tree *t, uint32_t i)
+{
+	return (const struct smio_mc_recv *)(const void *)((const uint8_t *)(t + 1) +
+							  i * sizeof(struct smio_mc_recv));
+}
+
+static const struct smio_mc_link *tree_link(const struct smio_mc_tree *t, uint32_t i)
+{
+	return (const struct smio_mc_link *)(const void *)((const uint8_t *)(t + 1) +
+		t->nrecv * sizeof(struct smio_mc_recv) + i * sizeof(struct smio_mc_link));
+}
+
+static const char *csw_name(const struct topo *tp, uint32_t i, char *buf, size_t len)
+{
+	if (tp && i < tp->ncswitches)
+		return tp->cswitches[i].name;
+	snprintf(buf, len, "switch %u", i);
+	return buf;
+}
+
+static void tree_text(const struct smio_mc_tree *t, const struct topo *tp)
+{
+	char a[40], b[40];
+
+	printf("multicast: group %u (+0x%" PRIx64 "), %u receiver%s, %u link%s in the tree "
+	       "(each carries the write once)\n", t->group, t->offset, t->nrecv,
+	       t->nrecv == 1 ? "" : "s", t->nlinks, t->nlinks == 1 ? "" : "s");
+	for (uint32_t i = 0; i < t->nlinks; i++) {
+		const struct smio_mc_link *l = tree_link(t, i);
+
+		if (l->from_csw == MC_NONE)
+			printf("  cable    host %u -> %s", l->host, csw_name(tp, l->to_csw, a, sizeof(a)));
+		else if (l->to_csw != MC_NONE)
+			printf("  cascade  %s -> %s", csw_name(tp, l->from_csw, a, sizeof(a)),
+			       csw_name(tp, l->to_csw, b, sizeof(b)));
+		else
+			printf("  cable    %s -> host %u", csw_name(tp, l->from_csw, a, sizeof(a)),
+			       l->host);
+		printf("  Gen%u x%u\n", l->gen, l->width);
+	}
+	for (uint32_t i = 0; i < t->nrecv; i++) {
+		const struct smio_mc_recv *v = tree_recv(t, i);
+
+		printf("  receiver host %u ntb%u via %s (%u switch%s)\n", v->host, v->ntb,
+		       csw_name(tp, v->csw, a, sizeof(a)), v->depth, v->depth == 1 ? "" : "es");
+	}
+}
+
+static int tree_json(struct json_object *root, const struct smio_mc_tree *t)
+{
+	struct json_object *o = json_object_new_object(), *rv = json_object_new_array(),
+			   *lk = json_object_new_array();
+	int rc = -ENOMEM;
+
+	if (!o || !rv || !lk || smio_json_add_uint(o, "group", t->group) ||
+	    add_hex(o, "offset", t->offset) || smio_json_add_uint(o, "ingress_switch", t->ingress_csw))
+		goto out;
+	for (uint32_t i = 0; i < t->nrecv; i++) {
+		const struct smio_mc_recv *v = tree_recv(t, i);
+		struct json_object *e = json_object_new_object();
+
+		if (!e || smio_json_add_uint(e, "host", v->host) || smio_json_add_uint(e, "ntb", v->ntb) ||
+		    smio_json_add_uint(e, "switch", v->csw) || smio_json_add_uint(e, "depth", v->depth) ||
+		    smio_json_push(rv, e)) {
+			json_object_put(e);
+			goto out;
+		}
+	}
+	for (uint32_t i = 0; i < t->nlinks; i++) {
+		const struct smio_mc_link *l = tree_link(t, i);
+		struct json_object *e = json_object_new_object();
+		const char *kind = l->from_csw == MC_NONE ? "ingress" :
+				   l->to_csw != MC_NONE ? "cascade" : "egress";
+
+		if (!e || smio_json_add_str(e, "kind", kind) ||
+		    (l->from_csw == MC_NONE ? smio_json_add_null(e, "from_switch")
+					     : smio_json_add_uint(e, "from_switch", l->from_csw)) ||
+		    (l->to_csw == MC_NONE ? smio_json_add_null(e, "to_switch")
+					   : smio_json_add_uint(e, "to_switch", l->to_csw)) ||
+		    (l->host == MC_NONE ? smio_json_add_null(e, "host")
+					 : smio_json_add_uint(e, "host", l->host)) ||
+		    smio_json_add_uint(e, "gen", l->gen) || smio_json_add_uint(e, "width", l->width) ||
+		    smio_json_push(lk, e)) {
+			json_object_put(e);
+			goto out;
+		}
+	}
+	rc = smio_json_add(o, "receivers", rv);
+	rv = NULL;
+	if (!rc)
+		rc = smio_json_add(o, "links", lk);
+	lk = NULL;
+	if (!rc)
+		rc = smio_json_add(root, "multicast", o);
+	o = NULL;
+out:
+	json_object_put(rv);
+	json_object_put(lk);
+	json_object_put(o);
+	return rc;
+}
+
 static int target_json(struct json_object *root, const struct smio_target *t)
 {
 	struct json_object *o = json_object_new_object();
@@ -115,7 +230,7 @@ static int target_json(struct json_object *root, const struct smio_target *t)
 	if (!o)
 		return -ENOMEM;
 	bdf_str(b, sizeof(b), t->bdf);
-	if (smio_json_add_str(o, "kind", t->kind == TGT_BAR ? "bar" : "ram") ||
+	if (smio_json_add_str(o, "kind", target_kind(t->kind)) ||
 	    smio_json_add_uint(o, "host", t->host) ||
 	    (t->kind == TGT_BAR && (smio_json_add_uint(o, "bar", t->bar) ||
 				    smio_json_add_str(o, "bdf", b))) ||
@@ -150,7 +265,7 @@ static int hop_json(struct json_object *hops, const struct smio_hop *h)
 }
 
 static int route_json(const struct smio_route_req *q, uint32_t host,
-		      const struct smio_route_reply *r)
+		      const struct smio_route_reply *r, const struct smio_mc_tree *mt)
 {
 	struct json_object *o = json_object_new_object(), *hops = json_object_new_array();
 	char b[16];
@@ -165,7 +280,7 @@ static int route_json(const struct smio_route_req *q, uint32_t host,
 	    smio_json_add_bool(o, "ok", !r->status) || smio_json_add_str(o, "reason", r->reason) ||
 	    smio_json_add_bool(o, "cached", r->cached) ||
 	    smio_json_add_uint(o, "ntb_hops", r->ntb_hops) ||
-	    (!r->status && target_json(o, &r->tgt)))
+	    (!r->status && target_json(o, &r->tgt)) || (mt && tree_json(o, mt)))
 		goto out;
 	for (uint32_t i = 0; i < r->nhops; i++)
 		if (hop_json(hops, &r->hops[i]))
@@ -183,7 +298,8 @@ out:
 }
 
 static void route_text(const struct smio_route_req *q, uint32_t host,
-		       const struct smio_route_reply *r)
+		       const struct smio_route_reply *r, const struct smio_mc_tree *mt,
+		       const struct topo *tp)
 {
 	const struct smio_target *t = &r->tgt;
 	char b[16], hs[16];
@@ -197,14 +313,20 @@ static void route_text(const struct smio_route_req *q, uint32_t host,
 		printf("reason: %s\n", r->reason[0] ? r->reason : "(none given)");
 	} else {
 		printf("target: host %u ", t->host);
-		if (t->kind == TGT_BAR) {
-			bdf_str(b, sizeof(b), t->bdf);
-			printf("BAR%u of %s", t->bar, b);
+		if (t->kind == TGT_MCAST) {
+			/* mem is the adapter the write leaves by; the tree follows the hops. */
+			printf("multicast address 0x%" PRIx64 " through ntb%u, %" PRIu64
+			       " bytes in the group\n", t->addr, t->mem, t->len);
 		} else {
-			printf("RAM");
+			if (t->kind == TGT_BAR) {
+				bdf_str(b, sizeof(b), t->bdf);
+				printf("BAR%u of %s", t->bar, b);
+			} else {
+				printf(t->kind == TGT_MSI ? "MSI window" : "RAM");
+			}
+			printf(" at 0x%" PRIx64 ", memory object %u offset 0x%" PRIx64 ", %" PRIu64
+			       " bytes contiguous\n", t->addr, t->mem, t->offset, t->len);
 		}
-		printf(" at 0x%" PRIx64 ", memory object %u offset 0x%" PRIx64 ", %" PRIu64
-		       " bytes contiguous\n", t->addr, t->mem, t->offset, t->len);
 	}
 	printf("hops: %u (%u NTB crossing%s)\n", r->nhops, r->ntb_hops, r->ntb_hops == 1 ? "" : "s");
 	for (uint32_t i = 0; i < r->nhops; i++) {
@@ -219,6 +341,8 @@ static void route_text(const struct smio_route_req *q, uint32_t host,
 			printf("  %u ns", h->latency_ns);
 		putchar('\n');
 	}
+	if (mt)
+		tree_text(mt, tp);
 }
 
 int cmd_route(int argc, char **argv)
@@ -231,6 +355,8 @@ int cmd_route(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
 	struct smio_route_req q = { .write = 1, .len = 4 };
 	struct smio_route_reply *r;
+	struct smio_mc_tree *mt = NULL;
+	struct topo *tp = NULL;
 	struct conn c = { 0 };
 	const char *from = "cpu", *addr = NULL;
 	bool json = false;
@@ -270,6 +396,18 @@ int cmd_route(int argc, char **argv)
 	}
 	r = malloc(SMIO_MAX_PAYLOAD);
 	rc = r ? call(&c, SMIO_ROUTE, &q, sizeof(q), r, SMIO_MAX_PAYLOAD, NULL) : -ENOMEM;
+	/* A write into a multicast group: the switches' fan-out tree too. */
+	if (!rc && !r->status && r->tgt.kind == TGT_MCAST) {
+		struct smio_mc_tree_req tq = { .ntb = r->tgt.mem, .addr = r->tgt.addr };
+
+		mt = malloc(SMIO_MAX_PAYLOAD);
+		if (!mt || call(&c, SMIO_MC_TREE, &tq, sizeof(tq), mt, SMIO_MAX_PAYLOAD, NULL)) {
+			free(mt);
+			mt = NULL;
+		}
+		if (!json && cli_cluster_topo(c.dir, &tp))
+			tp = NULL;
+	}
 	close(c.fd);
 	if (rc) {
 		cli_err("route on host %u: %s", c.host, cli_strerror(rc));
@@ -277,15 +415,18 @@ int cmd_route(int argc, char **argv)
 		return 1;
 	}
 	if (json) {
-		if (route_json(&q, c.host, r)) {
+		if (route_json(&q, c.host, r, mt)) {
 			free(r);
+			free(mt);
 			return 1;
 		}
 	} else {
-		route_text(&q, c.host, r);
+		route_text(&q, c.host, r, mt, tp);
 	}
 	rc = r->status ? 1 : 0;
 	free(r);
+	free(mt);
+	topo_free(tp);
 	return rc;
 }
 

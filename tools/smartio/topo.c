@@ -164,6 +164,9 @@ static void text_topo(const struct topo *t)
 		printf("cluster switch %s (chip %s, %u ns): %u of %u ports used (x%u each)\n",
 		       cs->name, cs->chip, cs->latency_ns, cs->used_ports, cs->ports,
 		       cs->port_width);
+		if (cs->mc_groups)
+			printf("    multicast: %u groups of %" PRIu64 " KiB at 0x%" PRIx64 "\n",
+			       cs->mc_groups, cs->mc_group_size >> 10, cs->mc_base);
 		for (uint32_t h = 0; h < t->nhosts; h++)
 			topo_for_each_ntb(&t->hosts[h], cs_user, &v);
 	}

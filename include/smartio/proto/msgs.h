@@ -388,6 +388,28 @@ enum smio_payload_kind {
 	X(LEND_HOLDERS,         171, LEND,   SMIO_R_LOCAL, 0,					\
 	  SMIO_PL_FIXED(smio_lend_req, smio_check_lend_req),					\
 	  SMIO_PL_VAR(smio_lend_holders, smio_check_lend_holders))				\
+	/* Multicast: SISCI broadcast segments (seg.h) */					\
+	X(MC_JOIN,              190, SEG,    SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_FIXED(smio_mc_join, smio_check_mc_join),					\
+	  SMIO_PL_EMPTY)									\
+	X(MC_LEAVE,             191, SEG,    SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_FIXED(smio_mc_join, smio_check_mc_join),					\
+	  SMIO_PL_EMPTY)									\
+	X(MC_CONNECT,           192, SEG,    SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_FIXED(smio_mc_connect, smio_check_mc_connect),				\
+	  SMIO_PL_FIXED(smio_mc_conn, smio_check_mc_conn))					\
+	X(MC_DISCONNECT,        193, SEG,    SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_FIXED(smio_seg_conn_ref, smio_check_seg_conn_ref),				\
+	  SMIO_PL_EMPTY)									\
+	X(MC_WRITE,             194, SEG,    SMIO_R_LOCAL, 0, /* + data */			\
+	  SMIO_PL_VAR(smio_mc_write, smio_check_mc_write),					\
+	  SMIO_PL_FIXED(smio_mc_written, smio_check_mc_written))				\
+	X(MC_DMA,               195, SEG,    SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_VAR(smio_mc_write, smio_check_mc_write),					\
+	  SMIO_PL_FIXED(smio_mc_written, smio_check_mc_written))				\
+	X(MC_TREE,              196, SEG,    SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_FIXED(smio_mc_tree_req, smio_check_mc_tree_req),				\
+	  SMIO_PL_VAR(smio_mc_tree, smio_check_mc_tree))					\
 												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\

@@ -74,7 +74,9 @@ struct smio_step {
 	uint32_t host;             /* host that should run the step (the receiver) */
 	uint32_t ntb_index;        /* ingress NTB on the receiver */
 	uint8_t write;
-	uint8_t pad[3];
+	uint8_t mcast;             /* a multicast write: addr is in the switch's multicast
+				    * range, the ingress NTB's overlay translates it */
+	uint8_t pad[2];
 	uint32_t ntb_hops;         /* NTB hops so far */
 	uint64_t addr;
 	uint64_t len;

@@ -125,4 +125,88 @@ struct smio_peer_memfd {
 	uint64_t size;
 };
 
+/*
+ * Multicast (190..195; docs/sisci.md, "Multicast"): SISCI broadcast segments
+ * on the cluster switches' multicast groups (fabric/mcast.h).
+ *
+ * MC_JOIN / MC_LEAVE: subscribe a local segment of the caller's (with
+ * memory) to group `group` through adapter `adapter`: the NTB's overlay maps
+ * the group onto the segment and the switch port joins the group; leave
+ * undoes it. One segment per group and adapter on a host.
+ */
+struct smio_mc_join {
+	uint32_t segid;
+	uint32_t group;
+	uint32_t adapter;
+	uint32_t pad;
+};
+
+/* MC_CONNECT: a window of the caller's onto group `group` (to write to it). */
+struct smio_mc_connect {
+	uint32_t group;
+	uint32_t adapter;
+};
+
+struct smio_mc_conn {
+	uint32_t conn;             /* handle for MC_WRITE / MC_DMA / MC_DISCONNECT (SEG conn ref) */
+	uint32_t group;
+	uint64_t bus;              /* local bus address of the window onto the group */
+	uint64_t size;             /* the group's size */
+	uint64_t mc_addr;          /* the group's address in the switches' multicast range */
+};
+
+/*
+ * MC_WRITE: len bytes follow, written to the group at offset, as the CPU's
+ * posted writes through the window. MC_DMA: the same from a local segment of
+ * the caller's (the adapter's DMA engine: segment memory to the group).
+ * Reply: how many receivers got the bytes.
+ */
+struct smio_mc_write {
+	uint32_t conn;
+	uint32_t segid;            /* MC_DMA: the source segment; MC_WRITE: 0 */
+	uint64_t offset;           /* in the group */
+	uint64_t len;
+	uint64_t seg_offset;       /* MC_DMA: in the source segment; MC_WRITE: 0 */
+};
+
+struct smio_mc_written {
+	uint32_t receivers;
+	uint32_t pad;
+	uint64_t len;
+};
+
+/*
+ * MC_TREE: the fan-out of a multicast write entering the fabric at this
+ * host's adapter `ntb` at multicast address `addr` (smartio route shows it).
+ * Reply: the head, then nrecv receivers and nlinks links.
+ */
+struct smio_mc_tree_req {
+	uint32_t ntb;
+	uint32_t pad;
+	uint64_t addr;
+};
+
+struct smio_mc_recv {
+	uint32_t host;             /* host id */
+	uint32_t ntb;              /* its adapter */
+	uint32_t csw;              /* switch (topology index) whose port delivers */
+	uint32_t depth;            /* switches crossed */
+};
+
+struct smio_mc_link {
+	uint32_t from_csw;         /* 0xffffffff: the ingress cable */
+	uint32_t to_csw;           /* a cascade: the next switch; else 0xffffffff */
+	uint32_t host;             /* cables: the host at the end; else 0xffffffff */
+	uint8_t gen, width;
+	uint8_t pad[2];
+};
+
+struct smio_mc_tree {
+	uint32_t group;
+	uint32_t ingress_csw;
+	uint32_t nrecv, nlinks;
+	uint64_t offset;           /* in the group */
+	/* struct smio_mc_recv[nrecv], then struct smio_mc_link[nlinks] */
+};
+
 #endif
