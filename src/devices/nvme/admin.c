@@ -10,7 +10,7 @@
 #include "ctrl.h"
 #include "util/smio_time.h"
 
-#define MODEL_NAME      "smartio NVMe (Optane P4800X-like)"
+#define MODEL_NAME      "smartio emulated NVMe"
 #define FW_REV          "0.1"
 #define WCTEMP          343
 #define CCTEMP          373
@@ -42,9 +42,7 @@ static void identify_ctrl(struct nvme_ctrl *c, struct nvme_id_ctrl *id)
 	pad_copy(id->mn, sizeof(id->mn), MODEL_NAME);
 	pad_copy(id->fr, sizeof(id->fr), FW_REV);
 	id->rab = 0;
-	id->ieee[0] = 0xe4;             /* Intel OUI 5C:D2:E4, least significant byte first */
-	id->ieee[1] = 0xd2;
-	id->ieee[2] = 0x5c;
+	/* IEEE OUI left 0: smartio owns none, and borrowing a vendor's would claim its product */
 	id->mdts = NVME_MDTS;
 	id->cntlid = 0;
 	id->ver = 0x00010400;

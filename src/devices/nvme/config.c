@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ctrl.h"
+#include "devices/ids.h"
 
 void nvme_features_default(struct nvme_ctrl *c)
 {
@@ -124,6 +125,6 @@ int nvme_parse_params(struct nvme_ctrl *c, char *err, size_t errlen)
 	snprintf(c->serial, sizeof(c->serial), "%s", serial ? serial : "");
 	if (!serial)
 		snprintf(c->serial, sizeof(c->serial), "SMARTIO-%.12s", name);
-	c->vid = d->fn.td && d->fn.td->vendor_id ? d->fn.td->vendor_id : 0x8086;
+	c->vid = d->fn.td && d->fn.td->vendor_id ? d->fn.td->vendor_id : SMARTIO_PCI_VENDOR;
 	return 0;
 }
