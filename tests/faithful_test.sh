@@ -95,4 +95,25 @@ check "an idle faithful cluster costs no more CPU than a default one" \
 	test "$FAITHFUL_TICKS" -le $((DEFAULT_TICKS * 2 + 20))
 check "cluster down (faithful)" "$SMARTIO" cluster down
 
+# ---- the accelerator's DMA engine ----
+sed 's/^name: accel-local$/name: accel-faithful\ntiming: faithful/' \
+	"$SRC/tests/topologies/accel-local.yaml" >"$WORK/accel.yaml"
+check "cluster up: accelerators, timing: faithful" "$SMARTIO" cluster up "$WORK/accel.yaml"
+check "model: gpu0 writing 4 KiB into gpu1" "$SMARTIO" predict path --host 0 --from gpu0 \
+	--addr gpu1:bar2 --size 4096 --write --json
+cp "$OUT" "$WORK/accel-model.json"
+check "faithful peer-to-peer copies of 4 KiB" "$SMARTIO" accel copy --host 0 --dev gpu0 \
+	--src dev:0 --dst gpu1:bar2 --len 4096 --repeat 500 --json
+cp "$OUT" "$WORK/accel-copy.json"
+# A descriptor also pays its fetch and status write-back: the write alone is a lower bound.
+check "each copy takes at least the model's write latency" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))["latency_ns"]
+c = json.load(open(sys.argv[2]))
+per = c["elapsed_ns"] / c["repeat"]
+print("# per copy %.0f ns, model write %.0f ns" % (per, m))
+sys.exit(0 if c["status"] == "ok" and per >= m else 1)' "$WORK/accel-model.json" "$WORK/accel-copy.json"
+sed -n 's/^# per/# accel: per/p' "$OUT"
+check "cluster down (accelerators)" "$SMARTIO" cluster down
+
 tap_done
