@@ -23,8 +23,8 @@ expect "cluster status: 3 of 3 hosts up" "^3 of 3 hosts up"
 # ---- lspci, own formats ----
 check "lspci --host 1" "$SMARTIO" lspci --host 1
 expect "lspci shows NVMe, accelerators, Dolphin NTB, switch ports" \
-	"^04:00\.0 Non-Volatile memory controller: " "^05:00\.0 3D controller: " \
-	"^06:00\.0 3D controller: " "^01:00\.0 .*Dolphin" "^03:0[0-2]\.0 PCI bridge: " \
+	"^04:00\.0 Non-Volatile memory controller: Device 534d:0001$" "^05:00\.0 Processing accelerators: Device 534d:0002" \
+	"^06:00\.0 Processing accelerators: Device 534d:0002" "^01:00\.0 .*Dolphin" "^03:0[0-2]\.0 PCI bridge: " \
 	"^00:00\.0 Host bridge: "
 check "lspci -nn" "$SMARTIO" lspci --host 1 -nn
 expect "lspci -nn shows class and IDs" "^04:00\.0 Non-Volatile memory controller \[0108\]: .*\[[0-9a-f]{4}:[0-9a-f]{4}\]"
@@ -53,7 +53,7 @@ check "lspci -vvv host 1 again" lspci -F "$WORK/host1.dump" -vvv
 expect "host 1: switch upstream and downstream ports" "Express \(v2\) Upstream Port" \
 	"Express \(v2\) Downstream Port"
 check "smartio lspci -tv runs the real lspci" "$SMARTIO" lspci --host 1 -tv
-expect "smartio lspci -tv: tree with names" "NVIDIA|Non-Volatile|Intel"
+expect "smartio lspci -tv: tree with names" 'Device 534d:0001'
 
 # ---- topo ----
 check "topo" "$SMARTIO" topo

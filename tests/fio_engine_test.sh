@@ -69,6 +69,8 @@ for dev in 8:nvme0 12:nvme0; do
 	check "$dev: randread QD8 + verify=crc32c" fio_b --fdid=$dev --rw=randread --bs=4k \
 		--iodepth=8 --size=8m --offset=64m --verify=crc32c
 	expect "$dev: randread: no errors" "err= 0" "read: IOPS="
+	expect "$dev: the engine prints the timing model's prediction" \
+		"smartio-fio: model \(real hardware, this route\): [0-9.]+ us per 4096-byte read"
 	check_fails "$dev: randread + verify of never-written blocks fails" fio_b --fdid=$dev \
 		--rw=randread --bs=4k --iodepth=8 --size=1m --offset=96m --verify=crc32c
 done

@@ -85,7 +85,7 @@ else
 		not_ok "nvme id-ctrl -o json"
 	fi
 	json_check "id-ctrl: serial, model, nn, mdts, sqes/cqes" "$WORK/ctrl.json" \
-		"d['sn'].strip() == '$SERIAL' and d['mn'].strip().startswith('smartio NVMe') and d['nn'] == 2 and d['mdts'] == 5 and d['sqes'] == 0x66 and d['cqes'] == 0x44 and d['vid'] == 0x8086"
+		"d['sn'].strip() == '$SERIAL' and d['mn'].strip() == 'smartio emulated NVMe' and d['nn'] == 2 and d['mdts'] == 5 and d['sqes'] == 0x66 and d['cqes'] == 0x44 and d['vid'] == 0x534d"
 	if nvme_shim id-ns /dev/smartio-nvme0 -n 1 -o json >"$WORK/ns.json" 2>"$OUT"; then
 		ok "nvme id-ns -n 1 -o json"
 	else

@@ -62,7 +62,7 @@ check "manager starts on lender-a" start_manager 1 8:nvme0
 check_fails "a second manager of the same controller" on_host 0 manager -d 8:nvme0 -q
 expect "says the device is in use" "exclusively"
 check "identify from host 0" on_host 0 identify -d 8:nvme0
-expect "identify shows the controller" "^model +smartio NVMe" "^serial +SMARTIO-nvme0" \
+expect "identify shows the controller" "^model +smartio emulated NVMe" "^serial +SMARTIO-nvme0" \
 	"^I/O queues +32" "ns 1 +2097152 blocks of 512 bytes"
 on_host 0 identify -d 8:nvme0 --json >"$WORK/id.json" 2>"$OUT" || true
 json_check "identify --json: hex fdid, model, namespaces" "$WORK/id.json" \

@@ -617,10 +617,10 @@ static void test_identify_ctrl(void **state)
 	ctl_enable(t);
 	assert_ok(admin(t, nvme_admin_identify, 0, NVME_IDENTIFY_CNS_CTRL, 0, ADMIN_BUF));
 	id = (struct nvme_id_ctrl *)ram(t, ADMIN_BUF);
-	assert_int_equal(id->vid, 0x8086);
-	assert_int_equal(id->ssvid, 0x8086);
+	assert_int_equal(id->vid, 0x534d);
+	assert_int_equal(id->ssvid, 0x534d);
 	assert_memory_equal(id->sn, "SN-1234             ", 20);
-	assert_memory_equal(id->mn, "smartio NVMe (Optane P4800X-like)", 33);
+	assert_memory_equal(id->mn, "smartio emulated NVMe                   ", 40);
 	assert_memory_equal(id->fr, "0.1     ", 8);
 	assert_int_equal(id->mdts, 5);
 	assert_int_equal(id->ver, 0x00010400);

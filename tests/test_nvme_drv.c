@@ -182,7 +182,7 @@ static void test_probe_identify(void **state)
 	env_up(&e, 0);
 	assert_int_equal(nvme_drv_info(e.pdev, &info), 0);
 	assert_string_equal(info.serial, "DRVTEST0042");
-	assert_non_null(strstr(info.model, "smartio NVMe"));
+	assert_non_null(strstr(info.model, "smartio emulated NVMe"));
 	assert_int_equal(info.nn, 2);
 	assert_int_equal(info.nns, 2);
 	assert_int_equal(info.nioq, 2);  /* min(2 asked, 32 the controller allocated) */

@@ -110,10 +110,10 @@ static void test_device_list_default(void **state)
 	check_dev(dev_named(&e, "chassis"), 0x10b5, 0x8796, 0x060400);
 	check_dev(dev_named(&e, "chassis.p2"), 0x10b5, 0x8796, 0x060400);
 	p = dev_named(&e, "nvme0");
-	check_dev(p, 0x8086, 0x2701, 0x010802);
+	check_dev(p, 0x534d, 0x0001, 0x010802);
 	assert_true(p->bar_size[0] == 16384 && p->bar_size[1] == 0 && p->bar_size[4] == 65536);
 	p = dev_named(&e, "gpu1");
-	check_dev(p, 0x10de, 0x1bb1, 0x030200);
+	check_dev(p, 0x534d, 0x0002, 0x120000);
 	assert_true(p->bar_size[0] == 65536 && p->bar_size[2] == (256ull << 20));
 	assert_true(p->bar_addr[2] >= (1ull << 32));   /* 64-bit prefetchable window */
 	/* Sizing left the registers as enumeration programmed them. */
@@ -153,7 +153,7 @@ static const struct pci_driver nvme_drv = {
 	.name = "fake-nvme", .id_table = nvme_ids, .probe = fake_probe, .remove = fake_remove,
 };
 static const struct pci_device_id accel_ids[] = {
-	{ 0x10de, 0x1bb1, 0, 0 },
+	{ 0x534d, 0x0002, 0, 0 },
 	{ 0 },
 };
 static const struct pci_driver accel_drv = {
@@ -191,9 +191,9 @@ static void test_lendable_devices_get_no_driver(void **state)
 
 static void test_match_id(void **state)
 {
-	struct pci_dev d = { .vendor = 0x8086, .device = 0x2701, .class = 0x010802 };
+	struct pci_dev d = { .vendor = 0x534d, .device = 0x0001, .class = 0x010802 };
 	const struct pci_device_id ids[] = {
-		{ 0x8086, 0x1111, 0, 0 },
+		{ 0x534d, 0x1111, 0, 0 },
 		{ PCI_ANY_ID, PCI_ANY_ID, 0x010800, 0xffff00 },
 		{ 0 },
 	};
@@ -286,14 +286,14 @@ static void test_config_accessors(void **state)
 	env_up(&e, yaml, 0);
 	p = dev_named(&e, "acc0");
 	assert_int_equal(pci_read_config(p, PCI_VENDOR_ID, 4, &v), 0);
-	assert_int_equal(v, 0x1bb110de);
+	assert_int_equal(v, 0x0002534d);
 	/* Read-only: IDs and class. */
 	assert_int_equal(pci_write_config(p, PCI_VENDOR_ID, 2, 0x1234), 0);
 	assert_int_equal(pci_read_config(p, PCI_VENDOR_ID, 2, &v), 0);
-	assert_int_equal(v, 0x10de);
+	assert_int_equal(v, 0x534d);
 	assert_int_equal(pci_write_config(p, PCI_CLASS_REVISION, 4, 0), 0);
 	assert_int_equal(pci_read_config(p, PCI_CLASS_REVISION, 4, &v), 0);
-	assert_int_equal(v >> 8, 0x030200);
+	assert_int_equal(v >> 8, 0x120000);
 	/* BAR type bits and the bits below the size are read-only. */
 	assert_int_equal(pci_read_config(p, PCI_BASE_ADDRESS_2, 4, &orig), 0);
 	assert_int_equal(orig & 0xf, PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH);

@@ -798,10 +798,62 @@ static void test_figures(void **state)
 	assert_true(last(series_of(&f, "Rem-IOMMU read")) < 0.5 * last(series_of(&f, "Rem-SW read")));
 }
 
+/*
+ * One NVMe read composed by timing_nvme_io: the sum of its legs, the CQE
+ * adding only its serialisation behind the data on the same path, and the
+ * doorbell path derived from the device's path to the CPU's memory.
+ */
+static void test_nvme_io(void **state)
+{
+	struct hl d = { 0 }, cpu;
+	struct timing_hop db[TIMING_MAX_HOPS];
+	struct timing_nvme t, tw;
+	struct timing_result fetch, data, bell;
+	struct timing_query q = { .size = 4, .write = true, .completer = TIMING_CPL_REGS };
+	int n;
+
+	dev(&d, 1, "nvme0");
+	lnk(&d, 3, 4, 1);
+	rp(&d, 1);
+	rt(&d, 1);
+	mmu(&d, 1);
+	ram(&d, 1);
+	n = timing_hops_cpu_to(d.h, d.n, db, TIMING_MAX_HOPS);
+	assert_int_equal(n, (int)d.n - 1);              /* no IOMMU on the CPU's stores */
+	assert_int_equal(db[0].kind, TIMING_HOP_DEVICE);
+	assert_int_equal(db[1].kind, TIMING_HOP_ROOT);  /* the CPU issues through its root */
+	assert_int_equal(db[n - 1].kind, TIMING_HOP_DEVICE);
+	assert_int_equal(timing_hops_cpu_to(d.h, 2, db, TIMING_MAX_HOPS), -EINVAL);
+	memcpy(cpu.h, db, sizeof(db[0]) * (size_t)n);
+	cpu.n = (unsigned)n;
+	assert_int_equal(timing_path(&P, cpu.h, cpu.n, &q, &bell), 0);
+	fetch = run(&d, P.nvme_sqe_bytes, false);
+	data = run(&d, 4096, true);
+	{
+		struct timing_nvme_paths x = { .doorbell = db, .ndoorbell = (unsigned)n, .sq = d.h,
+			.nsq = d.n, .data = d.h, .ndata = d.n, .cq = d.h, .ncq = d.n };
+
+		assert_int_equal(timing_nvme_io(&P, &x, NULL, 4096, false, P.nvme_media_read_ns,
+						&t), 0);
+		assert_int_equal(timing_nvme_io(&P, &x, NULL, 4096, true, 10000, &tw), 0);
+	}
+	near(t.doorbell_ns, bell.latency_ns, 0.01, "doorbell");
+	near(t.fetch_ns, fetch.latency_ns, 0.01, "fetch");
+	near(t.data_ns, data.latency_ns, 0.01, "data");
+	assert_true(t.cqe_ns > 0 && t.cqe_ns < 20);    /* 16 bytes (+ header) behind the data */
+	near(t.total_ns, t.doorbell_ns + t.fetch_ns + P.nvme_media_read_ns + t.data_ns + t.cqe_ns,
+	     0.01, "total");
+	near(t.pcie_ns, t.total_ns - P.nvme_media_read_ns, 0.01, "pcie");
+	/* A write reads its data (a round trip) and its CQE waits for the media. */
+	assert_true(tw.data_ns > t.data_ns && tw.cqe_ns > t.cqe_ns);
+	near(tw.media_ns, 10000, 0.01, "write media");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gen3x8_tlp_bw),
+		cmocka_unit_test(test_nvme_io),
 		cmocka_unit_test(test_gen3x8_write_bw),
 		cmocka_unit_test(test_gen2x8),
 		cmocka_unit_test(test_gen1x1),

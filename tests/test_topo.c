@@ -125,6 +125,20 @@ static void test_default(void **state)
 	topo_free(t);
 }
 
+static void test_timing_mode(void **state)
+{
+	struct topo *t = NULL;
+	const char *y = "version: 1\ntiming: faithful\nhosts:\n  - ports: [{}]\n";
+
+	assert_int_equal(topo_load_string(y, strlen(y), "f.yaml", &t, err, sizeof(err)), 0);
+	assert_true(t->timing_faithful);
+	topo_free(t);
+	y = "version: 1\ntiming: fast\nhosts:\n  - ports: [{}]\n";
+	assert_int_equal(topo_load_string(y, strlen(y), "f.yaml", &t, err, sizeof(err)), 0);
+	assert_false(t->timing_faithful);
+	topo_free(t);
+}
+
 static void test_minimal_defaults(void **state)
 {
 	struct topo *t = NULL;
@@ -136,6 +150,7 @@ static void test_minimal_defaults(void **state)
 					  sizeof(err)), 0);
 	assert_string_equal(t->name, "my-lab");
 	assert_string_equal(t->source, "some/dir/my-lab.yaml");
+	assert_false(t->timing_faithful);       /* fast unless the topology asks */
 	h = &t->hosts[0];
 	assert_int_equal(h->id, 0);
 	assert_int_equal(h->node_id, 4);
@@ -283,12 +298,14 @@ static void test_errors_top(void **state)
 	load_bad("version: 1\nhosts: []\n", 2, "'hosts' has 0 entries; it needs 1..256");
 	load_bad("version: 1\nhosts: {a: 1}\n", 2, "'hosts' must be a list");
 	load_bad("version: 1\nhost:\n  - ports: [{}]\n", 2,
-		 "topology: unknown key 'host' (expected one of: version, name, "
+		 "topology: unknown key 'host' (expected one of: version, name, timing, "
 		 "cluster_switches, hosts)");
 	load_bad("- 1\n- 2\n", 1, "topology: expected a mapping");
 	load_bad("version: one\n", 1, "'version' must be a number, not 'one'");
 	load_bad("version: \"1\"\n", 1, "'version' must be a number");
 	load_bad("version: 1\nname: [a]\n", 2, "'name' must be a string, not a list");
+	load_bad("version: 1\ntiming: exact\nhosts:\n  - ports: [{}]\n", 2,
+		 "topology: timing must be 'fast' (the default) or 'faithful', not 'exact'");
 }
 
 static void test_errors_yaml(void **state)
@@ -823,6 +840,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_default),
 		cmocka_unit_test(test_minimal_defaults),
+		cmocka_unit_test(test_timing_mode),
 		cmocka_unit_test(test_device_fields),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_errors_top),

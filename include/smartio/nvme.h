@@ -190,6 +190,22 @@ struct snv_qpair_stats {
 };
 void snv_qpair_get_stats(const struct snv_qpair *q, struct snv_qpair_stats *s);
 
+/*
+ * What the last read or write on q would take on real PCIe hardware, over
+ * the routes its SQ, CQ and data actually have (the timing model,
+ * docs/timing-model.md; the smartio NVMe model's log page C0h). Returns 0,
+ * -ENODATA before any read or write ran on q, -ENOTSUP for a controller
+ * without that page, or another negative errno.
+ */
+struct snv_prediction {
+	uint32_t size;            /* bytes of that command */
+	bool write;
+	bool complete;            /* every path resolved (else some count 0) */
+	double doorbell_us, fetch_us, media_us, data_us, cqe_us;
+	double total_us;          /* submission to completion entry */
+};
+int snv_qpair_predict(struct snv_qpair *q, struct snv_prediction *out);
+
 struct snv_cpl {
 	void *cookie;             /* as given at submission */
 	uint16_t status;          /* 0 on success, else NVMe status (no phase tag) */

@@ -329,4 +329,27 @@ static inline uint32_t nvme_aen_dw0(unsigned type, unsigned info, unsigned lid)
 	return (type & 7u) | (info & 0xffu) << 8 | (lid & 0xffu) << 16;
 }
 
+/* ---- smartio's vendor-specific log page: the timing model's view ---- */
+
+/*
+ * Log page C0h of the smartio NVMe model (docs/devices.md): one entry per
+ * queue ID (entry 0, the admin queue, unused), saying what the last read or
+ * write on that SQ would cost on real PCIe hardware over the routes its SQ,
+ * CQ and data actually take (the timing model, docs/timing-model.md).
+ */
+#define SMARTIO_LOG_LID_TIMING          0xc0
+#define SMARTIO_TIMING_RAN              0x01    /* a read or write ran on this SQ */
+#define SMARTIO_TIMING_COMPLETE         0x02    /* every path resolved (else some count 0) */
+
+struct smartio_timing_log_entry {
+	uint8_t flags;          /* SMARTIO_TIMING_* */
+	uint8_t write;          /* that command was a write */
+	uint16_t rsvd;
+	uint32_t size;          /* its bytes */
+	uint32_t doorbell_ns, fetch_ns, media_ns, data_ns, cqe_ns;
+	uint32_t total_ns;      /* doorbell to completion entry */
+	uint32_t rsvd2[8];
+};
+_Static_assert(sizeof(struct smartio_timing_log_entry) == 64, "64-byte log entries");
+
 #endif

@@ -215,6 +215,35 @@ int timing_hops_from_smio(const struct smio_hop *in, unsigned n, struct timing_h
 int timing_hops_from_fab(const struct fab_hop *in, unsigned n, struct timing_hop *out,
 			 unsigned cap);
 
+/*
+ * One NVMe I/O command (src/fabric/timing_nvme.c): the CPU's doorbell write,
+ * the controller's SQ-entry fetch, the media, the data (the controller
+ * writes a read's data, reads a write's), then the completion entry. Each
+ * path is a hop list in path order (n = 0: not on the bus, costs nothing).
+ * This is the formula of `smartio predict nvme-read`, of smartio-nvme
+ * bench's prediction and of the NVMe model's timing-faithful mode.
+ */
+struct timing_nvme_paths {
+	const struct timing_hop *doorbell, *sq, *data, *cq;  /* CPU->BAR0, device->SQ, ... */
+	unsigned ndoorbell, nsq, ndata, ncq;
+};
+struct timing_nvme {
+	double doorbell_ns, fetch_ns, media_ns, data_ns, cqe_ns;
+	double total_ns;          /* submission (doorbell) to the CQE in memory */
+	double pcie_ns;           /* total less the media */
+};
+/* tmpl: tags, MPS, MRRS, IOTLB miss rate, completer for the legs (NULL: defaults). */
+int timing_nvme_io(const struct timing_params *p, const struct timing_nvme_paths *x,
+		   const struct timing_query *tmpl, uint64_t size, bool write, uint32_t media_ns,
+		   struct timing_nvme *out);
+/*
+ * The CPU's path to a device from the device's path to that CPU's host memory
+ * (requester first, ending in a MEMORY hop): reversed, without the IOMMU,
+ * the CPU as requester. Returns hops written, -EINVAL or -ENOSPC.
+ */
+int timing_hops_cpu_to(const struct timing_hop *dev_to_mem, unsigned n, struct timing_hop *out,
+		       unsigned cap);
+
 const char *timing_limit_str(int limit);
 const char *timing_hop_kind_str(int kind);
 

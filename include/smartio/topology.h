@@ -150,6 +150,9 @@ struct topo_cascade {
 struct topo {
 	char name[64];
 	char source[256];             /* file name, or "<default>" */
+	/* timing: faithful: devices answer with the timing model's latencies
+	 * (docs/timing-model.md); false (fast): as fast as the emulation goes. */
+	bool timing_faithful;
 	uint32_t nhosts;
 	struct topo_host *hosts;
 	uint32_t ncswitches;

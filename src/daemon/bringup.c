@@ -21,6 +21,7 @@
 #include "devices/models.h"
 #include "host/drivers/drivers.h"
 #include "host/enum.h"
+#include "smartio/timing.h"
 
 static int make_listener(const char *path, char *err, size_t errlen)
 {
@@ -129,6 +130,7 @@ static void down_from(struct smd *d, struct smd_up *u, int stage)
 
 int smd_up(struct smd *d, const char *topo_path, struct smd_up *u)
 {
+	struct timing_params timing;    /* faithful mode's calibration (devrun copies it) */
 	char err[512] = "";
 	int idx, rc;
 	FILE *pf;
@@ -175,10 +177,14 @@ int smd_up(struct smd *d, const char *topo_path, struct smd_up *u)
 		if (rc)
 			snprintf(err, sizeof(err), "daemon core: %s", strerror(-rc));
 	}
-	/* Power the devices on, then let the kernel's PCI core find them. */
+	/* Power the devices on, then let the kernel's PCI core find them. With
+	 * `timing: faithful` they answer by the built-in calibration (which
+	 * equals topologies/timing.yaml). */
+	timing_params_default(&timing);
 	if (!rc)
 		rc = devrun_start(d->host, &(struct devrun_ops){ .access = smd_worker_access,
-				  .arg = d }, &d->devs, err, sizeof(err));
+				  .arg = d,
+				  .timing = d->topo->timing_faithful ? &timing : NULL }, &d->devs, err, sizeof(err));
 	if (!rc) {
 		fab_host_lock(d->host);
 		rc = pci_host_create(d->host, &d->pci, err, sizeof(err));

@@ -22,6 +22,9 @@
 
 #include "smartio/topology.h"
 
+struct timing_params;
+struct timing_hop;
+
 /* Result of a DMA: 0, or a positive fabric status (fab_status: 1 unsupported
  * request, 2 IOMMU fault, 3 link down, ...) after which reads returned
  * all-ones and writes were dropped, or a negative errno (internal error). */
@@ -30,6 +33,16 @@ struct dev_bus_ops {
 	int (*dma_write)(void *ctx, uint64_t addr, const void *buf, size_t len);
 	/* The function's config space as software left it (command register, MSI-X control). */
 	uint32_t (*cfg_read)(void *ctx, uint32_t off, uint32_t size);
+	/*
+	 * Timing-faithful mode (docs/timing-model.md): the hops an access of the
+	 * function to addr takes now, requester first, as the timing model
+	 * reads them. Returns the number written, or a negative errno (-EAGAIN:
+	 * not resolvable on the device's thread right now, e.g. a route through
+	 * another host that is not cached yet). NULL when the bus has no routes.
+	 */
+	int (*path)(void *ctx, uint64_t addr, bool write, struct timing_hop *hops, unsigned cap);
+	/* Changes whenever any route may have changed (hop lists go stale). */
+	uint64_t (*route_epoch)(void *ctx);
 };
 
 struct dev_func {
@@ -40,6 +53,9 @@ struct dev_func {
 	const struct topo_device *td; /* name, model, params from the topology */
 	const struct dev_bus_ops *bus;
 	void *bus_ctx;
+	/* Timing-faithful mode: the calibration to answer by; NULL: as fast as
+	 * the emulation goes (the default). */
+	const struct timing_params *timing;
 };
 
 /*
@@ -78,6 +94,13 @@ struct dev_instance {
 	struct dev_func fn;
 	void *state;                /* the model's own */
 	struct dev_stats stats;     /* counters (above) */
+	/*
+	 * Set by poll() when work is waiting for a time (a completion held back
+	 * to the model's latency): the CLOCK_MONOTONIC ns it falls due, 0 if
+	 * none. The runner then sleeps until shortly before it instead of
+	 * spinning or backing off (devrun.c).
+	 */
+	uint64_t wake_ns;
 };
 
 static inline void dev_stat_add(struct dev_instance *d, enum dev_stat s, uint64_t n)

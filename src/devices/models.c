@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fabric/pcidev.h"
+#include "ids.h"
 #include "models.h"
 
 struct model_bar {
@@ -103,12 +104,14 @@ static const struct model_desc models[] = {
 	{ .name = "test", .vendor = 0x1b36, .device = 0x0005, .class24 = 0x00ff00, .rev = 0,
 	  .bars = { { 0, false, false, 4096 }, { 2, true, true, 1ull << 20 } },
 	  .msix_bir = 0, .msix_table = 0x800, .msix_pba = 0xc00 },
-	/* Optane P4800X-like: 64-bit BAR0 registers+doorbells, MSI-X in BAR4. */
-	{ .name = "nvme", .vendor = 0x8086, .device = 0x2701, .class24 = 0x010802, .rev = 0,
+	/* NVMe controller: 64-bit BAR0 registers+doorbells, MSI-X in BAR4. */
+	{ .name = "nvme", .vendor = SMARTIO_PCI_VENDOR, .device = SMARTIO_PCI_DEV_NVME,
+	  .class24 = SMARTIO_PCI_CLASS_NVME, .rev = 0,
 	  .bars = { { 0, true, false, 16384 }, { 4, false, false, 65536 } },
 	  .msix_bir = 4, .msix_table = 0x0, .msix_pba = 0x8000, .params = nvme_params },
-	/* GPU-like accelerator (Quadro P4000 identity): BAR0 registers, BAR2 memory. */
-	{ .name = "accel", .vendor = 0x10de, .device = 0x1bb1, .class24 = 0x030200, .rev = 0xa1,
+	/* Accelerator (DMA engine and programs): BAR0 registers, BAR2 memory. */
+	{ .name = "accel", .vendor = SMARTIO_PCI_VENDOR, .device = SMARTIO_PCI_DEV_ACCEL,
+	  .class24 = SMARTIO_PCI_CLASS_ACCEL, .rev = 0,
 	  .bars = { { 0, false, false, 65536 }, { 2, true, true, 256ull << 20 } },
 	  .msix_bir = 0, .msix_table = 0x8000, .msix_pba = 0x9000, .params = accel_params },
 };

@@ -654,7 +654,8 @@ static int parse_cswitch(struct topo_build *b, struct fy_node *n, int line, uint
 	return rc;
 }
 
-static const char *const top_keys[] = { "version", "name", "cluster_switches", "hosts", NULL };
+static const char *const top_keys[] = { "version", "name", "timing", "cluster_switches", "hosts",
+					 NULL };
 
 /* "topologies/cluster-60.yaml" -> "cluster-60" */
 static void default_name(char *out, size_t cap, const char *source)
@@ -678,7 +679,7 @@ static int parse_root(struct topo_build *b, struct fy_node *root)
 {
 	struct topo *t = b->t;
 	struct fy_node *seq, *item;
-	char def[sizeof(t->name)];
+	char def[sizeof(t->name)], mode[16] = "fast";
 	uint32_t version;
 	void *it = NULL;
 	struct tp_obj o;
@@ -695,6 +696,12 @@ static int parse_root(struct topo_build *b, struct fy_node *root)
 		return rc;
 	default_name(def, sizeof(def), b->source);
 	rc = tp_str(&o, "name", t->name, sizeof(t->name), def, NULL);
+	if (!rc)
+		rc = tp_str(&o, "timing", mode, sizeof(mode), "fast", NULL);
+	if (!rc && strcmp(mode, "fast") && strcmp(mode, "faithful"))
+		rc = topo_err(b, tp_vline(&o, "timing"), "topology: timing must be 'fast' (the "
+			      "default) or 'faithful', not '%s'", mode);
+	t->timing_faithful = !strcmp(mode, "faithful");
 	if (!rc)
 		rc = tp_seq(&o, "cluster_switches", &seq, &n, 0, TOPO_MAX_CSW);
 	if (rc)

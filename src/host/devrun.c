@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "devices/dev.h"
 #include "devrun.h"
 #include "fabric/route.h"
+#include "smartio/timing.h"
 #include "util/smio_time.h"
 
 /*
@@ -46,6 +48,8 @@ struct runner {
 };
 
 struct devrun_set {
+	struct timing_params timing;   /* faithful mode's calibration */
+	bool faithful;
 	struct fab_host *h;
 	unsigned n;
 	struct runner *r;
@@ -188,9 +192,53 @@ static uint32_t bus_cfg_read(void *ctx, uint32_t off, uint32_t size)
 	return v;
 }
 
+/*
+ * Timing-faithful mode asks where an access goes. On the device's thread a
+ * route through another host resolves only from the host's route cache
+ * (which the access itself, made by a daemon worker, has just filled);
+ * otherwise -EAGAIN and the model tries again later.
+ */
+static int bus_path(void *ctx, uint64_t addr, bool write, struct timing_hop *hops,
+		    unsigned cap)
+{
+	struct runner *r = ctx;
+	struct fab_host *h = r->fn->host;
+	struct fab_route rt;
+	int rc;
+
+	fab_host_lock(h);
+	rc = fab_route_resolve(h, fab_func_bdf(r->fn), addr, 4, write, &rt);
+	fab_host_unlock(h);
+	if (rc)
+		return rc;
+	if (rt.status == FAB_HOST_DOWN)
+		return -EAGAIN;
+	if (rt.status != FAB_OK)
+		return -EIO;
+	return timing_hops_from_fab(rt.hops, rt.nhops, hops, cap);
+}
+
+static uint64_t bus_route_epoch(void *ctx)
+{
+	struct runner *r = ctx;
+
+	return world_epoch(r->fn->host);
+}
+
 static const struct dev_bus_ops fabric_bus = {
 	.dma_read = bus_dma_read, .dma_write = bus_dma_write, .cfg_read = bus_cfg_read,
+	.path = bus_path, .route_epoch = bus_route_epoch,
 };
+
+/* Sleep until the absolute CLOCK_MONOTONIC time t (ns). */
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull),
+			       .tv_nsec = (long)(t % 1000000000ull) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
 
 static void pause_ns(uint64_t ns)
 {
@@ -210,6 +258,9 @@ static void *run(void *arg)
 	bool sleeping = false;
 
 	fab_thread_set_worker();
+	/* A faithful device wakes for its deadlines, not up to 50 us after them. */
+	if (r->inst.fn.timing)
+		(void)prctl(PR_SET_TIMERSLACK, DEVRUN_TIMER_SLACK_NS, 0, 0, 0);
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		uint32_t flr = __atomic_load_n(&r->fn->flr_seq, __ATOMIC_ACQUIRE);
 		int busy;
@@ -232,6 +283,19 @@ static void *run(void *arg)
 		if (busy > 0) {
 			quiet = 0;
 			sleeping = false;
+			continue;
+		}
+		if (r->inst.wake_ns) {
+			/* Work falls due at wake_ns (faithful mode): sleep towards it
+			 * in slices, spin only for its last few microseconds. */
+			uint64_t now = smio_now_ns(), until = r->inst.wake_ns - DEVRUN_WAKE_SPIN_NS;
+
+			last_work = now;
+			sleeping = false;
+			quiet = 0;
+			if (r->inst.wake_ns > now + DEVRUN_WAKE_SPIN_NS)
+				sleep_until(until < now + DEVRUN_WAKE_SLICE_NS ? until
+					    : now + DEVRUN_WAKE_SLICE_NS);
 			continue;
 		}
 		if (!sleeping) {
@@ -259,7 +323,7 @@ static void *run(void *arg)
 }
 
 static int setup(struct runner *r, struct fab_func *fn, const struct dev_model_ops *ops,
-		 char *err, size_t errlen)
+		 const struct timing_params *timing, char *err, size_t errlen)
 {
 	struct fab_host *h = fn->host;
 	struct dev_func *f = &r->inst.fn;
@@ -282,6 +346,7 @@ static int setup(struct runner *r, struct fab_func *fn, const struct dev_model_o
 	f->td = fn->tdev;
 	f->bus = &fabric_bus;
 	f->bus_ctx = r;
+	f->timing = timing;
 	return ops->create(&r->inst, err, errlen);
 }
 
@@ -294,6 +359,10 @@ int devrun_start(struct fab_host *h, const struct devrun_ops *dops, struct devru
 	if (!s)
 		return -ENOMEM;
 	s->h = h;
+	if (dops && dops->timing) {
+		s->timing = *dops->timing;
+		s->faithful = true;
+	}
 	s->r = calloc(h->nfuncs ? h->nfuncs : 1, sizeof(*s->r));
 	if (!s->r) {
 		free(s);
@@ -312,7 +381,7 @@ int devrun_start(struct fab_host *h, const struct devrun_ops *dops, struct devru
 		r = &s->r[s->n];
 		if (dops)
 			r->ops = *dops;
-		rc = setup(r, fn, ops, err, errlen);
+		rc = setup(r, fn, ops, s->faithful ? &s->timing : NULL, err, errlen);
 		if (rc)
 			break;
 		s->n++;

@@ -21,6 +21,12 @@
 #define DEVRUN_SPIN_YIELD   1024u          /* quiet passes between yields of the CPU */
 #define DEVRUN_IDLE_MIN_NS  50000ull
 #define DEVRUN_IDLE_MAX_NS  8000000ull
+/* Timing-faithful mode: work due later (dev_instance.wake_ns) is waited for
+ * by sleeping in slices of at most DEVRUN_WAKE_SLICE_NS (so other queues'
+ * new work is still seen), then spinning for the last DEVRUN_WAKE_SPIN_NS. */
+#define DEVRUN_WAKE_SPIN_NS  20000ull
+#define DEVRUN_WAKE_SLICE_NS 100000ull
+#define DEVRUN_TIMER_SLACK_NS 1000ul   /* faithful mode: wake on time, not 50 us late */
 
 struct devrun_set;
 struct dev_instance;
@@ -40,6 +46,9 @@ struct devrun_ops {
 	int (*access)(void *arg, uint16_t rid, uint64_t addr, void *buf, uint64_t len,
 		      bool write);
 	void *arg;
+	/* Timing-faithful mode: the calibration the models answer by (copied);
+	 * NULL: the default, as fast as the emulation goes. */
+	const struct timing_params *timing;
 };
 
 /* Create every model instance of host h and start its thread. ops may be NULL. */

@@ -212,7 +212,9 @@ static int admin_check(const struct nvme_sqe *s, uint32_t data_len)
 	case nvme_admin_get_log_page: {
 		unsigned lid = s->cdw10 & 0xff;
 
-		if (lid < 1 || lid > 3 || nvme_log_len(s) != data_len || data_len > SNV_DATA_MAX)
+		if ((lid < 1 || lid > 3) && lid != SMARTIO_LOG_LID_TIMING)
+			return -EINVAL;
+		if (nvme_log_len(s) != data_len || data_len > SNV_DATA_MAX)
 			return -EINVAL;
 		return 0;
 	}

@@ -764,3 +764,33 @@ int snv_poll(struct snv_qpair *q, struct snv_cpl *out, unsigned max)
 		return (int)fail_all(q, out, max);
 	return 0;
 }
+
+int snv_qpair_predict(struct snv_qpair *q, struct snv_prediction *out)
+{
+	uint16_t qid = snv_qpair_id(q);
+	size_t len = ((size_t)qid + 1) * sizeof(struct smartio_timing_log_entry);
+	struct smartio_timing_log_entry *log, *e;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!qid || len > SNV_DATA_MAX)
+		return -ERANGE;
+	log = malloc(len);
+	if (!log)
+		return -ENOMEM;
+	rc = snv_get_log_page(q->c, SMARTIO_LOG_LID_TIMING, 0, log, len);
+	e = &log[qid];
+	if (rc > 0)
+		rc = -ENOTSUP;          /* not a smartio controller (Invalid Log Page) */
+	else if (!rc && !(e->flags & SMARTIO_TIMING_RAN))
+		rc = -ENODATA;
+	if (!rc) {
+		*out = (struct snv_prediction){ .size = e->size, .write = e->write,
+			.complete = e->flags & SMARTIO_TIMING_COMPLETE,
+			.doorbell_us = e->doorbell_ns / 1e3, .fetch_us = e->fetch_ns / 1e3,
+			.media_us = e->media_ns / 1e3, .data_us = e->data_ns / 1e3,
+			.cqe_us = e->cqe_ns / 1e3, .total_us = e->total_ns / 1e3 };
+	}
+	free(log);
+	return rc;
+}

@@ -274,12 +274,31 @@ static int sfio_init(struct thread_data *td)
 	return 0;
 }
 
+/*
+ * The timing model's cost of one command on the routes this job's queue pair
+ * and buffers have (docs/timing-model.md), to set beside fio's clat. On
+ * stderr, so that --output-format=json stays one JSON document.
+ */
+static void print_model(struct sfio *s)
+{
+	struct snv_prediction m;
+
+	if (snv_qpair_predict(s->q, &m))
+		return;
+	log_err("smartio-fio: model (real hardware, this route): %.2f us per %u-byte %s "
+		"(doorbell %.2f + fetch %.2f + media %.2f + data %.2f + completion %.2f)%s\n",
+		m.total_us, m.size, m.write ? "write" : "read", m.doorbell_us, m.fetch_us,
+		m.media_us, m.data_us, m.cqe_us, m.complete ? "" : " (some paths unresolved)");
+}
+
 static void sfio_cleanup(struct thread_data *td)
 {
 	struct sfio *s = td->io_ops_data;
 
 	if (!s)
 		return;
+	if (s->q)
+		print_model(s);
 	if (s->q)
 		(void)snv_qpair_delete(s->q, true);
 	if (s->buf)

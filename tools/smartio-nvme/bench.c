@@ -59,7 +59,58 @@ struct bench_out {
 	unsigned nsid, qpair;
 	double seconds, iops, mib_s;
 	double lat[6];                         /* avg, min, p50, p99, p99.9, max */
+	int model_rc;                          /* snv_qpair_predict's answer */
+	struct snv_prediction model;
 };
+
+/*
+ * "measured ...: X us; model (real hardware, this route): Y us": the timing
+ * model's cost of one command on the routes this queue pair's memory has,
+ * as the controller reports it (snv_qpair_predict).
+ */
+static void print_model(const struct bench_out *b)
+{
+	const struct snv_prediction *m = &b->model;
+	char size[32];
+
+	if (b->model_rc) {
+		printf("  model: %s\n", b->model_rc == -ENOTSUP ? "the controller offers no "
+		       "prediction" : strerror(-b->model_rc));
+		return;
+	}
+	if (m->size % 1024)
+		snprintf(size, sizeof(size), "%u B", m->size);
+	else
+		snprintf(size, sizeof(size), "%u KiB", m->size / 1024);
+	printf("  measured %s QD%llu %s p50: %.2f us; model (real hardware, this route): "
+	       "%.2f us%s\n", size, (unsigned long long)b->qd,
+	       m->write ? "write" : "read", b->lat[2], m->total_us,
+	       b->qd > 1 ? " for one command alone" : "");
+	printf("  model: doorbell %.2f + fetch %.2f + media %.2f + data %.2f + completion %.2f us%s\n",
+	       m->doorbell_us, m->fetch_us, m->media_us, m->data_us, m->cqe_us,
+	       m->complete ? "" : " (some paths not resolvable now: counted 0)");
+}
+
+static int model_json(struct json_object *o, const struct bench_out *b)
+{
+	const struct snv_prediction *m = &b->model;
+	struct json_object *j;
+
+	if (b->model_rc)
+		return smio_json_add_null(o, "model_us");
+	j = json_object_new_object();
+	if (!j || smio_json_add_double(j, "total", m->total_us, "%.3f") ||
+	    smio_json_add_double(j, "doorbell", m->doorbell_us, "%.3f") ||
+	    smio_json_add_double(j, "fetch", m->fetch_us, "%.3f") ||
+	    smio_json_add_double(j, "media", m->media_us, "%.3f") ||
+	    smio_json_add_double(j, "data", m->data_us, "%.3f") ||
+	    smio_json_add_double(j, "completion", m->cqe_us, "%.3f") ||
+	    smio_json_add_bool(j, "complete", m->complete)) {
+		json_object_put(j);
+		return -ENOMEM;
+	}
+	return smio_json_add(o, "model_us", j);
+}
 
 static int print_json(const struct bench_out *b)
 {
@@ -82,6 +133,8 @@ static int print_json(const struct bench_out *b)
 		goto out;
 	rc = smio_json_add(o, "lat_us", lat);
 	lat = NULL;                            /* o holds it, or it was released */
+	if (!rc)
+		rc = model_json(o, b);
 	if (!rc)
 		rc = smio_json_print(stdout, o);
 out:
@@ -281,15 +334,17 @@ int cmd_bench(int argc, char **argv)
 		double mibs = iops * (double)bs / 1048576.0;
 		double avg = done ? (double)sum / (double)done / 1000.0 : 0;
 
-		qsort(lat, nsamp, sizeof(*lat), cmp_u64);
-		if (json) {
-			struct bench_out b = { .rw = rw, .bs = bs, .qd = qd, .ios = done,
-				.errors = errors, .nsid = nsid, .qpair = snv_qpair_id(q),
-				.seconds = s, .iops = iops, .mib_s = mibs,
-				.lat = { avg, done ? (double)minl / 1000.0 : 0, pct(lat, nsamp, 50),
-					 pct(lat, nsamp, 99), pct(lat, nsamp, 99.9),
-					 (double)maxl / 1000.0 } };
+		struct bench_out b;
 
+		qsort(lat, nsamp, sizeof(*lat), cmp_u64);
+		b = (struct bench_out){ .rw = rw, .bs = bs, .qd = qd, .ios = done,
+			.errors = errors, .nsid = nsid, .qpair = snv_qpair_id(q),
+			.seconds = s, .iops = iops, .mib_s = mibs,
+			.lat = { avg, done ? (double)minl / 1000.0 : 0, pct(lat, nsamp, 50),
+				 pct(lat, nsamp, 99), pct(lat, nsamp, 99.9),
+				 (double)maxl / 1000.0 } };
+		b.model_rc = snv_qpair_predict(q, &b.model);
+		if (json) {
 			printed = !print_json(&b);
 		} else {
 			printf("%s bs=%llu qd=%llu nsid=%u qpair=%u: %llu I/Os in %.2f s\n"
@@ -300,6 +355,7 @@ int cmd_bench(int argc, char **argv)
 			       (unsigned long long)errors, avg, done ? (double)minl / 1000.0 : 0,
 			       pct(lat, nsamp, 50), pct(lat, nsamp, 99), pct(lat, nsamp, 99.9),
 			       (double)maxl / 1000.0);
+			print_model(&b);
 		}
 	}
 	if (errors)

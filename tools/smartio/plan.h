@@ -87,13 +87,5 @@ void plan_result_free(struct plan_result *res);
 int plan_class_parse(const char *s);
 int plan_work_parse(const char *s);
 
-/*
- * One QD1 NVMe read from the four transfers' results (predict nvme-read and
- * the planner): doorbell, command fetch, media, data, then the completion
- * entry ordered behind the data.
- */
-double timing_nvme_qd1_ns(const struct timing_params *p, const struct timing_result *db,
-			  const struct timing_result *fetch, const struct timing_result *data,
-			  const struct timing_result *cqe);
 
 #endif

@@ -53,16 +53,6 @@ int plan_work_parse(const char *s)
 	return -1;
 }
 
-double timing_nvme_qd1_ns(const struct timing_params *p, const struct timing_result *db,
-			  const struct timing_result *fetch, const struct timing_result *data,
-			  const struct timing_result *cqe)
-{
-	/* The CQE follows the data's last TLP: it adds only its own serialisation. */
-	return db->latency_ns + fetch->latency_ns + p->nvme_media_read_ns + data->latency_ns +
-	       (double)p->nvme_cqe_bytes / cqe->link_bw_gbs +
-	       (cqe->first_ns - data->first_ns > 0 ? cqe->first_ns - data->first_ns : 0);
-}
-
 /* ---------- one transfer ---------- */
 
 #define NICE_MAX 48
@@ -343,6 +333,8 @@ static int nvme_qd1(struct ctx *c, struct plan *pl)
 	pl->latency_ns = 0;
 	for (unsigned k = 0; !rc && k < c->q->nneed; k++) {
 		struct plan_dev *d = c->pd[pl->dev[k]];
+		struct timing_nvme_paths paths;
+		struct timing_nvme t;
 		double total;
 
 		/* doorbell (CPU -> BAR0), fetch (SQE read), data and CQE writes */
@@ -361,7 +353,15 @@ static int nvme_qd1(struct ctx *c, struct plan *pl)
 			rc = price(c, p->nvme_cqe_bytes, true, TIMING_CPL_DRAM, &x[3]);
 		if (rc)
 			break;
-		total = timing_nvme_qd1_ns(p, &x[0].bw, &x[1].bw, &x[2].bw, &x[3].bw);
+		/* the formula of predict nvme-read and the model's faithful mode */
+		paths = (struct timing_nvme_paths){ .doorbell = x[0].h, .ndoorbell = x[0].n,
+						    .sq = x[1].h, .nsq = x[1].n,
+						    .data = x[2].h, .ndata = x[2].n,
+						    .cq = x[3].h, .ncq = x[3].n };
+		rc = timing_nvme_io(p, &paths, NULL, QD1_BYTES, false, p->nvme_media_read_ns, &t);
+		if (rc)
+			break;
+		total = t.total_ns;
 		if (total > pl->latency_ns) {
 			pl->latency_ns = total;
 			pl->bw_gbs = QD1_BYTES / total;

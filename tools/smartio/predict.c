@@ -397,13 +397,13 @@ static int do_pingpong(const struct popts *o, const struct timing_params *p)
  */
 static int do_nvme(const struct popts *o, const struct timing_params *p)
 {
-	struct timing_hop h[TIMING_MAX_HOPS];
-	struct timing_result db = { 0 }, fetch = { 0 }, data = { 0 }, cqe = { 0 };
-	struct timing_query q;
-	struct popts oo = *o;
+	struct timing_hop db[TIMING_MAX_HOPS], sq[TIMING_MAX_HOPS], data[TIMING_MAX_HOPS];
+	struct timing_hop cq[TIMING_MAX_HOPS];
+	struct timing_query tmpl = make_query(o, o->size, false);
+	struct timing_nvme_paths x = { .doorbell = db, .sq = sq, .data = data, .cq = cq };
+	struct timing_nvme t;
 	struct dconn c;
 	char bar0[TOPO_NAME_MAX + 8];
-	unsigned n = 0;
 	double total;
 	int rc;
 
@@ -411,51 +411,40 @@ static int do_nvme(const struct popts *o, const struct timing_params *p)
 		return cli_err("predict nvme-read needs --from NVME, --sq ADDR and --data ADDR"), 2;
 	snprintf(bar0, sizeof(bar0), "%s:bar0", o->from);
 	rc = dconn_open(o, &c);
-	oo.completer = TIMING_CPL_REGS;
-	q = make_query(&oo, DOORBELL_BYTES, true);
 	if (!rc)
-		rc = route_hops(&c, "cpu", bar0, DOORBELL_BYTES, true, h, &n);
-	if (!rc && timing_path(p, h, n, &q, &db))
-		rc = 1;
-	q = make_query(o, p->nvme_sqe_bytes, false);
+		rc = route_hops(&c, "cpu", bar0, DOORBELL_BYTES, true, db, &x.ndoorbell);
 	if (!rc)
-		rc = route_hops(&c, o->from, o->sq, p->nvme_sqe_bytes, false, h, &n);
-	if (!rc && timing_path(p, h, n, &q, &fetch))
-		rc = 1;
-	q = make_query(o, o->size, true);
+		rc = route_hops(&c, o->from, o->sq, p->nvme_sqe_bytes, false, sq, &x.nsq);
 	if (!rc)
-		rc = route_hops(&c, o->from, o->data, o->size, true, h, &n);
-	if (!rc && timing_path(p, h, n, &q, &data))
-		rc = 1;
-	q = make_query(o, p->nvme_cqe_bytes, true);
+		rc = route_hops(&c, o->from, o->data, o->size, true, data, &x.ndata);
 	if (!rc)
-		rc = route_hops(&c, o->from, o->cq ? o->cq : o->data, p->nvme_cqe_bytes, true, h, &n);
-	if (!rc && timing_path(p, h, n, &q, &cqe))
-		rc = 1;
+		rc = route_hops(&c, o->from, o->cq ? o->cq : o->data, p->nvme_cqe_bytes, true, cq,
+				&x.ncq);
 	dconn_close(&c);
 	if (rc)
 		return rc;
-	total = timing_nvme_qd1_ns(p, &db, &fetch, &data, &cqe);
+	if (timing_nvme_io(p, &x, &tmpl, o->size, false, p->nvme_media_read_ns, &t))
+		return cli_err("the model cannot evaluate these routes (no link on one?)"), 1;
+	total = t.total_ns;
 	if (o->json) {
 		struct json_object *j = json_object_new_object();
 
 		return json_done(j, j && !smio_json_add_uint(j, "host", c.host) &&
-				 !smio_json_add_double(j, "doorbell_ns", db.latency_ns, "%.1f") &&
-				 !smio_json_add_double(j, "fetch_ns", fetch.latency_ns, "%.1f") &&
+				 !smio_json_add_double(j, "doorbell_ns", t.doorbell_ns, "%.1f") &&
+				 !smio_json_add_double(j, "fetch_ns", t.fetch_ns, "%.1f") &&
 				 !smio_json_add_uint(j, "media_ns", p->nvme_media_read_ns) &&
-				 !smio_json_add_double(j, "data_ns", data.latency_ns, "%.1f") &&
-				 !smio_json_add_double(j, "cqe_ns", cqe.latency_ns, "%.1f") &&
+				 !smio_json_add_double(j, "data_ns", t.data_ns, "%.1f") &&
+				 !smio_json_add_double(j, "cqe_ns", t.cqe_ns, "%.1f") &&
 				 !smio_json_add_double(j, "total_ns", total, "%.1f") &&
 				 !smio_json_add_double(j, "pcie_ns", total - p->nvme_media_read_ns,
 						       "%.1f"));
 	}
 	printf("QD1 NVMe read of %" PRIu64 " B by %s on host %u:\n", o->size, o->from, c.host);
-	printf("  %-32s %8.0f ns\n", "doorbell write (CPU -> BAR0)", db.latency_ns);
-	printf("  %-32s %8.0f ns\n", "command fetch (SQ entry read)", fetch.latency_ns);
+	printf("  %-32s %8.0f ns\n", "doorbell write (CPU -> BAR0)", t.doorbell_ns);
+	printf("  %-32s %8.0f ns\n", "command fetch (SQ entry read)", t.fetch_ns);
 	printf("  %-32s %8u ns\n", "media (calibration)", p->nvme_media_read_ns);
-	printf("  %-32s %8.0f ns\n", "data write", data.latency_ns);
-	printf("  %-32s %8.0f ns\n", "completion entry after the data",
-	       total - db.latency_ns - fetch.latency_ns - p->nvme_media_read_ns - data.latency_ns);
+	printf("  %-32s %8.0f ns\n", "data write", t.data_ns);
+	printf("  %-32s %8.0f ns\n", "completion entry after the data", t.cqe_ns);
 	printf("  %-32s %8.0f ns (PCIe part %.0f ns)\n", "total", total,
 	       total - p->nvme_media_read_ns);
 	return 0;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "devices/accel/accel_priv.h"
+#include "util/smio_time.h"
 
 static inline uint32_t *reg32p(struct accel *a, uint32_t off)
 {
@@ -338,8 +339,16 @@ static uint64_t desc_step(struct accel *a, uint64_t budget)
 		return n;
 	}
 	a->cur_off += n;
-	if (a->cur_off == c->len)
-		desc_complete(a, 0);
+	if (a->cur_off == c->len) {
+		/* Faithful mode: done no sooner than real hardware (ring_poll
+		 * completes it when the time comes). */
+		if (a->d->fn.timing)
+			a->hold_until = a->desc_t0 + accel_desc_cost_ns(a);
+		if (!a->hold_until || smio_now_ns() >= a->hold_until) {
+			a->hold_until = 0;
+			desc_complete(a, 0);
+		}
+	}
 	return n;
 }
 
@@ -368,7 +377,23 @@ static int desc_fetch(struct accel *a)
 		return -1;
 	}
 	a->cur_valid = true;
+	a->desc_t0 = a->d->fn.timing ? smio_now_ns() : 0;
 	return 1;
+}
+
+/* A finished descriptor held for faithful timing: complete it when due.
+ * Returns true when nothing is held (any more). */
+static bool hold_done(struct accel *a)
+{
+	if (!a->hold_until)
+		return true;
+	if (smio_now_ns() < a->hold_until) {
+		a->d->wake_ns = a->hold_until;  /* the runner sleeps until about then */
+		return false;
+	}
+	a->hold_until = 0;
+	desc_complete(a, 0);
+	return true;
 }
 
 static int ring_poll(struct accel *a)
@@ -379,6 +404,12 @@ static int ring_poll(struct accel *a)
 	if (!a->ring_on || a->halted)
 		return 0;
 	for (int i = 0; i < ACCEL_DESC_PER_POLL && budget; i++) {
+		if (a->hold_until) {
+			if (!hold_done(a))
+				return work;
+			work = 1;
+			continue;
+		}
 		if (!a->cur_valid) {
 			uint32_t tail = dev_reg32(a->d, ACCEL_BAR_REGS, ACCEL_REG_RING_TAIL);
 
@@ -435,6 +466,7 @@ static void ring_disable(struct accel *a)
 	/* Software waiting on the descriptor in flight learns it was cut short. */
 	if (a->cur_valid && !a->halted)
 		desc_complete(a, ACCEL_SC_ABORTED);
+	a->hold_until = 0;
 	a->ring_on = a->halted = a->stalled = a->cur_valid = false;
 }
 
@@ -446,6 +478,7 @@ static void accel_do_reset(struct accel *a)
 	uint32_t caps = 0;
 
 	a->en_seen = a->ring_on = a->halted = a->stalled = a->cur_valid = false;
+	a->hold_until = 0;
 	a->error = a->int_status = a->err_code = 0;
 	a->err_addr = a->fail_addr = 0;
 	a->ring_base = 0;
@@ -501,6 +534,14 @@ static int accel_create(struct dev_instance *d, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	a->d = d;
+	if (f->timing) {
+		a->paths = calloc(ACCEL_TIMING_PATHS, sizeof(*a->paths));
+		if (!a->paths) {
+			free(a->bounce);
+			free(a);
+			return -ENOMEM;
+		}
+	}
 	a->mem = f->bar[ACCEL_BAR_MEM];
 	a->mem_size = f->bar_size[ACCEL_BAR_MEM];
 	a->dma_bits = (unsigned)bits;
@@ -516,6 +557,7 @@ static void accel_destroy(struct dev_instance *d)
 
 	if (!a)
 		return;
+	free(a->paths);
 	free(a->bounce);
 	free(a);
 	d->state = NULL;
@@ -533,6 +575,7 @@ static int accel_poll(struct dev_instance *d)
 	bool en = ctrl & ACCEL_CTRL_ENABLE;
 	int work = 0;
 
+	d->wake_ns = 0;
 	if (ctrl & ACCEL_CTRL_RESET) {
 		accel_do_reset(a);
 		return 1;

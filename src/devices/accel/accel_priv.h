@@ -8,6 +8,7 @@
 
 #include "devices/dev.h"
 #include "smartio/accel_regs.h"
+#include "smartio/timing.h"
 
 /* Descriptors started per poll at most, so tiny descriptors stay bounded too. */
 #define ACCEL_DESC_PER_POLL     64
@@ -40,6 +41,16 @@ struct accel_prog {
 	uint64_t result, done_iters, elapsed, avg, seq;
 };
 
+/* Timing-faithful mode: a route's hops, kept while the route epoch holds. */
+#define ACCEL_TIMING_PATHS      4
+struct accel_path {
+	bool valid, write;
+	uint64_t key;             /* address >> 21: the same 2 MiB takes the same route */
+	uint64_t epoch;
+	unsigned n;
+	struct timing_hop h[TIMING_MAX_HOPS];
+};
+
 struct accel {
 	struct dev_instance *d;
 	uint8_t *mem;             /* BAR2 backing */
@@ -66,7 +77,16 @@ struct accel {
 	uint32_t cur_crc;
 
 	struct accel_prog prog;
+
+	/* timing-faithful mode (accel_timing.c) */
+	uint64_t desc_t0;         /* when the descriptor in progress was fetched */
+	uint64_t hold_until;      /* its completion is held until then; 0: none */
+	struct accel_path *paths; /* ACCEL_TIMING_PATHS; NULL in the default mode */
+	unsigned path_next;
 };
+
+/* accel_timing.c: what the current descriptor takes on real hardware (ns). */
+uint64_t accel_desc_cost_ns(struct accel *a);
 
 /* accel.c */
 uint32_t accel_resolve(struct accel *a, uint64_t addr, uint64_t len, struct accel_span *sp);

@@ -10,7 +10,7 @@
 #include "ctrl.h"
 #include "util/smio_time.h"
 
-#define MODEL_NAME      "smartio NVMe (Optane P4800X-like)"
+#define MODEL_NAME      "smartio emulated NVMe"
 #define FW_REV          "0.1"
 #define WCTEMP          343
 #define CCTEMP          373
@@ -42,9 +42,7 @@ static void identify_ctrl(struct nvme_ctrl *c, struct nvme_id_ctrl *id)
 	pad_copy(id->mn, sizeof(id->mn), MODEL_NAME);
 	pad_copy(id->fr, sizeof(id->fr), FW_REV);
 	id->rab = 0;
-	id->ieee[0] = 0xe4;             /* Intel OUI 5C:D2:E4, least significant byte first */
-	id->ieee[1] = 0xd2;
-	id->ieee[2] = 0x5c;
+	/* IEEE OUI left 0: smartio owns none, and borrowing a vendor's would claim its product */
 	id->mdts = NVME_MDTS;
 	id->cntlid = 0;
 	id->ver = 0x00010400;
@@ -425,13 +423,21 @@ static uint16_t get_log_page(struct nvme_ctrl *c, struct nvme_cmd *cmd)
 		pad_copy(u.fw.frs[0], sizeof(u.fw.frs[0]), FW_REV);
 		size = sizeof(u.fw);
 		break;
+	case SMARTIO_LOG_LID_TIMING:
+		/* built in c->buf (NVME_MAX_XFER), copied to the front below */
+		size = nvme_timing_log(c, c->buf + NVME_MAX_XFER / 2, NVME_MAX_XFER / 2);
+		src = c->buf + NVME_MAX_XFER / 2;
+		if (len > NVME_MAX_XFER / 2)
+			return SC_GEN(INVALID_FIELD) | SC_DNR;
+		break;
 	default:
 		return SC_CMD(INVALID_LOG_PAGE) | SC_DNR;
 	}
 	if ((off & 3) || off >= size || len > NVME_MAX_XFER)
 		return SC_GEN(INVALID_FIELD) | SC_DNR;
-	memset(c->buf, 0, len);
-	memcpy(c->buf, (const uint8_t *)src + off, len < size - off ? len : size - off);
+	memmove(c->buf, (const uint8_t *)src + off, len < size - off ? len : size - off);
+	if (len > size - off)
+		memset(c->buf + (size - off), 0, len - (size - off));
 	if (!rae && aen_type < 8)
 		c->aen_masked &= (uint8_t)~(1u << aen_type);
 	return nvme_prp_xfer(c, s, c->buf, (uint32_t)len, true);

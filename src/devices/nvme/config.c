@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "ctrl.h"
+#include "devices/ids.h"
+#include "smartio/timing.h"
 
 void nvme_features_default(struct nvme_ctrl *c)
 {
@@ -105,7 +107,18 @@ int nvme_parse_params(struct nvme_ctrl *c, char *err, size_t errlen)
 	c->latency_ns = v * 1000;
 	if ((rc = param_u64(d, "bandwidth_mbps", 0, 0, 1000000, &c->bw_mbps, err, errlen)))
 		return rc;
-	c->timed = c->latency_ns || c->bw_mbps;
+	c->timed = c->latency_ns || c->bw_mbps || d->fn.timing;
+	/* Faithful mode's media time: the calibration's read (an Optane-class
+	 * drive, docs/timing-model.md), unless latency_us or these say otherwise. */
+	v = d->fn.timing ? d->fn.timing->nvme_media_read_ns : 0;
+	if (c->latency_ns)
+		v = c->latency_ns;
+	if ((rc = param_u64(d, "media_read_ns", v, 0, 1000000000ull, &c->media_read_ns, err,
+			    errlen)))
+		return rc;
+	if ((rc = param_u64(d, "media_write_ns", c->media_read_ns, 0, 1000000000ull,
+			    &c->media_write_ns, err, errlen)))
+		return rc;
 	if ((rc = param_u64(d, "cmb", 0, 0, 1ull << 40, &c->cmb_size, err, errlen)))
 		return rc;
 	if (c->cmb_size) {
@@ -124,6 +137,6 @@ int nvme_parse_params(struct nvme_ctrl *c, char *err, size_t errlen)
 	snprintf(c->serial, sizeof(c->serial), "%s", serial ? serial : "");
 	if (!serial)
 		snprintf(c->serial, sizeof(c->serial), "SMARTIO-%.12s", name);
-	c->vid = d->fn.td && d->fn.td->vendor_id ? d->fn.td->vendor_id : 0x8086;
+	c->vid = d->fn.td && d->fn.td->vendor_id ? d->fn.td->vendor_id : SMARTIO_PCI_VENDOR;
 	return 0;
 }

@@ -441,19 +441,23 @@ static void send_interrupts(struct nvme_ctrl *c)
 	c->nirq = 0;
 }
 
-/* Post what is due; returns entries posted, *waiting = entries due later. */
-static int post_completions(struct nvme_ctrl *c, unsigned *waiting)
+/* Post what is due; returns entries posted, *waiting = entries due later, the
+ * first of them due at *next. */
+static int post_completions(struct nvme_ctrl *c, unsigned *waiting, uint64_t *next)
 {
 	uint64_t now = c->timed && c->npend ? smio_now_ns() : 0;
 	unsigned j = 0;
 	int posted = 0;
 
 	*waiting = 0;
+	*next = 0;
 	for (unsigned i = 0; i < c->npend; i++) {
 		struct nvme_pending *p = &c->pend[i];
 
 		if (p->due_ns > now) {
 			(*waiting)++;
+			if (!*next || p->due_ns < *next)
+				*next = p->due_ns;
 			c->pend[j++] = *p;
 		} else if (!post_cqe(c, p)) {
 			c->pend[j++] = *p;
@@ -505,15 +509,27 @@ void nvme_queue_completion(struct nvme_ctrl *c, const struct nvme_cmd *cmd, uint
 	if (st)
 		nvme_log_error(c, cmd->sqid, cmd->sqe.cid, st, cmd->sqe.nsid, cmd->err_lba);
 	count_completion(c, cmd, st);
+	if (cmd->sqid && cmd->xfer && (cmd->sqe.opcode == nvme_cmd_read ||
+				       cmd->sqe.opcode == nvme_cmd_write)) {
+		struct nvme_sq *sq = &c->sq[cmd->sqid];    /* for log page C0h */
+
+		sq->last_prp1 = cmd->sqe.prp1;
+		sq->last_size = (uint32_t)cmd->xfer;
+		sq->last_write = cmd->sqe.opcode == nvme_cmd_write;
+		sq->last_valid = true;
+	}
 	/* media timing applies to I/O: transfers serialise on bandwidth, latency overlaps */
 	if (c->timed && cmd->sqid != 0) {
 		uint64_t now = smio_now_ns(), start = now > c->media_free_ns ? now : c->media_free_ns;
+		/* Faithful mode: media and PCIe paths from the timing model (timing.c),
+		 * counted from now, when the data has moved: never early. */
+		uint64_t lat = c->d->fn.timing ? nvme_faithful_ns(c, cmd) : c->latency_ns;
 
 		if (c->bw_mbps) {
 			c->media_free_ns = start + cmd->xfer * 1000 / c->bw_mbps;
-			due = c->media_free_ns + c->latency_ns;
+			due = c->media_free_ns + lat;
 		} else {
-			due = now + c->latency_ns;
+			due = now + lat;
 		}
 		c->busy_ns += due - now;
 	}
@@ -583,21 +599,29 @@ static int nvme_poll(struct dev_instance *d)
 {
 	struct nvme_ctrl *c = d->state;
 	unsigned waiting = 0;
+	uint64_t next = 0;
 	int work;
 
 	c->pass_ns = 0;
+	d->wake_ns = 0;
 	restore_ro(c);
 	work = handle_cc(c);
 	if (nvme_ctrl_running(c) && dev_bus_master(d)) {
 		work |= scan_doorbells(c);
 		work |= nvme_arbitrate(c);
 		aen_dispatch(c);
-		if (post_completions(c, &waiting))
+		if (post_completions(c, &waiting, &next))
 			work = 1;
 	}
 	if (msix_maybe_pending(c))
 		(void)dev_msix_poll_pending(d);
-	/* completions waiting for their media time keep the runner spinning */
+	/* Completions waiting for their time: in faithful mode the runner
+	 * sleeps until shortly before the first is due (wake_ns); otherwise
+	 * (latency_us) they keep it spinning, as they always did. */
+	if (waiting && d->fn.timing) {
+		d->wake_ns = next;
+		return work;
+	}
 	return work || waiting;
 }
 

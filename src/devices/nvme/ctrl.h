@@ -56,6 +56,20 @@ struct nvme_ns {
 	uint8_t uuid[16];
 };
 
+/*
+ * Timing-faithful mode: what a command of this SQ costs on real hardware
+ * (timing.c), kept until the routes change (route epoch) or a command with
+ * other data (direction, size, 2 MiB region of its first page) comes.
+ */
+struct nvme_qtime {
+	bool valid;
+	bool write;
+	uint64_t epoch;
+	uint64_t data_key;      /* PRP1 >> 21 */
+	uint64_t size;
+	uint64_t ns;            /* PCIe paths + media */
+};
+
 struct nvme_sq {
 	bool valid;
 	bool cmb;               /* entries live in the controller memory buffer */
@@ -73,6 +87,11 @@ struct nvme_sq {
 	 */
 	uint64_t retry_ns;
 	uint64_t backoff_ns;
+	struct nvme_qtime qt;
+	/* the last read or write (log page C0h) */
+	uint64_t last_prp1;
+	uint32_t last_size;
+	bool last_write, last_valid;
 };
 
 struct nvme_cq {
@@ -130,6 +149,7 @@ struct nvme_ctrl {
 	struct nvme_ns *ns;
 	uint64_t latency_ns;
 	uint64_t bw_mbps;
+	uint64_t media_read_ns, media_write_ns;  /* timing-faithful mode */
 	uint64_t cmb_size;
 	uint16_t vid;
 	char serial[21];
@@ -199,6 +219,11 @@ typedef uint16_t (*nvme_cmd_fn)(struct nvme_ctrl *c, struct nvme_cmd *cmd);
 
 /* config.c */
 int nvme_parse_params(struct nvme_ctrl *c, char *err, size_t errlen);
+
+/* timing.c: timing-faithful mode, a command's real-hardware time in ns */
+uint64_t nvme_faithful_ns(struct nvme_ctrl *c, const struct nvme_cmd *cmd);
+/* Log page C0h (smartio_timing_log_entry per queue ID) into buf; its size. */
+size_t nvme_timing_log(struct nvme_ctrl *c, void *buf, size_t cap);
 
 /* ctrl.c */
 void nvme_aen(struct nvme_ctrl *c, unsigned type, unsigned info, unsigned lid);

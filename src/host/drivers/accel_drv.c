@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "accel_drv.h"
+#include "devices/ids.h"
 #include "drivers.h"
 #include "util/smio_time.h"
 #include "util/log.h"
@@ -669,7 +670,8 @@ static const struct pci_error_handlers accel_err_handler = {
 
 /* The model's identity; probe still checks MAGIC and VERSION before use. */
 static const struct pci_device_id accel_ids[] = {
-	{ .vendor = 0x10de, .device = 0x1bb1, .class = 0x030200, .class_mask = 0xffffff },
+	{ .vendor = SMARTIO_PCI_VENDOR, .device = SMARTIO_PCI_DEV_ACCEL,
+	  .class = SMARTIO_PCI_CLASS_ACCEL, .class_mask = 0xffffff },
 	{ 0 }
 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The accelerator's in-kernel driver (accel_drv.c): binds to the GPU-like
- * accelerator model (10de:1bb1, class 030200), owns its descriptor ring, a
+ * accelerator model (534d:0002, class 120000; devices/ids.h), owns its descriptor ring, a
  * DMA buffer in host RAM and its MSI-X vectors, and offers the rest of the
  * host (the daemon's request handlers, tests, benchmarks) synchronous
  * descriptor submission and device programs.
