@@ -59,7 +59,7 @@ ACC_LOCAL=0x00040200    # the borrower's own accelerator: node 4, 02:00.0
 check "cluster up (default topology + a borrower accelerator)" "$SMARTIO" cluster up "$WORK/topo.yaml"
 check "devices" "$SMARTIO" devices
 expect "devices: the pool, all available" "0x00080400 +1 +04:00.0 +nvme0 +010802 +available" \
-	"0x000c0300 +2 +03:00.0 +gpu0 +030200 +available"
+	"0x000c0300 +2 +03:00.0 +gpu0 +120000 +available"
 check "devices --help" "$SMARTIO" devices --help
 check "borrow --help" "$SMARTIO" borrow --help
 check "return --help" "$SMARTIO" return --help
@@ -85,7 +85,7 @@ expect "devices shows state and borrower" "0x00080400 .* lent +host 0" "0x000c03
 
 check "lspci --host 0" "$SMARTIO" lspci --host 0
 expect "the shadows in the borrower's tree" "^f0:00.0 Non-Volatile memory controller" \
-	"^f0:00.3 3D controller"
+	"^f0:00.3 Processing accelerators"
 check "lspci -vv of a shadow" "$SMARTIO" lspci --host 0 -s f0:00.1 -vv
 expect "intercepted config: INTx disabled, bus master on" "DisINTx\+" "BusMaster\+"
 
@@ -188,7 +188,7 @@ expect "quiesced: no decoding, no bus mastering" "Mem- BusMaster-"
 check "lender-b's log says so" grep "reclaimed 03:00.0 from host 0" "$SMARTIO_CLUSTER/host-2.log"
 check "another host borrows it" "$SMARTIO" borrow $GPU_B --host 1
 check "host 1 has the shadow" "$SMARTIO" lspci --host 1
-expect "shadow on host 1" "^f0:00.0 3D controller"
+expect "shadow on host 1" "^f0:00.0 Processing accelerators"
 # The lender dies: the borrower surprise-removes the shadow.
 kill -KILL "$(cat "$SMARTIO_CLUSTER/host-2.pid")"
 for _ in $(seq 1 200); do
