@@ -106,6 +106,12 @@ int nvme_parse_params(struct nvme_ctrl *c, char *err, size_t errlen)
 	if ((rc = param_u64(d, "bandwidth_mbps", 0, 0, 1000000, &c->bw_mbps, err, errlen)))
 		return rc;
 	c->timed = c->latency_ns || c->bw_mbps;
+	if ((rc = param_u64(d, "wrr", 1, 0, 1, &v, err, errlen)))
+		return rc;
+	c->wrr = v;
+	if ((rc = param_u64(d, "slots", 0, 0, NVME_PENDING_MAX, &v, err, errlen)))
+		return rc;
+	c->slots = (uint32_t)v;
 	if ((rc = param_u64(d, "cmb", 0, 0, 1ull << 40, &c->cmb_size, err, errlen)))
 		return rc;
 	if (c->cmb_size) {
