@@ -382,13 +382,19 @@ int snv_hwq_create(struct snv_qpair *q, unsigned h, enum snv_place sp, enum snv_
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	r.sq_segid = w->sqs ? w->sqs->id : 0;
 	r.cq_segid = w->cqs->id;
-	r.prio = NVME_QPRIO_MEDIUM;
-	r.flags = w->sqs ? 0 : SNV_QP_SQ_CMB;
+	/* every hw queue of the pair (backup, resumed primary) asks for the same class */
+	if (q->want == SNV_PRIO_DEFAULT)
+		r.flags |= SNV_QP_PRIO_POLICY;
+	else
+		r.prio = (uint32_t)q->want - SNV_PRIO_URGENT;   /* enum nvme_qprio */
+	r.flags |= w->sqs ? 0 : SNV_QP_SQ_CMB;
 	rc = snv_rpc(c, SNV_MSG_CREATE_QP, &r, sizeof(r), &qr, sizeof(qr), NULL, 0, NULL);
 	if (rc > 0)
 		rc = -EIO;                    /* the controller refused the queue */
 	/* Every reply field checked: a CMB region lies within the CMB, on a page. */
-	if (!rc && (qr.qid < 1 || qr.qid > c->nqueues || qr.rsvd ||
+	if (!rc && (qr.qid < 1 || qr.qid > c->nqueues ||
+		    (qr.prio > NVME_QPRIO_LOW && qr.prio != SNV_QP_PRIO_NONE) ||
+		    (q->want != SNV_PRIO_DEFAULT && qr.prio != r.prio) ||
 		    (w->sqs ? qr.sq_cmb_off != 0 :
 		     (qr.sq_cmb_off % SNV_PAGE || qr.sq_cmb_off > c->cmb_size ||
 		      (uint64_t)q->depth * 64 > c->cmb_size - qr.sq_cmb_off))))
@@ -402,6 +408,8 @@ int snv_hwq_create(struct snv_qpair *q, unsigned h, enum snv_place sp, enum snv_
 		memset(w->sq, 0, (size_t)q->depth * 64);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	w->qid = (uint16_t)qr.qid;
+	q->got = qr.prio == SNV_QP_PRIO_NONE ? SNV_PRIO_NONE :
+		 (enum snv_prio)(qr.prio + SNV_PRIO_URGENT);
 	w->sq_db = (volatile uint32_t *)(bar + nvme_sq_tail_db(w->qid, c->dstrd));
 	w->cq_db = (volatile uint32_t *)(bar + nvme_cq_head_db(w->qid, c->dstrd));
 	w->sq_tail = w->cq_head = 0;
@@ -444,13 +452,15 @@ int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struc
 	if (cp == SNV_PLACE_CMB || (sp == SNV_PLACE_CMB && !(c->cmb_flags & SNV_CMB_SQ)))
 		return -ENOTSUP;
 	depth = o->depth ? o->depth : 64;
-	if (depth < 2 || depth > c->max_depth || depth > (1u << SNV_CID_SLOT_BITS))
+	if (depth < 2 || depth > c->max_depth || depth > (1u << SNV_CID_SLOT_BITS) ||
+	    o->prio > SNV_PRIO_LOW)
 		return -EINVAL;
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->c = c;
 	q->depth = depth;
+	q->want = o->prio;
 	q->mp = c->mp;
 	q->sp = sp;
 	q->cp = cp;
@@ -519,6 +529,11 @@ int snv_qpair_delete(struct snv_qpair *q, bool force)
 	if (!rc)
 		rc = rc2;
 	return rc < 0 ? rc : rc ? -EIO : 0;
+}
+
+enum snv_prio snv_qpair_prio(const struct snv_qpair *q)
+{
+	return q->got;
 }
 
 uint16_t snv_qpair_id(const struct snv_qpair *q)

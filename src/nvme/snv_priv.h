@@ -191,6 +191,7 @@ struct snv_cmd {
 struct snv_qpair {
 	struct snv_client *c;
 	uint32_t depth;
+	enum snv_prio want, got;          /* class asked for, class granted */
 	struct snv_hwq hw[2];             /* [0] primary path, [1] backup (multipath) */
 	unsigned act;                     /* the hw queue new commands go to */
 	enum snv_place sp, cp;            /* of the primary (recreated on resume) */
