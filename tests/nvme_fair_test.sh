@@ -40,7 +40,9 @@ stop_manager() {
 }
 trap 'stop_manager || true; tap_cleanup' EXIT
 
-# run_clients NAME HOST[:CLASS]...: one QD16 4 KiB random-read bench per host,
+# run_clients NAME HOST[:CLASS]...: one QD32 4 KiB random-read bench per host
+# (32 in flight: at its share, even a high client's SQ holds ~50 ms of work,
+# so a client the scheduler keeps waiting does not run dry),
 # started together; arbstat snapshots 0.7 s and 2.2 s into the 3 s run.
 run_clients() {
 	local name=$1 spec h p pids=() i
@@ -51,7 +53,7 @@ run_clients() {
 		h=${spec%%:*}
 		p=()
 		[ "$spec" = "$h" ] || p=(--prio "${spec#*:}")
-		"$SMARTIO" exec --host "$h" -- "$NVME" bench -d "$fdid" --time 3 --qd 16 \
+		"$SMARTIO" exec --host "$h" -- "$NVME" bench -d "$fdid" --time 3 --qd 32 \
 			--poll-sleep 200 "${p[@]}" --ready-file "$WORK/$name/ready.$h" \
 			--go-file "$WORK/$name/go" --json -t 20000 \
 			>"$WORK/$name/c.$h.json" 2>"$WORK/$name/c.$h.err" &
