@@ -132,6 +132,23 @@ check "round robin is fair too (Jain >= 0.9)" \
 	--jain-min 0.9
 figures
 check "manager stops" stop_manager
+
+# ---- a rate limit: host 1 at 200 commands per second, paced by its library ----
+check_fails "a bad rate is refused at start" start_manager --policy "host:1=medium@0"
+cp "$WORK/manager.log" "$OUT"
+expect "says what the rate must be" "rate after @ must be"
+check "manager, host 1 limited to 200 IOPS" start_manager --policy "host:1=medium@200"
+check "host 1 runs at its limit" on_host 1 bench -d "$fdid" --qd 8 --time 1 --poll-sleep 200 --json
+expect "the pair knows its limit" '"iops_limit":200'
+check "about 200 IOPS (150..230)" jq -e '.iops > 150 and .iops < 230' "$OUT"
+check "host 2 has no limit" on_host 2 bench -d "$fdid" --qd 8 --time 1 --poll-sleep 200 --json
+check "and runs far faster (> 600 IOPS)" jq -e '.iops > 600 and .iops_limit == 0' "$OUT"
+check "dd on host 1 completes under the limit" on_host 1 dd -d "$fdid" --mode verify --count 256 \
+	--bs 4K --qd 4 --lba 8192
+check "manager stops" stop_manager
+cp "$WORK/manager.log" "$OUT"
+expect "manager log: the limit in the policy and on the queue" "node 8 medium @200 IOPS" \
+	"200 IOPS at most"
 check "nvme-fair down" "$SMARTIO" cluster down
 
 tap_done

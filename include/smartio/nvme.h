@@ -216,6 +216,15 @@ struct snv_qpair_opts {
 int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struct snv_qpair **out);
 /* The class the manager granted (SNV_PRIO_NONE under round robin). */
 enum snv_prio snv_qpair_prio(const struct snv_qpair *q);
+/*
+ * The manager's rate limit for the pair in commands per second (0: none;
+ * policy "host:N=CLASS@IOPS"). The library paces submissions to it with a
+ * token bucket of 10 ms worth of commands: a submission beyond it returns
+ * -EAGAIN, as a full queue does (poll, then submit again). Cooperative: the
+ * manager cannot police doorbell writes, so a program that drives the queue
+ * without the library is bounded only by its queue depth.
+ */
+unsigned snv_qpair_iops_limit(const struct snv_qpair *q);
 /* Delete through the manager; in-flight commands are lost (-EBUSY unless forced). */
 int snv_qpair_delete(struct snv_qpair *q, bool force);
 uint16_t snv_qpair_id(const struct snv_qpair *q);
@@ -241,7 +250,8 @@ struct snv_cpl {
 /* Submit a read or write of nlb blocks at slba to/from buf+off. PRPs are set
  * by the library (a PRP list comes from the buffer's PRP table, written when
  * the buffer was allocated). At most min(MDTS, 128 KiB) per command, nsid
- * 1..16. Returns 0, -EAGAIN when the queue is full (depth - 1 in flight),
+ * 1..16. Returns 0, -EAGAIN when the queue is full (depth - 1 in flight) or
+ * the pair's rate limit allows no command now (snv_qpair_iops_limit),
  * -EINVAL on a range outside the buffer or too long a transfer. */
 int snv_submit_rw(struct snv_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t nlb,
 		  struct snv_buf *buf, size_t off, void *cookie);

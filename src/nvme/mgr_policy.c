@@ -7,7 +7,9 @@
  * of each queue pair by its policy: every client node has a class (default
  * medium), which its queue pairs get unless they ask for a lower one; a
  * higher one is refused, not silently downgraded, so a client never runs
- * with a share it did not expect.
+ * with a share it did not expect. A policy item may also carry a rate limit
+ * per queue pair ("host:3=low@500"), handed to the client with the queue and
+ * applied by its library (cooperative: see docs/nvme-driver.md).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,21 +38,34 @@ const char *snv_mgr_class_name(unsigned qprio)
 	return qprio <= NVME_QPRIO_LOW ? qprio_names[qprio] : "none";
 }
 
-/* One "host:N=CLASS", "node:N=CLASS" or "default=CLASS" item of length n. */
+/* One "host:N=CLASS[@IOPS]", "node:N=..." or "default=..." item of length n. */
 static int policy_item(struct snv_manager *m, const char *s, size_t n, char *err, size_t errlen)
 {
-	const char *eq = memchr(s, '=', n);
-	unsigned long v;
+	const char *eq = memchr(s, '=', n), *at = memchr(s, '@', n);
+	unsigned long v, iops = 0;
 	uint8_t cls;
 	char *end;
 
-	if (!eq || class_parse(eq + 1, n - (size_t)(eq + 1 - s), &cls)) {
+	if (eq && at && at > eq) {
+		errno = 0;
+		iops = strtoul(at + 1, &end, 10);
+		if (errno || end != s + n || !iops || iops > 10000000) {
+			snv_seterr(err, errlen, "policy item '%.*s': the rate after @ must be "
+				   "1..10000000 commands per second", (int)n, s);
+			return -EINVAL;
+		}
+	} else {
+		at = s + n;
+	}
+	if (!eq || class_parse(eq + 1, (size_t)(at - (eq + 1)), &cls)) {
 		snv_seterr(err, errlen, "policy item '%.*s': want host:N=CLASS, node:N=CLASS or "
-			   "default=CLASS with CLASS urgent, high, medium or low", (int)n, s);
+			   "default=CLASS with CLASS urgent, high, medium or low, optionally "
+			   "followed by @IOPS", (int)n, s);
 		return -EINVAL;
 	}
 	if (eq - s == 7 && !strncmp(s, "default", 7)) {
 		m->def_prio = cls;
+		m->def_iops = (uint32_t)iops;
 		return 0;
 	}
 	if ((eq - s < 6 || (strncmp(s, "host:", 5) && strncmp(s, "node:", 5)))) {
@@ -75,10 +90,12 @@ static int policy_item(struct snv_manager *m, const char *s, size_t n, char *err
 	for (unsigned i = 0; i < m->npol; i++) {
 		if (m->pol[i].node == v) {
 			m->pol[i].qprio = cls;
+			m->pol[i].iops = (uint32_t)iops;
 			return 0;
 		}
 	}
-	m->pol[m->npol++] = (struct snv_mpolicy){ .node = (uint32_t)v, .qprio = cls };
+	m->pol[m->npol++] = (struct snv_mpolicy){ .node = (uint32_t)v, .qprio = cls,
+						  .iops = (uint32_t)iops };
 	return 0;
 }
 
@@ -160,9 +177,14 @@ int snv_mgr_policy_apply(struct snv_manager *m, char *err, size_t errlen)
 		return rc < 0 ? rc : -EIO;
 	}
 	line[0] = 0;
-	for (unsigned i = 0; i < m->npol && len < sizeof(line) - 40; i++)
-		len += (size_t)snprintf(line + len, sizeof(line) - len, " node %u %s,",
+	for (unsigned i = 0; i < m->npol && len < sizeof(line) - 48; i++) {
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " node %u %s",
 					m->pol[i].node, qprio_names[m->pol[i].qprio]);
+		if (m->pol[i].iops)
+			len += (size_t)snprintf(line + len, sizeof(line) - len, " @%u IOPS",
+						m->pol[i].iops);
+		len += (size_t)snprintf(line + len, sizeof(line) - len, ",");
+	}
 	snv_mlog(m, "arbitration: weighted round robin with urgent class, weights high %u "
 		 "medium %u low %u, burst %s%u; policy:%s default %s", m->o.weight_high,
 		 m->o.weight_medium, m->o.weight_low, (m->arb & 7) == 7 ? "unlimited " : "",
@@ -171,13 +193,17 @@ int snv_mgr_policy_apply(struct snv_manager *m, char *err, size_t errlen)
 }
 
 int snv_mgr_admit(const struct snv_manager *m, uint32_t node, uint32_t flags, uint32_t prio,
-		  uint32_t *granted, char *why, size_t whylen)
+		  uint32_t *granted, uint32_t *iops, char *why, size_t whylen)
 {
 	uint8_t allowed = m->def_prio;
 
-	for (unsigned i = 0; i < m->npol; i++)
-		if (m->pol[i].node == node)
+	*iops = m->def_iops;
+	for (unsigned i = 0; i < m->npol; i++) {
+		if (m->pol[i].node == node) {
 			allowed = m->pol[i].qprio;
+			*iops = m->pol[i].iops;
+		}
+	}
 	if (!m->wrr) {
 		*granted = SNV_QP_PRIO_NONE;
 		if (flags & SNV_QP_PRIO_POLICY)

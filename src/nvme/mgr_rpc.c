@@ -326,7 +326,7 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 		reply(m, c->reply, h, -EINVAL, 0, NULL, 0, NULL, 0);
 		return;
 	}
-	rc = snv_mgr_admit(m, c->node, r.flags, r.prio, &prio, why, sizeof(why));
+	rc = snv_mgr_admit(m, c->node, r.flags, r.prio, &prio, &qr.iops_limit, why, sizeof(why));
 	if (rc) {
 		refuse(m, why, h->client);
 		reply(m, c->reply, h, rc, 0, NULL, 0, NULL, 0);
@@ -410,8 +410,9 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 			 c->id, qid, r.depth, snv_mgr_class_name(prio),
 			 (unsigned long long)q->cmb_off);
 	else
-		snv_mlog(m, "client %#x: queue pair %u, depth %u, class %s", c->id, qid, r.depth,
-			 snv_mgr_class_name(prio));
+		snv_mlog(m, "client %#x: queue pair %u, depth %u, class %s, %u IOPS at most "
+			 "(0: no limit)", c->id, qid, r.depth, snv_mgr_class_name(prio),
+			 qr.iops_limit);
 	reply(m, c->reply, h, 0, 0, &qr, sizeof(qr), NULL, 0);
 }
 

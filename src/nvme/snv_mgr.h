@@ -37,9 +37,10 @@ struct snv_mqueue {
 	bool sq_mapped, cq_mapped;
 };
 
-struct snv_mpolicy {              /* a node's class (enum nvme_qprio) */
+struct snv_mpolicy {              /* a node's class (enum nvme_qprio) and rate limit */
 	uint32_t node;
 	uint8_t qprio;
+	uint32_t iops;            /* per queue pair; 0: none */
 };
 
 struct snv_manager {
@@ -83,6 +84,7 @@ struct snv_manager {
 	bool wrr;                 /* weighted round robin with urgent class in force */
 	uint32_t arb;             /* the Arbitration feature value set */
 	uint8_t def_prio;         /* class of nodes the policy does not name */
+	uint32_t def_iops;        /* ... and their rate limit (0: none) */
 	struct snv_mpolicy *pol;
 	unsigned npol;
 	uint8_t in[SNV_MSG_MAX], out[SNV_MSG_MAX];
@@ -113,7 +115,7 @@ int snv_mgr_policy_init(struct snv_manager *m, char *err, size_t errlen);
 uint32_t snv_mgr_policy_ams(struct snv_manager *m, uint64_t cap);
 int snv_mgr_policy_apply(struct snv_manager *m, char *err, size_t errlen);
 int snv_mgr_admit(const struct snv_manager *m, uint32_t node, uint32_t flags, uint32_t prio,
-		  uint32_t *granted, char *why, size_t whylen);
+		  uint32_t *granted, uint32_t *iops, char *why, size_t whylen);
 const char *snv_mgr_class_name(unsigned qprio);
 
 #endif

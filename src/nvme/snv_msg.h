@@ -96,8 +96,10 @@ struct snv_qp_reply {
 	uint32_t qid;
 	uint32_t prio;          /* the class granted: enum nvme_qprio, or SNV_QP_PRIO_NONE */
 	uint64_t sq_cmb_off;    /* with SQ_CMB: the SQ's page-aligned offset in the CMB; else 0 */
+	uint32_t iops_limit;    /* commands per second the library paces the pair to; 0: none */
+	uint32_t rsvd;          /* 0 */
 };
-_Static_assert(sizeof(struct snv_qp_reply) == 16, "CREATE_QP reply layout");
+_Static_assert(sizeof(struct snv_qp_reply) == 24, "CREATE_QP reply layout");
 
 /* In the reply's prio: the manager runs round robin, classes have no effect. */
 #define SNV_QP_PRIO_NONE   0xffu

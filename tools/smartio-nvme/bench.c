@@ -67,6 +67,7 @@ struct bench_out {
 	unsigned nsid, qpair;
 	double seconds, iops, mib_s;
 	double lat[6];                         /* avg, min, p50, p99, p99.9, max */
+	unsigned iops_limit;
 };
 
 static int print_json(const struct bench_out *b)
@@ -83,6 +84,7 @@ static int print_json(const struct bench_out *b)
 	if (smio_json_add_str(o, "rw", b->rw) || smio_json_add_uint(o, "bs", b->bs) ||
 	    smio_json_add_uint(o, "qd", b->qd) || smio_json_add_uint(o, "nsid", b->nsid) ||
 	    smio_json_add_uint(o, "qpair", b->qpair) || smio_json_add_str(o, "prio", b->prio) ||
+	    smio_json_add_uint(o, "iops_limit", b->iops_limit) ||
 	    smio_json_add_uint(o, "ios", b->ios) ||
 	    smio_json_add_uint(o, "errors", b->errors) ||
 	    smio_json_add_double(o, "seconds", b->seconds, "%.3f") ||
@@ -260,6 +262,10 @@ int cmd_bench(int argc, char **argv)
 			t_sub[slot] = smio_now_ns();
 			rc = snv_submit_rw(q, wr, nsid, blk, bpc, buf, (size_t)slot * bs,
 					   (void *)(uintptr_t)slot);
+			if (rc == -EAGAIN) {          /* the manager's rate limit: later */
+				t_sub[slot] = 0;
+				break;
+			}
 			if (rc) {
 				fprintf(stderr, "smartio-nvme bench: submit: %s\n", strerror(-rc));
 				goto fail;
@@ -317,6 +323,7 @@ int cmd_bench(int argc, char **argv)
 		qsort(lat, nsamp, sizeof(*lat), cmp_u64);
 		if (json) {
 			struct bench_out b = { .rw = rw, .prio = snv_prio_name(snv_qpair_prio(q)),
+				.iops_limit = snv_qpair_iops_limit(q),
 				.bs = bs, .qd = qd, .ios = done,
 				.errors = errors, .nsid = nsid, .qpair = snv_qpair_id(q),
 				.seconds = s, .iops = iops, .mib_s = mibs,
