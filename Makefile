@@ -5,6 +5,7 @@
 #               (plain build, then AddressSanitizer + UndefinedBehaviorSanitizer)
 #   make control-plane   the daemons' control plane, this tree vs an older one
 #   make faults the fault matrix: lost/corrupted writes and failover times per fault
+#   make cluster60  30 clients sharing one NVMe on the 60-host cluster (fairness)
 #   make fuzz   every libFuzzer target for FUZZ_SECONDS (60) each, then a table
 
 BUILD     ?= build
@@ -44,7 +45,7 @@ FIO_DEB_PACKAGES = fio dpkg-dev libaio-dev libnuma-dev librdmacm-dev libibverbs-
 BENCH_DEB_PACKAGES = fio nbdkit gnuplot-nox python3
 
 .PHONY: all deps build demo test test-plain test-san test-tsan fuzz bench figures clean install
-.PHONY: deps-fio deps-bench deps-test fio-engine nvme-peers control-plane faults
+.PHONY: deps-fio deps-bench deps-test fio-engine nvme-peers control-plane faults cluster60
 
 # $(call apt_missing,PACKAGES): install those not installed yet (root or sudo).
 define apt_missing
@@ -154,6 +155,13 @@ control-plane: build
 # (docs/reliability.md): about 8 minutes; FAULTS_ARGS=--quick for under 5.
 faults: build deps-bench
 	./bench/faults $(BUILD) $(FAULTS_ARGS)
+
+# The 60-host experiments of the paper's sec. 7.4.2 (docs/benchmarks.md): 30
+# clients on one NVMe under round robin, equal and unequal weighted round
+# robin; about 2 minutes. CLUSTER60_ARGS e.g. --seconds 20. Results in
+# bench/out/cluster60/.
+cluster60: build deps-bench
+	./bench/cluster60 $(BUILD) $(CLUSTER60_ARGS)
 
 # DIR/include, DIR/lib (and DIR/lib64 as a link), DIR/lib/pkgconfig/sisci.pc.
 install: build

@@ -980,7 +980,9 @@ static void test_abort(void **state)
 	struct nvme_sqe io, ab;
 	struct nvme_cqe e, e1, e2;
 
-	ctl_enable(t);
+	/* weighted round robin: the admin SQ has strict priority (under round
+	 * robin it takes its turn with the I/O SQs, which may come first) */
+	ctl_enable_ex(t, 0, NVME_CC_AMS_WRRU, 32);
 	qpair(t, 1, 16);
 	/* a command waiting in SQ 1 while the admin queue (served first) aborts it */
 	nvme_sqe_init(&io, nvme_cmd_flush, 0x55, 1);
@@ -1506,6 +1508,172 @@ static void test_rr_order(void **state)
 		assert_int_equal(order[i], i % 3 + 1);
 }
 
+/* Commands fetched from SQ 1..n so far, from the vendor log page C1h. */
+static void fetched_counts(struct t *t, uint64_t *out, unsigned n, uint8_t *ams)
+{
+	struct smartio_nvme_arb_log h;
+	struct smartio_nvme_arb_log_sq e;
+	uint32_t len = (uint32_t)(sizeof(h) + NQ * sizeof(e));
+
+	assert_ok(getlog(t, SMARTIO_NVME_LOG_ARB, 0, len, 0, false));
+	memcpy(&h, ram(t, ADMIN_BUF), sizeof(h));
+	assert_int_equal(h.version, 1);
+	assert_int_equal(h.nsq, NQ);
+	if (ams)
+		*ams = h.ams;
+	for (unsigned q = 1; q <= n; q++) {
+		memcpy(&e, ram(t, ADMIN_BUF + sizeof(h) + q * sizeof(e)), sizeof(e));
+		assert_int_equal(e.sqid, q);
+		out[q - 1] = e.fetched;
+	}
+}
+
+static uint32_t arb_value(unsigned hw, unsigned mw, unsigned lw, unsigned ab)
+{
+	return (hw - 1) << 24 | (mw - 1) << 16 | (lw - 1) << 8 | ab;
+}
+
+/*
+ * Weights 8:4:1 with a burst of 1: a level's turn goes on round robin over
+ * its SQs until its credit is used (the burst limits a visit, not a turn),
+ * so one pass of 256 commands is 19 turns of 13 plus 8 high and 1 medium.
+ */
+static void test_wrr_weights(void **state)
+{
+	struct t *t = *state;
+	uint16_t order[13];
+	uint64_t n[4];
+	uint8_t ams;
+
+	ctl_enable_ex(t, 0, NVME_CC_AMS_WRRU, 32);
+	assert_ok(create_cq_ex(t, 1, 1024, true, 1, IOCQ_ADDR(1)));
+	assert_ok(create_sq_ex(t, 1, 256, 1, NVME_QPRIO_LOW, IOSQ_ADDR(1), NULL));
+	assert_ok(create_sq_ex(t, 2, 256, 1, NVME_QPRIO_MEDIUM, IOSQ_ADDR(2), NULL));
+	assert_ok(create_sq_ex(t, 3, 256, 1, NVME_QPRIO_HIGH, IOSQ_ADDR(3), NULL));
+	assert_ok(create_sq_ex(t, 4, 256, 1, NVME_QPRIO_HIGH, IOSQ_ADDR(4), NULL));
+	assert_ok(setf(t, NVME_FEAT_FID_ARBITRATION, arb_value(8, 4, 1, 0)));
+	for (uint16_t q = 1; q <= 4; q++)
+		submit_flushes(t, q, 200);
+	for (uint16_t q = 1; q <= 4; q++)
+		ring(t, q);
+	poll1(t);
+	collect_order(t, 1, order, 13);
+	{
+		static const uint16_t want[13] = { 3, 4, 3, 4, 3, 4, 3, 4, 2, 2, 2, 2, 1 };
+
+		assert_memory_equal(order, want, sizeof(want));
+	}
+	/* the log is read before the next pass fetches (the admin SQ goes first) */
+	fetched_counts(t, n, 4, &ams);
+	assert_int_equal(ams, NVME_CC_AMS_WRRU);
+	assert_int_equal(n[0], 19);
+	assert_int_equal(n[1], 77);
+	assert_int_equal(n[2], 80);
+	assert_int_equal(n[3], 80);
+}
+
+/* The Arbitration Burst: 2^AB commands per SQ per visit, 111b no limit. */
+static void test_wrr_burst(void **state)
+{
+	struct t *t = *state;
+	uint16_t order[12];
+
+	ctl_enable_ex(t, 0, NVME_CC_AMS_WRRU, 32);
+	assert_ok(create_cq_ex(t, 1, 64, true, 1, IOCQ_ADDR(1)));
+	assert_ok(create_sq_ex(t, 1, 16, 1, NVME_QPRIO_MEDIUM, IOSQ_ADDR(1), NULL));
+	assert_ok(create_sq_ex(t, 2, 16, 1, NVME_QPRIO_MEDIUM, IOSQ_ADDR(2), NULL));
+	assert_ok(setf(t, NVME_FEAT_FID_ARBITRATION, arb_value(1, 8, 1, 1)));
+	submit_flushes(t, 1, 6);
+	submit_flushes(t, 2, 6);
+	ring(t, 2);
+	ring(t, 1);
+	poll1(t);
+	collect_order(t, 1, order, 12);
+	for (int i = 0; i < 12; i++)
+		assert_int_equal(order[i], i / 2 % 2 + 1);
+	/* urgent is strict: a full urgent SQ goes before weighted ones, whatever the weights */
+	assert_ok(create_sq_ex(t, 3, 16, 1, NVME_QPRIO_URGENT, IOSQ_ADDR(3), NULL));
+	assert_ok(setf(t, NVME_FEAT_FID_ARBITRATION, arb_value(256, 256, 256, 0)));
+	submit_flushes(t, 1, 3);
+	submit_flushes(t, 3, 5);
+	ring(t, 1);
+	ring(t, 3);
+	poll1(t);
+	collect_order(t, 1, order, 8);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(order[i], i < 5 ? 3 : 1);
+}
+
+/*
+ * `slots` bounds the I/O commands inside the controller, so commands wait in
+ * their SQs and a weighted turn spans passes: 65 passes of 4 commands are
+ * exactly 20 turns of 8 + 4 + 1.
+ */
+static void test_wrr_slots_across_passes(void **state)
+{
+	static const char *const kv[] = { "slots", "4" };
+	struct t *t;
+	uint64_t n[3];
+
+	(void)state;
+	setup_params(&t, kv, 2, 0);
+	ctl_enable_ex(t, 0, NVME_CC_AMS_WRRU, 32);
+	assert_ok(create_cq_ex(t, 1, 1024, true, 1, IOCQ_ADDR(1)));
+	for (uint16_t q = 1; q <= 3; q++)
+		assert_ok(create_sq_ex(t, q, 256, 1, (enum nvme_qprio)q, IOSQ_ADDR(q), NULL));
+	assert_ok(setf(t, NVME_FEAT_FID_ARBITRATION, arb_value(8, 4, 1, 7)));
+	for (uint16_t q = 1; q <= 3; q++)
+		submit_flushes(t, q, 200);
+	for (uint16_t q = 1; q <= 3; q++)
+		ring(t, q);
+	for (int i = 0; i < 65; i++)
+		poll1(t);
+	fetched_counts(t, n, 3, NULL);
+	assert_int_equal(n[0], 160);    /* high */
+	assert_int_equal(n[1], 80);     /* medium */
+	assert_int_equal(n[2], 20);     /* low */
+	teardown_t(t);
+}
+
+/*
+ * Round robin: the admin SQ takes its turn with the I/O SQs and priorities
+ * are ignored, so at any moment the queues' counts differ by at most the
+ * burst; without WRR support (CAP.AMS 0) enabling with WRR is fatal.
+ */
+static void test_rr_shares_and_no_wrr(void **state)
+{
+	static const char *const kv[] = { "wrr", "0" };
+	struct t *t = *state;
+	uint64_t n[3];
+	uint8_t ams;
+
+	ctl_enable(t);
+	assert_ok(create_cq_ex(t, 1, 1024, true, 1, IOCQ_ADDR(1)));
+	for (uint16_t q = 1; q <= 3; q++)
+		assert_ok(create_sq_ex(t, q, 256, 1, (enum nvme_qprio)(q - 1), IOSQ_ADDR(q), NULL));
+	assert_ok(setf(t, NVME_FEAT_FID_ARBITRATION, 0));      /* burst 1 */
+	for (uint16_t q = 1; q <= 3; q++)
+		submit_flushes(t, q, 200);
+	for (uint16_t q = 1; q <= 3; q++)
+		ring(t, q);
+	poll1(t);
+	fetched_counts(t, n, 3, &ams);
+	assert_int_equal(ams, NVME_CC_AMS_RR);
+	assert_true(n[0] + n[1] + n[2] >= 256);
+	for (int i = 0; i < 3; i++)
+		assert_true(n[i] + 1 >= n[(i + 1) % 3] && n[(i + 1) % 3] + 1 >= n[i]);
+
+	setup_params(&t, kv, 2, 0);
+	assert_int_equal(NVME_CAP_AMS(rd64(t, NVME_REG_CAP)), 0);
+	wr32(t, NVME_REG_AQA, 31u << 16 | 31u);
+	wr64(t, NVME_REG_ASQ, ASQ_ADDR);
+	wr64(t, NVME_REG_ACQ, ACQ_ADDR);
+	wr32(t, NVME_REG_CC, cc_value(0, NVME_CC_AMS_WRRU));
+	run(t);
+	assert_true(NVME_CSTS_CFS(rd32(t, NVME_REG_CSTS)));
+	teardown_t(t);
+}
+
 /* ---- interrupts ---- */
 
 static void test_msix(void **state)
@@ -1786,6 +1954,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_1g_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrr_urgent_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rr_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrr_weights, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrr_burst, setup, teardown),
+		cmocka_unit_test(test_wrr_slots_across_passes),
+		cmocka_unit_test_setup_teardown(test_rr_shares_and_no_wrr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_msix, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bus_master_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_phase_wrap_and_cq_full, setup, teardown),

@@ -85,7 +85,7 @@ static int cmb_client(struct kidio *io, void *varg)
 		} else if (cmd == 'h') {
 			/* Raw CREATE_QP requests the library would never send. */
 			struct snv_create_qp cr = { .depth = 16, .cq_segid = c->segid_base,
-						    .flags = SNV_QP_SQ_CMB };
+						    .flags = SNV_QP_SQ_CMB | SNV_QP_PRIO_POLICY };
 			struct snv_qp_reply qr;
 			int r1, r2, r3, r4;
 
@@ -94,10 +94,10 @@ static int cmb_client(struct kidio *io, void *varg)
 			r1 = snv_rpc(c, SNV_MSG_CREATE_QP, &cr, sizeof(cr), &qr, sizeof(qr), NULL, 0,
 				     NULL);
 			cr.sq_segid = 0;
-			cr.flags = SNV_QP_SQ_CMB | 0x2;       /* an unknown flag */
+			cr.flags = SNV_QP_SQ_CMB | SNV_QP_PRIO_POLICY | 0x80; /* an unknown flag */
 			r2 = snv_rpc(c, SNV_MSG_CREATE_QP, &cr, sizeof(cr), &qr, sizeof(qr), NULL, 0,
 				     NULL);
-			cr.flags = SNV_QP_SQ_CMB;
+			cr.flags = SNV_QP_SQ_CMB | SNV_QP_PRIO_POLICY;
 			cr.rsvd = 1;
 			r3 = snv_rpc(c, SNV_MSG_CREATE_QP, &cr, sizeof(cr), &qr, sizeof(qr), NULL, 0,
 				     NULL);

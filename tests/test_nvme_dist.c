@@ -430,7 +430,7 @@ static int hostile_rpc(struct kidio *io, void *varg)
 	struct hostile_arg *a = varg;
 	struct snv_client_opts o = { .fdid = a->fdid, .timeout_ms = 10000 };
 	struct snv_delete_qp del = { .qid = a->victim_qid };
-	struct snv_create_qp cr = { .depth = 16 };
+	struct snv_create_qp cr = { .depth = 16, .flags = SNV_QP_PRIO_POLICY };
 	struct snv_qpair *q;
 	struct snv_client *c;
 	struct snv_buf *b;
@@ -478,6 +478,16 @@ static int hostile_rpc(struct kidio *io, void *varg)
 	rc = snv_rpc(c, SNV_MSG_CREATE_QP, &cr, sizeof(cr), NULL, 0, NULL, 0, NULL);
 	KID_CHECK(io, rc == -ENOENT, rc);
 	cr.depth = 1 << 20;
+	rc = snv_rpc(c, SNV_MSG_CREATE_QP, &cr, sizeof(cr), NULL, 0, NULL, 0, NULL);
+	KID_CHECK(io, rc == -EINVAL, rc);
+	/* Classes: urgent is beyond the default policy (medium); a class with the policy flag */
+	cr.depth = 16;
+	cr.flags = 0;
+	cr.prio = NVME_QPRIO_URGENT;
+	rc = snv_rpc(c, SNV_MSG_CREATE_QP, &cr, sizeof(cr), NULL, 0, NULL, 0, NULL);
+	KID_CHECK(io, rc == -EACCES, rc);
+	cr.flags = SNV_QP_PRIO_POLICY;
+	cr.prio = NVME_QPRIO_LOW;
 	rc = snv_rpc(c, SNV_MSG_CREATE_QP, &cr, sizeof(cr), NULL, 0, NULL, 0, NULL);
 	KID_CHECK(io, rc == -EINVAL, rc);
 	/* Forged session: wrong token, another session's ID: no answer at all. */

@@ -59,6 +59,26 @@ enum snv_place {
  * -ENOBUFS when the CMB is full. SNV_PLACE_DEFAULT never uses the CMB.
  */
 
+/*
+ * Priority classes of I/O queue pairs: the NVMe "weighted round robin with
+ * urgent priority class" arbitration (docs/nvme-driver.md, "Priorities").
+ * The manager selects that arbitration when the controller supports it
+ * (CAP.AMS), sets the class weights, and admits each queue pair's class by
+ * its policy (a per-host class; a host may ask for its class or a lower one).
+ */
+enum snv_prio {
+	SNV_PRIO_DEFAULT = 0,     /* ask for the class the manager's policy gives this host */
+	SNV_PRIO_URGENT,          /* strict priority over every weighted class */
+	SNV_PRIO_HIGH,
+	SNV_PRIO_MEDIUM,
+	SNV_PRIO_LOW,
+	SNV_PRIO_NONE,            /* granted under round robin: no classes */
+};
+/* "urgent", "high", "medium", "low", "default", "none"; NULL for others. */
+const char *snv_prio_name(enum snv_prio p);
+/* The class named s (urgent, high, medium, low, default); -EINVAL otherwise. */
+int snv_prio_parse(const char *s, enum snv_prio *out);
+
 struct snv_manager;
 struct snv_client;
 struct snv_qpair;
@@ -75,7 +95,23 @@ struct snv_manager_opts {
 	unsigned heartbeat_ms;    /* liveness check of clients (0: 250) */
 	void (*log)(void *arg, const char *line);   /* optional event log */
 	void *log_arg;
+	/*
+	 * Arbitration and priorities (docs/nvme-driver.md, "Priorities").
+	 * policy: comma-separated "host:N=CLASS", "node:N=CLASS" (SISCI node
+	 * ID) and "default=CLASS", CLASS one of urgent, high, medium, low; a
+	 * host's class is what its queue pairs get by default and the highest
+	 * they may ask for. NULL or "": every host medium (equal shares).
+	 * weight_*: commands per turn of the weighted classes, 1..256 (0: 8, 4
+	 * and 1). burst: commands per SQ per visit, a power of two 1..64 or
+	 * SNV_BURST_UNLIMITED (0: 8). round_robin: select round robin even if
+	 * the controller supports weighted round robin.
+	 */
+	const char *policy;
+	unsigned weight_high, weight_medium, weight_low;
+	unsigned burst;
+	bool round_robin;
 };
+#define SNV_BURST_UNLIMITED 0xffffffffu
 
 int snv_manager_start(const struct snv_manager_opts *o, struct snv_manager **out, char *err,
 		      size_t errlen);
@@ -95,6 +131,8 @@ struct snv_manager_stats {
 	uint64_t reclaimed;       /* queue pairs reclaimed from clients that went away */
 };
 void snv_manager_get_stats(const struct snv_manager *m, struct snv_manager_stats *s);
+/* Whether the manager runs weighted round robin with urgent class (else round robin). */
+bool snv_manager_wrr(const struct snv_manager *m);
 
 /* ---- Client ---- */
 
@@ -171,9 +209,28 @@ struct snv_qpair_opts {
 	unsigned depth;           /* entries per queue (0: 64; at most the controller's MQES+1) */
 	enum snv_place sq_place;
 	enum snv_place cq_place;
+	enum snv_prio prio;       /* the class to ask for (SNV_PRIO_DEFAULT: the policy's) */
 };
 
+/*
+ * Besides the placement errors below: -EACCES when the manager's policy does
+ * not allow the class asked for to this host (its log says which class is),
+ * -ENOTSUP when a class other than SNV_PRIO_DEFAULT is asked for and the
+ * manager runs round robin (the controller has no weighted round robin, or
+ * the manager was told to use round robin).
+ */
 int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struct snv_qpair **out);
+/* The class the manager granted (SNV_PRIO_NONE under round robin). */
+enum snv_prio snv_qpair_prio(const struct snv_qpair *q);
+/*
+ * The manager's rate limit for the pair in commands per second (0: none;
+ * policy "host:N=CLASS@IOPS"). The library paces submissions to it with a
+ * token bucket of 10 ms worth of commands: a submission beyond it returns
+ * -EAGAIN, as a full queue does (poll, then submit again). Cooperative: the
+ * manager cannot police doorbell writes, so a program that drives the queue
+ * without the library is bounded only by its queue depth.
+ */
+unsigned snv_qpair_iops_limit(const struct snv_qpair *q);
 /* Delete through the manager; in-flight commands are lost (-EBUSY unless forced). */
 int snv_qpair_delete(struct snv_qpair *q, bool force);
 uint16_t snv_qpair_id(const struct snv_qpair *q);
@@ -215,7 +272,8 @@ struct snv_cpl {
 /* Submit a read or write of nlb blocks at slba to/from buf+off. PRPs are set
  * by the library (a PRP list comes from the buffer's PRP table, written when
  * the buffer was allocated). At most min(MDTS, 128 KiB) per command, nsid
- * 1..16. Returns 0, -EAGAIN when the queue is full (depth - 1 in flight),
+ * 1..16. Returns 0, -EAGAIN when the queue is full (depth - 1 in flight) or
+ * the pair's rate limit allows no command now (snv_qpair_iops_limit),
  * -EINVAL on a range outside the buffer or too long a transfer. */
 int snv_submit_rw(struct snv_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t nlb,
 		  struct snv_buf *buf, size_t off, void *cookie);

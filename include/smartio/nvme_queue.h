@@ -323,6 +323,32 @@ static inline void nvme_log_set(struct nvme_sqe *s, uint8_t lid, uint32_t len, u
 	s->cdw13 = (uint32_t)(off >> 32);
 }
 
+/*
+ * smartio's vendor-specific log page C1h: arbitration statistics of the
+ * controller model (docs/devices.md, "Arbitration"). A header, then one
+ * entry per queue ID 0..nsq-1; `fetched` counts the commands fetched from
+ * the SQ since it was created (so a window's share is the difference of
+ * two reads).
+ */
+#define SMARTIO_NVME_LOG_ARB    0xc1
+
+struct smartio_nvme_arb_log {
+	uint8_t version;        /* 1 */
+	uint8_t ams;            /* CC.AMS in force: 0 round robin, 1 WRR + urgent */
+	uint16_t nsq;           /* entries following (I/O queues + 1) */
+	uint32_t arb;           /* the Arbitration feature (HPW/MPW/LPW/AB) */
+	uint32_t slots;         /* I/O commands inside the controller at most; 0: no bound */
+	uint32_t rsvd;
+};
+
+struct smartio_nvme_arb_log_sq {
+	uint64_t fetched;
+	uint16_t sqid;
+	uint8_t valid;          /* the SQ exists */
+	uint8_t prio;           /* its QPRIO (enum nvme_qprio) */
+	uint32_t rsvd;
+};
+
 /* Asynchronous event completion DW0: type[2:0], info[15:8], log page[23:16]. */
 static inline uint32_t nvme_aen_dw0(unsigned type, unsigned info, unsigned lid)
 {

@@ -149,9 +149,11 @@ static int ctrl_reset(struct snv_manager *m, char *err, size_t errlen)
 	snv_wr32(m->bar, NVME_REG_AQA, NVME_SET(d - 1, AQA_ACQS) | NVME_SET(d - 1, AQA_ASQS));
 	snv_wr64(m->bar, NVME_REG_ASQ, m->asq_io);
 	snv_wr64(m->bar, NVME_REG_ACQ, m->acq_io);
-	/* IOCQES 16 B, IOSQES 64 B, AMS round robin, MPS 4 KiB (2^(12 + 0)), CSS NVM, EN. */
+	/* IOCQES 16 B, IOSQES 64 B, AMS (WRR + urgent when supported), MPS 4 KiB
+	 * (2^(12 + 0)), CSS NVM, EN. */
 	snv_wr32(m->bar, NVME_REG_CC, NVME_SET(NVME_CQES_LOG2, CC_IOCQES) |
-		 NVME_SET(NVME_SQES_LOG2, CC_IOSQES) | NVME_SET(NVME_CC_AMS_RR, CC_AMS) |
+		 NVME_SET(NVME_SQES_LOG2, CC_IOSQES) |
+		 NVME_SET(snv_mgr_policy_ams(m, cap), CC_AMS) |
 		 NVME_SET(0u, CC_MPS) | NVME_SET(NVME_CC_CSS_NVM, CC_CSS) | SNV_CC_EN);
 	rc = wait_csts(m, SNV_CSTS_RDY, SNV_CSTS_RDY);
 	if (rc) {
@@ -174,7 +176,7 @@ static int ctrl_reset(struct snv_manager *m, char *err, size_t errlen)
 	m->nqueues = ((dw0 & 0xffff) < (dw0 >> 16) ? (dw0 & 0xffff) : (dw0 >> 16)) + 1;
 	if (m->nqueues > SNV_MAX_QUEUES)
 		m->nqueues = SNV_MAX_QUEUES;
-	return 0;
+	return snv_mgr_policy_apply(m, err, errlen);
 }
 
 int snv_manager_start(const struct snv_manager_opts *o, struct snv_manager **out, char *err,
@@ -212,6 +214,9 @@ int snv_manager_start(const struct snv_manager_opts *o, struct snv_manager **out
 		return -ENOMEM;
 	}
 	m->gen = (uint16_t)snv_random64();
+	rc = snv_mgr_policy_init(m, err, errlen);
+	if (rc)
+		goto fail;
 	SCIInitialize(0, &se);
 	if (se) {
 		snv_seterr(err, errlen, "SISCI not available (%s): run as a program of a smartio host "
@@ -306,6 +311,11 @@ void snv_manager_get_stats(const struct snv_manager *m, struct snv_manager_stats
 	*s = m->st;
 }
 
+bool snv_manager_wrr(const struct snv_manager *m)
+{
+	return m->wrr;
+}
+
 int snv_manager_run(struct snv_manager *m, int timeout_ms)
 {
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : smio_now_ms() + (uint64_t)timeout_ms;
@@ -380,6 +390,7 @@ void snv_manager_destroy(struct snv_manager *m)
 		SCIReturnDevice(m->dev, 0, &se);
 	if (m->sd)
 		SCIClose(m->sd, 0, &se);
+	free(m->pol);
 	free(m->cl);
 	free(m);
 }

@@ -212,9 +212,11 @@ static int admin_check(const struct nvme_sqe *s, uint32_t data_len)
 	case nvme_admin_get_log_page: {
 		unsigned lid = s->cdw10 & 0xff;
 
-		if ((lid < 1 || lid > 3) && lid != SMARTIO_LOG_LID_TIMING)
-			return -EINVAL;
-		if (nvme_log_len(s) != data_len || data_len > SNV_DATA_MAX)
+		/* error, SMART, firmware; smartio's vendor logs: C0h the timing
+		 * model's prediction, C1h the arbitration statistics */
+		if (((lid < 1 || lid > 3) && lid != SMARTIO_LOG_LID_TIMING &&
+		     lid != SMARTIO_NVME_LOG_ARB) ||
+		    nvme_log_len(s) != data_len || data_len > SNV_DATA_MAX)
 			return -EINVAL;
 		return 0;
 	}
@@ -311,6 +313,8 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 	sci_ioaddr_t sq_io = 0, cq_io = 0;
 	struct nvme_sqe cmd;
 	unsigned qid = 0;
+	uint32_t prio;
+	char why[160];
 	bool sq_cmb;
 	int rc;
 
@@ -322,12 +326,19 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 	memcpy(&r, body, sizeof(r));
 	sq_cmb = r.flags & SNV_QP_SQ_CMB;
 	if (r.depth < 2 || r.depth > m->mqes + 1 || r.prio > 3 || r.rsvd ||
-	    (r.flags & ~SNV_QP_SQ_CMB) || r.cq_segid - c->segid_base >= SNV_SEGIDS ||
+	    (r.flags & ~(SNV_QP_SQ_CMB | SNV_QP_PRIO_POLICY)) ||
+	    ((r.flags & SNV_QP_PRIO_POLICY) && r.prio) || r.cq_segid - c->segid_base >= SNV_SEGIDS ||
 	    (sq_cmb ? r.sq_segid != 0 : (r.sq_segid == r.cq_segid ||
 					  r.sq_segid - c->segid_base >= SNV_SEGIDS))) {
 		refuse(m, "CREATE_QP fields (depth, priority, flags or segments not the client's)",
 		       h->client);
 		reply(m, c->reply, h, -EINVAL, 0, NULL, 0, NULL, 0);
+		return;
+	}
+	rc = snv_mgr_admit(m, c->node, r.flags, r.prio, &prio, &qr.iops_limit, why, sizeof(why));
+	if (rc) {
+		refuse(m, why, h->client);
+		reply(m, c->reply, h, rc, 0, NULL, 0, NULL, 0);
 		return;
 	}
 	if (sq_cmb && !(m->cmb_flags & SNV_CMB_SQ)) {
@@ -382,7 +393,8 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 		nvme_sqe_init(&cmd, nvme_admin_create_sq, 0, 0);
 		cmd.prp1 = sq_io;
 		cmd.cdw10 = nvme_cdw10_queue((uint16_t)qid, r.depth);
-		cmd.cdw11 = nvme_cdw11_create_sq((uint16_t)qid, (enum nvme_qprio)r.prio);
+		cmd.cdw11 = nvme_cdw11_create_sq((uint16_t)qid, prio == SNV_QP_PRIO_NONE ?
+						 NVME_QPRIO_MEDIUM : (enum nvme_qprio)prio);
 		rc = snv_mgr_admin(m, &cmd, NULL);
 		if (rc) {
 			nvme_sqe_init(&cmd, nvme_admin_delete_cq, 0, 0);
@@ -400,12 +412,16 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 	q->owner = (unsigned)(c - m->cl);
 	m->st.queues++;
 	qr.qid = qid;
+	qr.prio = prio;
 	qr.sq_cmb_off = q->cmb_off;
 	if (sq_cmb)
-		snv_mlog(m, "client %#x: queue pair %u, depth %u, SQ in the CMB at %#llx", c->id,
-			 qid, r.depth, (unsigned long long)q->cmb_off);
+		snv_mlog(m, "client %#x: queue pair %u, depth %u, class %s, SQ in the CMB at %#llx",
+			 c->id, qid, r.depth, snv_mgr_class_name(prio),
+			 (unsigned long long)q->cmb_off);
 	else
-		snv_mlog(m, "client %#x: queue pair %u, depth %u", c->id, qid, r.depth);
+		snv_mlog(m, "client %#x: queue pair %u, depth %u, class %s, %u IOPS at most "
+			 "(0: no limit)", c->id, qid, r.depth, snv_mgr_class_name(prio),
+			 qr.iops_limit);
 	reply(m, c->reply, h, 0, 0, &qr, sizeof(qr), NULL, 0);
 }
 

@@ -11,6 +11,14 @@
 
 #include "snv_priv.h"
 
+/* A rate-limited pair's bucket: SNV_RATE_BURST_MS worth of commands, at least one. */
+static double rate_burst(const struct snv_qpair *q)
+{
+	double b = (double)q->iops_limit * SNV_RATE_BURST_MS / 1000.0;
+
+	return b < 1.0 ? 1.0 : b;
+}
+
 static int list_add(void ***arr, unsigned *n, unsigned *cap, void *p)
 {
 	if (*n == *cap) {
@@ -382,13 +390,20 @@ int snv_hwq_create(struct snv_qpair *q, unsigned h, enum snv_place sp, enum snv_
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	r.sq_segid = w->sqs ? w->sqs->id : 0;
 	r.cq_segid = w->cqs->id;
-	r.prio = NVME_QPRIO_MEDIUM;
-	r.flags = w->sqs ? 0 : SNV_QP_SQ_CMB;
+	/* every hw queue of the pair (backup, resumed primary) asks for the same class */
+	if (q->want == SNV_PRIO_DEFAULT)
+		r.flags |= SNV_QP_PRIO_POLICY;
+	else
+		r.prio = (uint32_t)q->want - SNV_PRIO_URGENT;   /* enum nvme_qprio */
+	r.flags |= w->sqs ? 0 : SNV_QP_SQ_CMB;
 	rc = snv_rpc(c, SNV_MSG_CREATE_QP, &r, sizeof(r), &qr, sizeof(qr), NULL, 0, NULL);
 	if (rc > 0)
 		rc = -EIO;                    /* the controller refused the queue */
 	/* Every reply field checked: a CMB region lies within the CMB, on a page. */
-	if (!rc && (qr.qid < 1 || qr.qid > c->nqueues || qr.rsvd ||
+	if (!rc && (qr.qid < 1 || qr.qid > c->nqueues ||
+		    (qr.prio > NVME_QPRIO_LOW && qr.prio != SNV_QP_PRIO_NONE) ||
+		    (q->want != SNV_PRIO_DEFAULT && qr.prio != r.prio) || qr.rsvd ||
+		    qr.iops_limit > 10000000 ||
 		    (w->sqs ? qr.sq_cmb_off != 0 :
 		     (qr.sq_cmb_off % SNV_PAGE || qr.sq_cmb_off > c->cmb_size ||
 		      (uint64_t)q->depth * 64 > c->cmb_size - qr.sq_cmb_off))))
@@ -402,6 +417,13 @@ int snv_hwq_create(struct snv_qpair *q, unsigned h, enum snv_place sp, enum snv_
 		memset(w->sq, 0, (size_t)q->depth * 64);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	w->qid = (uint16_t)qr.qid;
+	q->got = qr.prio == SNV_QP_PRIO_NONE ? SNV_PRIO_NONE :
+		 (enum snv_prio)(qr.prio + SNV_PRIO_URGENT);
+	if (qr.iops_limit != q->iops_limit) {   /* a new limit starts with a full bucket */
+		q->iops_limit = qr.iops_limit;
+		q->tokens = rate_burst(q);
+		q->tokens_ns = snv_now_ns();
+	}
 	w->sq_db = (volatile uint32_t *)(bar + nvme_sq_tail_db(w->qid, c->dstrd));
 	w->cq_db = (volatile uint32_t *)(bar + nvme_cq_head_db(w->qid, c->dstrd));
 	w->sq_tail = w->cq_head = 0;
@@ -444,13 +466,15 @@ int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struc
 	if (cp == SNV_PLACE_CMB || (sp == SNV_PLACE_CMB && !(c->cmb_flags & SNV_CMB_SQ)))
 		return -ENOTSUP;
 	depth = o->depth ? o->depth : 64;
-	if (depth < 2 || depth > c->max_depth || depth > (1u << SNV_CID_SLOT_BITS))
+	if (depth < 2 || depth > c->max_depth || depth > (1u << SNV_CID_SLOT_BITS) ||
+	    o->prio > SNV_PRIO_LOW)
 		return -EINVAL;
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->c = c;
 	q->depth = depth;
+	q->want = o->prio;
 	q->mp = c->mp;
 	q->sp = sp;
 	q->cp = cp;
@@ -521,6 +545,16 @@ int snv_qpair_delete(struct snv_qpair *q, bool force)
 	return rc < 0 ? rc : rc ? -EIO : 0;
 }
 
+enum snv_prio snv_qpair_prio(const struct snv_qpair *q)
+{
+	return q->got;
+}
+
+unsigned snv_qpair_iops_limit(const struct snv_qpair *q)
+{
+	return q->iops_limit;
+}
+
 uint16_t snv_qpair_id(const struct snv_qpair *q)
 {
 	return q->hw[q->act].qid;
@@ -538,6 +572,26 @@ void snv_qpair_get_stats(const struct snv_qpair *q, struct snv_qpair_stats *s)
 }
 
 /* ---- Data path ---- */
+
+/* A token for one more command of a rate-limited pair (0), or -EAGAIN. */
+static inline int rate_take(struct snv_qpair *q)
+{
+	uint64_t now;
+	double burst;
+
+	if (__builtin_expect(!q->iops_limit, 1))
+		return 0;
+	now = snv_now_ns();
+	burst = rate_burst(q);
+	q->tokens += (double)(now - q->tokens_ns) * q->iops_limit / 1e9;
+	q->tokens_ns = now;
+	if (q->tokens > burst)
+		q->tokens = burst;
+	if (q->tokens < 1.0)
+		return -EAGAIN;
+	q->tokens -= 1.0;
+	return 0;
+}
 
 static inline int take_cid(struct snv_qpair *q, void *cookie)
 {
@@ -633,6 +687,10 @@ int snv_submit_rw(struct snv_qpair *q, bool write, uint32_t nsid, uint64_t slba,
 		return -EIO;
 	if (__builtin_expect(path_check_due(q), 0))
 		snv_mp_check(q);
+	if (!q->nfree)
+		return -EAGAIN;
+	if (rate_take(q))
+		return -EAGAIN;
 	cid = take_cid(q, cookie);
 	if (cid < 0)
 		return cid;
@@ -648,6 +706,8 @@ int snv_submit_flush(struct snv_qpair *q, uint32_t nsid, void *cookie)
 
 	if (q->dead)
 		return -EIO;
+	if (!q->nfree || rate_take(q))
+		return -EAGAIN;
 	cid = take_cid(q, cookie);
 	if (cid < 0)
 		return cid;
@@ -664,6 +724,8 @@ int snv_submit_raw(struct snv_qpair *q, const void *sqe64, void *cookie)
 		return -EINVAL;
 	if (q->dead)
 		return -EIO;
+	if (!q->nfree || rate_take(q))
+		return -EAGAIN;
 	cid = take_cid(q, cookie);
 	if (cid < 0)
 		return cid;

@@ -37,6 +37,12 @@ struct snv_mqueue {
 	bool sq_mapped, cq_mapped;
 };
 
+struct snv_mpolicy {              /* a node's class (enum nvme_qprio) and rate limit */
+	uint32_t node;
+	uint8_t qprio;
+	uint32_t iops;            /* per queue pair; 0: none */
+};
+
 struct snv_manager {
 	struct snv_manager_opts o;
 	sci_desc_t sd;
@@ -74,6 +80,13 @@ struct snv_manager {
 	volatile int stop;
 	bool fatal_logged;
 	struct snv_manager_stats st;
+	/* arbitration and the class policy (mgr_policy.c) */
+	bool wrr;                 /* weighted round robin with urgent class in force */
+	uint32_t arb;             /* the Arbitration feature value set */
+	uint8_t def_prio;         /* class of nodes the policy does not name */
+	uint32_t def_iops;        /* ... and their rate limit (0: none) */
+	struct snv_mpolicy *pol;
+	unsigned npol;
 	uint8_t in[SNV_MSG_MAX], out[SNV_MSG_MAX];
 };
 
@@ -96,5 +109,16 @@ void snv_mgr_cmb_release(struct snv_manager *m);
 /* First fit of len bytes (whole pages) not overlapping any queue's region:
  * the offset in the CMB, or -ENOSPC. */
 int64_t snv_mgr_cmb_alloc(const struct snv_manager *m, uint64_t len);
+
+/* mgr_policy.c: parse the options (at start), CC.AMS to enable with (sets
+ * m->wrr), the Arbitration feature (after enable), admission of a class:
+ * 0 with *granted (enum nvme_qprio or SNV_QP_PRIO_NONE), or -EACCES /
+ * -ENOTSUP with a reason in why. */
+int snv_mgr_policy_init(struct snv_manager *m, char *err, size_t errlen);
+uint32_t snv_mgr_policy_ams(struct snv_manager *m, uint64_t cap);
+int snv_mgr_policy_apply(struct snv_manager *m, char *err, size_t errlen);
+int snv_mgr_admit(const struct snv_manager *m, uint32_t node, uint32_t flags, uint32_t prio,
+		  uint32_t *granted, uint32_t *iops, char *why, size_t whylen);
+const char *snv_mgr_class_name(unsigned qprio);
 
 #endif

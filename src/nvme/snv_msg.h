@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define SNV_MSG_MAGIC      0x31564e53u   /* "SNV1" */
-#define SNV_MSG_VERSION    2u            /* 2: the CMB (HELLO reply, CREATE_QP flags) */
+#define SNV_MSG_VERSION    3u            /* 2: the CMB; 3: priority classes (CREATE_QP) */
 #define SNV_MSG_MAX        4096u         /* a data interrupt's largest message */
 #define SNV_REPLY          0x80u         /* type bit of replies */
 #define SNV_CHUNK          3072u         /* data bytes per reply message */
@@ -82,7 +82,7 @@ struct snv_create_qp {
 	uint32_t depth;         /* entries per queue */
 	uint32_t sq_segid;      /* device segment with the SQ (the client's range); 0 with SQ_CMB */
 	uint32_t cq_segid;      /* device segment with the CQ */
-	uint32_t prio;          /* enum nvme_qprio */
+	uint32_t prio;          /* enum nvme_qprio (0 with PRIO_POLICY) */
 	uint32_t flags;         /* SNV_QP_* */
 	uint32_t rsvd;          /* 0 */
 };
@@ -90,13 +90,20 @@ _Static_assert(sizeof(struct snv_create_qp) == 24, "CREATE_QP layout");
 
 /* The SQ goes in the CMB: the manager allocates the region and names it in the reply. */
 #define SNV_QP_SQ_CMB      0x1u
+/* No class asked for: the manager gives the one its policy names for the client's node. */
+#define SNV_QP_PRIO_POLICY 0x2u
 
 struct snv_qp_reply {
 	uint32_t qid;
-	uint32_t rsvd;          /* 0 */
+	uint32_t prio;          /* the class granted: enum nvme_qprio, or SNV_QP_PRIO_NONE */
 	uint64_t sq_cmb_off;    /* with SQ_CMB: the SQ's page-aligned offset in the CMB; else 0 */
+	uint32_t iops_limit;    /* commands per second the library paces the pair to; 0: none */
+	uint32_t rsvd;          /* 0 */
 };
-_Static_assert(sizeof(struct snv_qp_reply) == 16, "CREATE_QP reply layout");
+_Static_assert(sizeof(struct snv_qp_reply) == 24, "CREATE_QP reply layout");
+
+/* In the reply's prio: the manager runs round robin, classes have no effect. */
+#define SNV_QP_PRIO_NONE   0xffu
 
 struct snv_delete_qp {
 	uint32_t qid;

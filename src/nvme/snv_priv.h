@@ -186,11 +186,21 @@ struct snv_cmd {
 	uint8_t epoch;                    /* in the CID's top bits: late completions */
 };
 
-#define SNV_CID_SLOT_BITS 12u             /* CID = slot | epoch << 12 (depth <= 4096) */
+#define SNV_CID_SLOT_BITS 12u
+#define SNV_RATE_BURST_MS 10u             /* a rate-limited pair may burst 10 ms worth */             /* CID = slot | epoch << 12 (depth <= 4096) */
 
 struct snv_qpair {
 	struct snv_client *c;
 	uint32_t depth;
+	enum snv_prio want, got;          /* class asked for, class granted */
+	/*
+	 * The manager's rate limit for this pair (0: none): a token bucket of
+	 * up to SNV_RATE_BURST_MS worth of commands, refilled at iops_limit
+	 * per second; a submission without a token is -EAGAIN.
+	 */
+	uint32_t iops_limit;
+	double tokens;
+	uint64_t tokens_ns;
 	struct snv_hwq hw[2];             /* [0] primary path, [1] backup (multipath) */
 	unsigned act;                     /* the hw queue new commands go to */
 	enum snv_place sp, cp;            /* of the primary (recreated on resume) */

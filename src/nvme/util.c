@@ -142,3 +142,24 @@ void snv_dmamem_free(struct snv_dmamem *m, unsigned adapter, sci_smartio_device_
 	SCIRemoveSegment(m->seg, 0, &err);
 	memset(m, 0, sizeof(*m));
 }
+
+static const char *const prio_names[] = {
+	[SNV_PRIO_DEFAULT] = "default", [SNV_PRIO_URGENT] = "urgent", [SNV_PRIO_HIGH] = "high",
+	[SNV_PRIO_MEDIUM] = "medium", [SNV_PRIO_LOW] = "low", [SNV_PRIO_NONE] = "none",
+};
+
+const char *snv_prio_name(enum snv_prio p)
+{
+	return (unsigned)p <= SNV_PRIO_NONE ? prio_names[p] : NULL;
+}
+
+int snv_prio_parse(const char *s, enum snv_prio *out)
+{
+	for (unsigned p = SNV_PRIO_DEFAULT; p <= SNV_PRIO_LOW; p++) {
+		if (s && !strcmp(s, prio_names[p])) {
+			*out = (enum snv_prio)p;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}

@@ -40,6 +40,7 @@ struct sfio_options {
 	unsigned int manager_node;
 	unsigned int timeout_ms;
 	int backup_adapter;
+	char *prio;
 };
 
 struct sfio {
@@ -92,6 +93,17 @@ static struct fio_option options[] = {
 		.off1 = offsetof(struct sfio_options, cq_place),
 		.def = "default",
 		.help = "completion queue memory: default, device or host",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "prio",
+		.lname = "priority class",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct sfio_options, prio),
+		.def = "default",
+		.help = "queue pair's class: default (the manager's policy), urgent, high, "
+			"medium or low",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},
@@ -248,6 +260,10 @@ static int sfio_init(struct thread_data *td)
 	if (place_parse("sq_place", o->sq_place, &qo.sq_place) ||
 	    place_parse("cq_place", o->cq_place, &qo.cq_place))
 		return 1;
+	if (snv_prio_parse(o->prio ? o->prio : "default", &qo.prio)) {
+		log_err("smartio-fio: prio=%s: want default, urgent, high, medium or low\n", o->prio);
+		return 1;
+	}
 	if (td->o.max_bs[DDIR_READ] > SFIO_MAX_XFER || td->o.max_bs[DDIR_WRITE] > SFIO_MAX_XFER) {
 		log_err("smartio-fio: bs up to %uk (the controller's largest transfer)\n",
 			SFIO_MAX_XFER / 1024);
@@ -266,7 +282,10 @@ static int sfio_init(struct thread_data *td)
 	rc = snv_qpair_create(s->c, &qo, &s->q);
 	if (rc) {
 		log_err("smartio-fio: cannot create a queue pair of %u entries: %s%s\n", qo.depth,
-			strerror(-rc), rc == -ENOTSUP ? " (no CMB for SQs on this controller)" :
+			strerror(-rc),
+			rc == -EACCES ? " (the manager's policy does not allow this prio= to this host)" :
+			rc == -ENOTSUP && qo.prio ? " (the manager runs round robin: no prio= classes)" :
+			rc == -ENOTSUP ? " (no CMB for SQs on this controller)" :
 			rc == -ENOSPC ? " (all I/O queues are in use)" :
 			rc == -EINVAL ? " (iodepth beyond the controller's queue size?)" : "");
 		return 1;

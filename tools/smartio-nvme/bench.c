@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,13 @@ static void bench_help(void)
 	       "  -r, --range BLOCKS     blocks of the namespace used, from 0 (default: all)\n"
 	       "      --sq PLACE         SQ memory: default, device, host, cmb\n"
 	       "      --cq PLACE         CQ memory: default, device, host\n"
+	       "  -p, --prio CLASS       ask for the queue pair's priority class: urgent, high,\n"
+	       "                         medium or low (default: what the manager's policy\n"
+	       "                         gives this host; docs/nvme-driver.md, \"Priorities\")\n"
+	       "      --poll-sleep US    sleep US microseconds whenever a poll finds nothing\n"
+	       "                         (default 0: spin, yielding after 1 ms without completions)\n"
+	       "      --ready-file PATH  create PATH once the queue pair and buffers are set up\n"
+	       "      --go-file PATH     then start the timed run only once PATH exists\n"
 	       "  -j, --json             one JSON object on stdout\n"
 	       "  -P, --no-progress      no progress bar (shown on a terminal for runs >= 2 s)\n");
 }
@@ -54,13 +62,14 @@ static double pct(const uint64_t *s, size_t n, double p)
 
 /* What --json prints (docs/cli.md): the run, then latencies in microseconds. */
 struct bench_out {
-	const char *rw;
+	const char *rw, *prio;
 	uint64_t bs, qd, ios, errors;
 	unsigned nsid, qpair;
 	double seconds, iops, mib_s;
 	double lat[6];                         /* avg, min, p50, p99, p99.9, max */
 	int model_rc;                          /* snv_qpair_predict's answer */
 	struct snv_prediction model;
+	unsigned iops_limit;
 };
 
 /*
@@ -125,7 +134,9 @@ static int print_json(const struct bench_out *b)
 			goto out;
 	if (smio_json_add_str(o, "rw", b->rw) || smio_json_add_uint(o, "bs", b->bs) ||
 	    smio_json_add_uint(o, "qd", b->qd) || smio_json_add_uint(o, "nsid", b->nsid) ||
-	    smio_json_add_uint(o, "qpair", b->qpair) || smio_json_add_uint(o, "ios", b->ios) ||
+	    smio_json_add_uint(o, "qpair", b->qpair) || smio_json_add_str(o, "prio", b->prio) ||
+	    smio_json_add_uint(o, "iops_limit", b->iops_limit) ||
+	    smio_json_add_uint(o, "ios", b->ios) ||
 	    smio_json_add_uint(o, "errors", b->errors) ||
 	    smio_json_add_double(o, "seconds", b->seconds, "%.3f") ||
 	    smio_json_add_double(o, "iops", b->iops, "%.1f") ||
@@ -167,7 +178,11 @@ int cmd_bench(int argc, char **argv)
 		{ "range", required_argument, NULL, 'r' }, { "sq", required_argument, NULL, 1 },
 		{ "cq", required_argument, NULL, 2 }, { "json", no_argument, NULL, 'j' },
 		{ "no-progress", no_argument, NULL, 'P' }, { "help", no_argument, NULL, 'h' },
+		{ "prio", required_argument, NULL, 'p' }, { "poll-sleep", required_argument, NULL, 3 },
+		{ "ready-file", required_argument, NULL, 4 }, { "go-file", required_argument, NULL, 5 },
 		{ 0 } };
+	const char *ready = NULL, *go = NULL;
+	uint64_t poll_sleep_us = 0;
 	struct tool_common tc = { .backup_adapter = -1 };
 	struct snv_qpair_opts qo = { 0 };
 	const char *rw = "randread";
@@ -184,7 +199,7 @@ int cmd_bench(int argc, char **argv)
 	uint16_t first_err = 0;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "d:m:t:w:b:q:T:N:n:r:jPh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:m:t:w:b:q:T:N:n:r:p:jPh", lo, NULL)) != -1) {
 		if ((rc = tool_common_opt(&tc, opt, optarg)) < 0)
 			return 2;
 		if (rc)
@@ -196,6 +211,22 @@ int cmd_bench(int argc, char **argv)
 		case 'h': bench_help(); return 0;
 		case 1: if (place_arg(optarg, &qo.sq_place)) return 2; break;
 		case 2: if (place_arg(optarg, &qo.cq_place)) return 2; break;
+		case 4: ready = optarg; break;
+		case 5: go = optarg; break;
+		case 'p':
+			if (snv_prio_parse(optarg, &qo.prio)) {
+				fprintf(stderr, "smartio-nvme bench: bad --prio '%s' (urgent, high, "
+					"medium, low)\n", optarg);
+				return 2;
+			}
+			break;
+		case 3:
+			if (tool_parse_size(optarg, &poll_sleep_us) || poll_sleep_us > 1000000) {
+				fprintf(stderr, "smartio-nvme bench: bad --poll-sleep '%s' (0..1000000 "
+					"microseconds)\n", optarg);
+				return 2;
+			}
+			break;
 		case 'T':
 			secs = strtod(optarg, NULL);
 			if (!(secs > 0 && secs <= 3600)) {
@@ -245,7 +276,7 @@ int cmd_bench(int argc, char **argv)
 	rc = snv_qpair_create(c, &qo, &q);
 	if (rc) {
 		fprintf(stderr, "smartio-nvme bench: cannot create a queue pair: %s%s\n",
-			strerror(-rc), tool_qp_hint(rc, qo.cq_place));
+			strerror(-rc), tool_prio_hint(rc, qo.prio) ?: tool_qp_hint(rc, qo.cq_place));
 		goto fail;
 	}
 	lat = malloc(MAX_SAMPLES * sizeof(*lat));
@@ -256,6 +287,8 @@ int cmd_bench(int argc, char **argv)
 		goto fail;
 	}
 	memset(snv_buf_vaddr(buf), 0xa5, (size_t)(bs * qd));
+	if (tool_ready_go(ready, go))
+		goto fail;
 	progress = progress && isatty(2) && secs >= 2 && !json;
 	rng = smio_now_ns() | 1;
 	t0 = smio_now_ns();
@@ -282,6 +315,10 @@ int cmd_bench(int argc, char **argv)
 			t_sub[slot] = smio_now_ns();
 			rc = snv_submit_rw(q, wr, nsid, blk, bpc, buf, (size_t)slot * bs,
 					   (void *)(uintptr_t)slot);
+			if (rc == -EAGAIN) {          /* the manager's rate limit: later */
+				t_sub[slot] = 0;
+				break;
+			}
 			if (rc) {
 				fprintf(stderr, "smartio-nvme bench: submit: %s\n", strerror(-rc));
 				goto fail;
@@ -306,6 +343,8 @@ int cmd_bench(int argc, char **argv)
 		}
 		if (n)
 			last_cpl = now;
+		else if (poll_sleep_us)
+			tool_sleep_us(poll_sleep_us); /* a polite poller: the CPU is shared */
 		else if (now - last_cpl > 1000000)
 			sched_yield();                /* 1 ms without a completion: let others run */
 		if (!n && now - last_cpl > STALL_NS) {
@@ -337,7 +376,9 @@ int cmd_bench(int argc, char **argv)
 		struct bench_out b;
 
 		qsort(lat, nsamp, sizeof(*lat), cmp_u64);
-		b = (struct bench_out){ .rw = rw, .bs = bs, .qd = qd, .ios = done,
+		b = (struct bench_out){ .rw = rw, .prio = snv_prio_name(snv_qpair_prio(q)),
+			.iops_limit = snv_qpair_iops_limit(q),
+			.bs = bs, .qd = qd, .ios = done,
 			.errors = errors, .nsid = nsid, .qpair = snv_qpair_id(q),
 			.seconds = s, .iops = iops, .mib_s = mibs,
 			.lat = { avg, done ? (double)minl / 1000.0 : 0, pct(lat, nsamp, 50),
@@ -347,11 +388,12 @@ int cmd_bench(int argc, char **argv)
 		if (json) {
 			printed = !print_json(&b);
 		} else {
-			printf("%s bs=%llu qd=%llu nsid=%u qpair=%u: %llu I/Os in %.2f s\n"
+			printf("%s bs=%llu qd=%llu nsid=%u qpair=%u class=%s: %llu I/Os in %.2f s\n"
 			       "  IOPS %.0f, %.1f MiB/s, errors %llu\n"
 			       "  latency us: avg %.2f min %.2f p50 %.2f p99 %.2f p99.9 %.2f max %.2f\n",
 			       rw, (unsigned long long)bs, (unsigned long long)qd, nsid,
-			       snv_qpair_id(q), (unsigned long long)done, s, iops, mibs,
+			       snv_qpair_id(q), snv_prio_name(snv_qpair_prio(q)),
+			       (unsigned long long)done, s, iops, mibs,
 			       (unsigned long long)errors, avg, done ? (double)minl / 1000.0 : 0,
 			       pct(lat, nsamp, 50), pct(lat, nsamp, 99), pct(lat, nsamp, 99.9),
 			       (double)maxl / 1000.0);

@@ -154,8 +154,10 @@ static int dd_pass(struct dd_job *j, bool write)
 							j->slba + at + b, j->lba_size);
 				}
 			}
-			rc = snv_submit_rw(j->q, write, j->nsid, j->slba + at, nlb, j->buf, n * slot,
-					   (void *)(uintptr_t)n);
+			/* fewer than depth - 1 in flight: -EAGAIN is the pair's rate limit */
+			while ((rc = snv_submit_rw(j->q, write, j->nsid, j->slba + at, nlb, j->buf,
+						   n * slot, (void *)(uintptr_t)n)) == -EAGAIN)
+				tool_sleep_us(100);
 			if (rc) {
 				fprintf(stderr, "smartio-nvme dd: submit: %s\n", strerror(-rc));
 				return rc;

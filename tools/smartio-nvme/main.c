@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * smartio-nvme: the distributed NVMe driver's tool (docs/nvme-driver.md).
- * Subcommands: manager, identify, dd, bench.
+ * Subcommands: manager, identify, dd, bench, arbstat.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,7 +29,8 @@ static void usage(FILE *f)
 		"  manager    reset the controller and serve clients (run one per controller)\n"
 		"  identify   show the controller and its namespaces (through the manager)\n"
 		"  dd         read, write or verify blocks\n"
-		"  bench      measure IOPS, bandwidth and latency percentiles\n\n"
+		"  bench      measure IOPS, bandwidth and latency percentiles\n"
+		"  arbstat    the controller's arbitration and commands fetched per queue\n\n"
 		"`smartio-nvme COMMAND --help` shows a command's options; --version the version.\n"
 		"Usage errors exit 2, failures 1.\n");
 }
@@ -217,6 +218,10 @@ static int cmd_manager(int argc, char **argv)
 		{ "max-clients", required_argument, NULL, 'c' },
 		{ "ready-file", required_argument, NULL, 'r' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "weights", required_argument, NULL, 'W' },
+		{ "burst", required_argument, NULL, 'B' },
+		{ "arb", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
 	struct tool_common tc = { .backup_adapter = -1 };
 	struct snv_manager_opts o = { 0 };
@@ -228,7 +233,7 @@ static int cmd_manager(int argc, char **argv)
 	uint64_t v;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "d:m:t:H:c:r:qh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:m:t:H:c:r:qp:W:B:A:h", lo, NULL)) != -1) {
 		if ((rc = tool_common_opt(&tc, opt, optarg)) < 0)
 			return 2;
 		if (rc)
@@ -251,6 +256,37 @@ static int cmd_manager(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'p':
+			o.policy = optarg;
+			break;
+		case 'W':
+			if (sscanf(optarg, "%u:%u:%u%c", &o.weight_high, &o.weight_medium,
+				   &o.weight_low, (char[1]){ 0 }) != 3 || !o.weight_high ||
+			    !o.weight_medium || !o.weight_low) {
+				fprintf(stderr, "smartio-nvme manager: bad --weights '%s' (HIGH:MEDIUM:"
+					"LOW, each 1..256)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'B':
+			if (!strcmp(optarg, "unlimited")) {
+				o.burst = SNV_BURST_UNLIMITED;
+			} else if (tool_parse_size(optarg, &v) || !v || v > 64) {
+				fprintf(stderr, "smartio-nvme manager: bad --burst '%s' (1, 2, 4, .., "
+					"64 or unlimited)\n", optarg);
+				return 2;
+			} else {
+				o.burst = (unsigned)v;
+			}
+			break;
+		case 'A':
+			if (strcmp(optarg, "rr") && strcmp(optarg, "wrr")) {
+				fprintf(stderr, "smartio-nvme manager: bad --arb '%s' (rr, wrr)\n",
+					optarg);
+				return 2;
+			}
+			o.round_robin = !strcmp(optarg, "rr");
+			break;
 		case 'h':
 			printf("usage: smartio-nvme manager [OPTIONS]\n"
 			       "Borrow the controller exclusively, reset it, keep its admin queues in the\n"
@@ -260,7 +296,22 @@ static int cmd_manager(int argc, char **argv)
 			       "  -H, --heartbeat MS     client liveness check period (default 250)\n"
 			       "  -c, --max-clients N    sessions at once (default 64)\n"
 			       "  -r, --ready-file PATH  create PATH once clients can connect\n"
-			       "  -q, --quiet            no event log on stderr\n");
+			       "  -q, --quiet            no event log on stderr\n"
+			       "  -p, --policy LIST      priority class per client host: comma-separated\n"
+			       "                         host:N=CLASS, node:N=CLASS (SISCI node ID) and\n"
+			       "                         default=CLASS; CLASS urgent, high, medium, low.\n"
+			       "                         A host's queue pairs get its class, or a lower one\n"
+			       "                         they ask for; a higher one is refused.\n"
+			       "                         CLASS@IOPS also limits each of the host's queue\n"
+			       "                         pairs to IOPS commands/s (paced by the client\n"
+			       "                         library: cooperative)\n"
+			       "                         (default: every host medium)\n"
+			       "  -W, --weights H:M:L    commands per turn of the high, medium and low\n"
+			       "                         classes, 1..256 each (default 8:4:1)\n"
+			       "  -B, --burst N          commands per SQ per visit: 1, 2, 4, .., 64 or\n"
+			       "                         unlimited (default 8)\n"
+			       "  -A, --arb rr|wrr       arbitration (default wrr: weighted round robin with\n"
+			       "                         urgent class when the controller has it, else rr)\n");
 			return 0;
 		default:
 			fprintf(stderr, "see `smartio-nvme manager --help`\n");
@@ -503,7 +554,7 @@ static int cmd_identify(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = { "manager", "identify", "dd", "bench" };
+	static const char *const names[] = { "manager", "identify", "dd", "bench", "arbstat" };
 
 	if (smio_wants_version(argc, argv)) {
 		smio_print_version(stdout, "smartio-nvme");
@@ -525,6 +576,8 @@ int main(int argc, char **argv)
 		return cmd_dd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "arbstat"))
+		return cmd_arbstat(argc - 1, argv + 1);
 	smio_unknown("smartio-nvme", "command", argv[1], names, sizeof(names) / sizeof(names[0]),
 		     "'smartio-nvme --help' lists the commands");
 	return 2;

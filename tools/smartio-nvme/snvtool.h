@@ -27,8 +27,15 @@ int tool_parse_size(const char *s, uint64_t *out);
 /* Why snv_qpair_create failed, in words ("" if nothing to add). */
 const char *tool_qp_hint(int rc, enum snv_place cq);
 
+/* Why snv_qpair_create failed for a class asked for (NULL: not about classes). */
+const char *tool_prio_hint(int rc, enum snv_prio asked);
+/* --ready-file/--go-file: create ready (if given), then wait for go (if given). */
+int tool_ready_go(const char *ready, const char *go);
+void tool_sleep_us(uint64_t us);
+
 int cmd_dd(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_arbstat(int argc, char **argv);
 
 #define TOOL_COMMON_HELP \
 	"  -d, --device DEV       controller: fabric device ID (0x80100), NAME or NODE:NAME\n" \

@@ -418,6 +418,14 @@ static uint16_t get_log_page(struct nvme_ctrl *c, struct nvme_cmd *cmd)
 		size = smart_log(c, &u.smart);
 		aen_type = NVME_AER_SMART;
 		break;
+	case SMARTIO_NVME_LOG_ARB:
+		if (len > NVME_MAX_XFER)
+			return SC_GEN(INVALID_FIELD) | SC_DNR;
+		memset(c->buf, 0, len);
+		size = nvme_arb_log(c, c->buf, off, len);
+		if ((off & 3) || off >= size)
+			return SC_GEN(INVALID_FIELD) | SC_DNR;
+		return nvme_prp_xfer(c, s, c->buf, (uint32_t)len, true);
 	case NVME_LOG_LID_FW_SLOT:
 		u.fw.afi = 1;
 		pad_copy(u.fw.frs[0], sizeof(u.fw.frs[0]), FW_REV);

@@ -119,6 +119,12 @@ int nvme_parse_params(struct nvme_ctrl *c, char *err, size_t errlen)
 	if ((rc = param_u64(d, "media_write_ns", c->media_read_ns, 0, 1000000000ull,
 			    &c->media_write_ns, err, errlen)))
 		return rc;
+	if ((rc = param_u64(d, "wrr", 1, 0, 1, &v, err, errlen)))
+		return rc;
+	c->wrr = v;
+	if ((rc = param_u64(d, "slots", 0, 0, NVME_PENDING_MAX, &v, err, errlen)))
+		return rc;
+	c->slots = (uint32_t)v;
 	if ((rc = param_u64(d, "cmb", 0, 0, 1ull << 40, &c->cmb_size, err, errlen)))
 		return rc;
 	if (c->cmb_size) {

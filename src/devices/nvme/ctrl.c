@@ -158,6 +158,9 @@ static void ctrl_reset(struct nvme_ctrl *c)
 	c->media_free_ns = 0;
 	c->db_rescan = true;
 	memset(c->rr_next, 0, sizeof(c->rr_next));
+	c->ams = NVME_CC_AMS_RR;
+	c->wrr_level = NVME_QPRIO_HIGH;
+	c->wrr_credit = 0;
 	nvme_features_default(c);
 }
 
@@ -192,7 +195,8 @@ static void ctrl_enable(struct nvme_ctrl *c, uint32_t cc)
 	uint64_t page, off;
 
 	if (mps > NVME_MPSMAX || NVME_CC_CSS(cc) != NVME_CC_CSS_NVM ||
-	    (NVME_CC_AMS(cc) != NVME_CC_AMS_RR && NVME_CC_AMS(cc) != NVME_CC_AMS_WRRU) ||
+	    (NVME_CC_AMS(cc) != NVME_CC_AMS_RR &&
+	     (NVME_CC_AMS(cc) != NVME_CC_AMS_WRRU || !(NVME_CAP_AMS(c->cap) & NVME_CAP_AMS_WRR))) ||
 	    NVME_CC_IOSQES(cc) != NVME_SQES_LOG2 || NVME_CC_IOCQES(cc) != NVME_CQES_LOG2)
 		goto fail;
 	page = 4096ull << mps;
@@ -209,6 +213,7 @@ static void ctrl_enable(struct nvme_ctrl *c, uint32_t cc)
 	c->page_size = (uint32_t)page;
 	c->page_shift = 12 + mps;
 	ctrl_reset(c);
+	c->ams = (uint8_t)NVME_CC_AMS(cc);      /* the arbitration is chosen here, once */
 	c->sq[0] = (struct nvme_sq){ .valid = true, .size = asqs, .base = asq, .cqid = 0 };
 	c->cq[0] = (struct nvme_cq){ .valid = true, .size = acqs, .base = acq, .ien = true,
 				     .iv = 0, .phase = 1, .nsq = 1 };
@@ -674,7 +679,7 @@ static int nvme_create(struct dev_instance *d, char *err, size_t errlen)
 	if (rc)
 		goto out;
 	c->cap = NVME_SET((uint64_t)c->mqes, CAP_MQES) | NVME_SET(1ull, CAP_CQR) |
-		 NVME_SET((uint64_t)NVME_CAP_AMS_WRR, CAP_AMS) |
+		 NVME_SET((uint64_t)(c->wrr ? NVME_CAP_AMS_WRR : 0), CAP_AMS) |
 		 NVME_SET((uint64_t)NVME_CAP_TO_500MS, CAP_TO) |
 		 NVME_SET((uint64_t)c->dstrd, CAP_DSTRD) |
 		 NVME_SET((uint64_t)NVME_CAP_CSS_NVM, CAP_CSS) |

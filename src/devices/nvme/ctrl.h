@@ -29,6 +29,13 @@
 #define NVME_FETCH_RETRY_MIN_NS 1000000ull      /* SQ fetch failed: first retry after 1 ms */
 #define NVME_FETCH_RETRY_MAX_NS 128000000ull    /* ... doubling up to 128 ms */
 
+/* Set Features Arbitration (FID 01h) CDW11: HPW[31:24] MPW[23:16] LPW[15:8] AB[2:0]. */
+#define NVME_ARB_AB(v)          ((v) & 7u)
+#define NVME_ARB_LPW(v)         (((v) >> 8) & 0xffu)
+#define NVME_ARB_MPW(v)         (((v) >> 16) & 0xffu)
+#define NVME_ARB_HPW(v)         (((v) >> 24) & 0xffu)
+#define NVME_ARB_RR             4       /* rr_next[] index of plain round robin */
+
 /* Shorthands for status fields (libnvme layout, see nvme_queue.h). */
 #define SC_OK                   0
 #define SC_GEN(sc)              NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_##sc)
@@ -92,6 +99,7 @@ struct nvme_sq {
 	uint64_t last_prp1;
 	uint32_t last_size;
 	bool last_write, last_valid;
+	uint64_t fetched;       /* commands fetched since the queue was created */
 };
 
 struct nvme_cq {
@@ -151,6 +159,7 @@ struct nvme_ctrl {
 	uint64_t bw_mbps;
 	uint64_t media_read_ns, media_write_ns;  /* timing-faithful mode */
 	uint64_t cmb_size;
+	bool wrr;               /* CAP.AMS: weighted round robin with urgent supported */
 	uint16_t vid;
 	char serial[21];
 
@@ -180,7 +189,17 @@ struct nvme_ctrl {
 	bool pba_looked;
 	unsigned nirq;
 	uint32_t alloc_nsq, alloc_ncq;  /* Number of Queues (0-based counts + 1) */
-	uint32_t rr_next[4];            /* round-robin cursor per priority class */
+	/*
+	 * Arbitration (arb.c): CC.AMS as latched at enable; the SQ served last
+	 * per class (index QPRIO, NVME_ARB_RR under round robin); the weighted
+	 * level whose turn it is and the commands left of its turn.
+	 */
+	uint8_t ams;
+	uint16_t rr_next[NVME_ARB_RR + 1];
+	uint8_t wrr_level;
+	uint32_t wrr_credit;
+	uint32_t slots;                 /* I/O commands inside at most (0: no bound) */
+	uint32_t io_busy;               /* ... inside now (counted per pass when bounded) */
 
 	struct nvme_features feat;
 	uint8_t *iv_cd;                 /* Interrupt Vector Configuration: CD per vector */
@@ -240,6 +259,9 @@ void nvme_queue_completion(struct nvme_ctrl *c, const struct nvme_cmd *cmd, uint
 
 /* arb.c: fetch and run commands from the SQs by the arbitration in force; 1 if any. */
 int nvme_arbitrate(struct nvme_ctrl *c);
+/* The vendor log page SMARTIO_NVME_LOG_ARB: bytes [off, off + len) into dst
+ * (the caller zeroes dst); returns the page's size. */
+size_t nvme_arb_log(const struct nvme_ctrl *c, uint8_t *dst, size_t off, size_t len);
 
 /* admin.c, io.c: dispatch by opcode */
 uint16_t nvme_admin_exec(struct nvme_ctrl *c, struct nvme_cmd *cmd);
