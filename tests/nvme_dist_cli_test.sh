@@ -66,7 +66,7 @@ expect "identify shows the controller" "^model +smartio emulated NVMe" "^serial 
 	"^I/O queues +32" "ns 1 +2097152 blocks of 512 bytes"
 on_host 0 identify -d 8:nvme0 --json >"$WORK/id.json" 2>"$OUT" || true
 json_check "identify --json: hex fdid, model, namespaces" "$WORK/id.json" \
-	'd["fdid"] == "0x00080400" and d["model"].startswith("smartio NVMe") and d["io_queues"] == 32 and d["ns"][0] == {"nsid": 1, "blocks": 2097152, "block_size": 512}'
+	'd["fdid"] == "0x00080400" and d["model"].startswith("smartio emulated NVMe") and d["io_queues"] == 32 and d["ns"][0] == {"nsid": 1, "blocks": 2097152, "block_size": 512}'
 check "dd write (seed 3) from host 0" on_host 0 dd -d 8:nvme0 --mode write --lba 4096 --count 3000 --seed 3
 on_host 2 dd -d 8:nvme0 --mode read --check --lba 4096 --count 8 --seed 3 --json >"$WORK/dd.json" 2>"$OUT" || true
 json_check "dd --json: verified, null when not checked" "$WORK/dd.json" \
