@@ -5,6 +5,8 @@
 #               (plain build, then AddressSanitizer + UndefinedBehaviorSanitizer)
 #   make control-plane   the daemons' control plane, this tree vs an older one
 #   make faults the fault matrix: lost/corrupted writes and failover times per fault
+#   make install PREFIX=DIR (default /usr/local): tools, libraries, man pages,
+#               completion, the fio engine if built (docs/install.md)
 #   make fuzz   every libFuzzer target for FUZZ_SECONDS (60) each, then a table
 
 BUILD     ?= build
@@ -26,7 +28,7 @@ CC        ?= cc
 DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev \
                libpci-dev pciutils pci.ids graphviz gnuplot-nox libclang-rt-14-dev bc libnvme-dev nvme-cli \
                python3 procps fuse3 libfuse3-dev e2fsprogs fio util-linux \
-               libjson-c-dev libsystemd-dev
+               libjson-c-dev libsystemd-dev lowdown
 
 # The fio ioengine (tools/fio) is compiled against the installed fio's own
 # headers, taken from Debian's fio source package at build time; its configure
@@ -145,12 +147,20 @@ control-plane: build
 faults: build deps-bench
 	./bench/faults $(BUILD) $(FAULTS_ARGS)
 
-# DIR/include, DIR/lib (and DIR/lib64 as a link), DIR/lib/pkgconfig/sisci.pc.
+# The tools (PREFIX/bin), libsisci and libsmartio-nvme with headers and
+# sisci.pc (PREFIX/lib, PREFIX/include), man pages, bash completion, the docs,
+# the nvme-cli shim and, when built (`make fio-engine` first), the fio engine
+# under PREFIX/lib/smartio (docs/install.md). PREFIX/lib64 is a link to lib
+# unless it exists. Installed programs find their libraries relative to
+# themselves: no ldconfig, no LD_LIBRARY_PATH.
+PREFIX ?= /usr/local
 install: build
-	@test -n "$(PREFIX)" || { echo "usage: make install PREFIX=DIR"; exit 2; }
 	$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX)) -Dlibdir=lib
 	$(MESON) install -C $(BUILD) --quiet
-	ln -sfn lib $(abspath $(PREFIX))/lib64
+	@[ -e $(abspath $(PREFIX))/lib64 ] || ln -s lib $(abspath $(PREFIX))/lib64
+	@[ -e $(abspath $(PREFIX))/lib/smartio/fio/smartio-fio.so ] || \
+	  echo "note: no fio engine installed (make fio-engine, then make install again)"
+	@echo "installed in $(abspath $(PREFIX)); add it to PATH: export PATH=\"$(abspath $(PREFIX))/bin:\$$PATH\""
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) build-fuzz

@@ -50,6 +50,9 @@ const char *cli_strerror(int rc);
 int cli_parse_func(int fd, const char *s, uint16_t *bdf);
 int cli_parse_addr(int fd, const char *s, uint64_t *addr);
 
+/* tools.c: a sibling program (smartiod, smartio-nvme) next to this executable,
+ * or at its place in a build tree; -ENOENT if neither. */
+int cli_find_tool(const char *name, char *buf, size_t len);
 int cmd_cluster(int argc, char **argv);
 /* Stop host's daemon (hard: SIGKILL) and start a fresh one in the running
  * cluster in dir; 0, or 1 after saying what failed. */
