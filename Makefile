@@ -6,6 +6,8 @@
 #   make control-plane   the daemons' control plane, this tree vs an older one
 #   make faults the fault matrix: lost/corrupted writes and failover times per fault
 #   make cluster60  30 clients sharing one NVMe on the 60-host cluster (fairness)
+#   make install PREFIX=DIR (default /usr/local): tools, libraries, man pages,
+#               completion, the fio engine if built (docs/install.md)
 #   make fuzz   every libFuzzer target for FUZZ_SECONDS (60) each, then a table
 
 BUILD     ?= build
@@ -29,7 +31,7 @@ CC        ?= cc
 DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev \
                libpci-dev pciutils pci.ids graphviz gnuplot-nox libclang-rt-14-dev bc libnvme-dev nvme-cli \
                python3 procps fuse3 libfuse3-dev e2fsprogs fio util-linux \
-               libjson-c-dev libsystemd-dev
+               libjson-c-dev libsystemd-dev lowdown
 # smartio web's HTTP server (docs/web.md).
 DEB_PACKAGES += libmicrohttpd-dev
 # Only for tests: web_test.py drives the page in headless Chromium (it skips
@@ -163,12 +165,20 @@ faults: build deps-bench
 cluster60: build deps-bench
 	./bench/cluster60 $(BUILD) $(CLUSTER60_ARGS)
 
-# DIR/include, DIR/lib (and DIR/lib64 as a link), DIR/lib/pkgconfig/sisci.pc.
+# The tools (PREFIX/bin), libsisci and libsmartio-nvme with headers and
+# sisci.pc (PREFIX/lib, PREFIX/include), man pages, bash completion, the docs,
+# the nvme-cli shim and, when built (`make fio-engine` first), the fio engine
+# under PREFIX/lib/smartio (docs/install.md). PREFIX/lib64 is a link to lib
+# unless it exists. Installed programs find their libraries relative to
+# themselves: no ldconfig, no LD_LIBRARY_PATH.
+PREFIX ?= /usr/local
 install: build
-	@test -n "$(PREFIX)" || { echo "usage: make install PREFIX=DIR"; exit 2; }
 	$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX)) -Dlibdir=lib
 	$(MESON) install -C $(BUILD) --quiet
-	ln -sfn lib $(abspath $(PREFIX))/lib64
+	@[ -e $(abspath $(PREFIX))/lib64 ] || ln -s lib $(abspath $(PREFIX))/lib64
+	@[ -e $(abspath $(PREFIX))/lib/smartio/fio/smartio-fio.so ] || \
+	  echo "note: no fio engine installed (make fio-engine, then make install again)"
+	@echo "installed in $(abspath $(PREFIX)); add it to PATH: export PATH=\"$(abspath $(PREFIX))/bin:\$$PATH\""
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) build-fuzz

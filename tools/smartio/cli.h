@@ -73,6 +73,9 @@ int cli_iommu_faults_json(uint32_t host, const struct smio_iommu_faults *f);
 /* topo_json.c: smartio topo --json; 0 or -errno (said). */
 int cli_topo_json(const struct topo *t);
 
+/* tools.c: a sibling program (smartiod, smartio-nvme) next to this executable,
+ * or at its place in a build tree; -ENOENT if neither. */
+int cli_find_tool(const char *name, char *buf, size_t len);
 int cmd_cluster(int argc, char **argv);
 /* Stop host's daemon (hard: SIGKILL) and start a fresh one in the running
  * cluster in dir; 0, or 1 after saying what failed. */

@@ -23,31 +23,17 @@
 #define UP_TIMEOUT_MS(n)  (20000 + 200 * (int)(n))
 #define DOWN_TIMEOUT_MS   5000
 
-/* smartiod lives beside us when installed, in ../../src/daemon in a build tree. */
+/* $SMARTIOD, else smartiod beside us (installed) or in the build tree, else PATH. */
 static int find_daemon(char *buf, size_t len)
 {
 	const char *env = getenv("SMARTIOD");
-	char self[PATH_MAX], *slash;
-	ssize_t n;
 
 	if (env && *env) {
 		snprintf(buf, len, "%s", env);
 		return access(buf, X_OK) ? -errno : 0;
 	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(buf, len, "%s/smartiod", self);
-			if (!access(buf, X_OK))
-				return 0;
-			snprintf(buf, len, "%s/../../src/daemon/smartiod", self);
-			if (!access(buf, X_OK))
-				return 0;
-		}
-	}
+	if (!cli_find_tool("smartiod", buf, len))
+		return 0;
 	snprintf(buf, len, "smartiod");
 	return 0;   /* execvp searches PATH */
 }

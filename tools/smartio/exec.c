@@ -163,8 +163,20 @@ int cmd_exec(int argc, char **argv)
 		return 1;
 	}
 	if (pid == 0) {
+		char sibling[PATH_MAX];
+		int err;
+
 		execvp(argv[optind], argv + optind);
-		cli_err("cannot run %s: %s", argv[optind], strerror(errno));
+		err = errno;
+		/* smartio-nvme and smartio run even when PATH lacks them: the
+		 * commands the demo and docs print work from a build tree too. */
+		if (err == ENOENT && !strchr(argv[optind], '/') &&
+		    !cli_find_tool(argv[optind], sibling, sizeof(sibling))) {
+			execv(sibling, argv + optind);
+			err = errno;
+		}
+		cli_err("cannot run %s: %s%s", argv[optind], strerror(err),
+			err == ENOENT ? " (not on PATH: see docs/troubleshooting.md)" : "");
 		_exit(127);
 	}
 	child_pid = pid;
