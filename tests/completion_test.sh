@@ -48,7 +48,7 @@ expect "smartio-nvme " manager identify dd bench
 expect "smartio-nvme dd --m" --mode --manager-node
 smartio cluster up >/dev/null || { echo "Bail out! cluster up failed"; exit 2; }
 expect "smartio lspci --host " 0 1 2
-expect "smartio borrow " 0x80400 0xc0200 nvme0 gpu0
-expect "smartio-nvme identify -d " 0x80400 nvme0
+expect "smartio borrow " 0x00080400 0x000c0200 nvme0 gpu0
+expect "smartio-nvme identify -d " 0x00080400 nvme0
 echo "1..$n"
 [ "$failed" -eq 0 ]
