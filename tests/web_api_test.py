@@ -6,7 +6,10 @@ On the default 3-host cluster: usage errors exit 2 and a non-loopback --listen
 is refused; the token file is 0600; / is the page, /api/state the snapshot
 (3 hosts, 5 devices), /metrics strict Prometheus text; POST without or with a
 wrong token is 403, with it a borrow shows up as a lease in the snapshot;
-/events pushes a link going down within 1 s; a foreign Host header is refused;
+NVMe I/O moves the device's counters in /api/state and /metrics (interrupts
+per vector as a vector="N" label); a borrow made by the CLI shows its driver
+(the borrower's daemon reports it); /events pushes a link going down within
+1 s and the daemon's own link-down event follows; a foreign Host header is refused;
 an idle server uses almost no CPU; SIGTERM ends it and removes the token.
 TAP output."""
 import json
@@ -22,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from webtest_lib import Cluster, Tap, http, parse_prometheus, state, wait_for  # noqa: E402
 
 NVME_A = "0x00080400"
+GPU_A = "0x00080500"
 CABLE0 = "h0.ntb0-mxs0"
 
 
@@ -131,6 +135,46 @@ def main():
              "the lease appears with borrower, driver, age and path", json.dumps(lent))
         ev = state(url)["events"]
         t.ok(any(e["kind"] == "borrow" and NVME_A in e["text"] for e in ev), "a borrow event", json.dumps(ev))
+        t.ok(any(e["kind"] == "borrow" and e.get("source") == "daemon" and e.get("fdid") == NVME_A
+                 for e in ev) and
+             sum(e["kind"] == "borrow" and e.get("fdid") == NVME_A for e in ev) == 1,
+             "the borrow is the daemons' event, once (lender's and borrower's record merged)",
+             json.dumps(ev))
+
+        def dev_counters():
+            return [d.get("counters", {}) for d in state(url)["devices"] if d["fdid"] == NVME_A][0]
+        before = dev_counters()
+        r = c.run("nvme", "write", "--host", "0", "--dev", "nvme0", "--lba", "0",
+                  "--pattern", "0x5a", "--count", "8")
+        after = wait_for(lambda: (lambda x: x if x.get("writes_total", 0) > before.get("writes_total", 0)
+                                  else None)(dev_counters()), 3)
+        t.ok(r.returncode == 0 and after and after["io_total"] == before["io_total"] + 1 and
+             after["written_bytes_total"] == before["written_bytes_total"] + 4096 and
+             sum(after["interrupts_total"].values()) > sum(before["interrupts_total"].values()),
+             "NVMe I/O moves the device's counters in /api/state",
+             "%s\nbefore %s\nafter %s" % (r.stderr, before, after))
+        code, _, body = http(url + "metrics")
+        try:
+            m = parse_prometheus(body)
+            io = [v for lb, v in m["smartio_device_io_total"]["samples"] if lb.get("fdid") == NVME_A]
+            vec = [lb for lb, v in m["smartio_device_interrupts_total"]["samples"]
+                   if lb.get("fdid") == NVME_A]
+            t.ok(io and io[0] >= 1 and m["smartio_device_io_total"]["type"] == "counter" and
+                 vec and all(lb.get("vector", "").isdigit() or lb.get("vector") == "other" for lb in vec) and
+                 m["smartio_adapter_link_errors_total"]["type"] == "counter" and
+                 all(n.endswith("_total") for n, v in m.items() if v["type"] == "counter"),
+                 "/metrics: the device's I/O counter, interrupts by vector label, counters end in _total",
+                 body[:1500])
+        except (ValueError, KeyError, IndexError) as e:
+            t.ok(False, "/metrics: the device's I/O counter", "%s\n%s" % (e, body[:1500]))
+
+        r = c.run("borrow", GPU_A, "--host", "0")
+        drv = wait_for(lambda: [d for d in state(url)["devices"]
+                                if d["fdid"] == GPU_A and d["state"] == "lent" and d["driver"]], 3)
+        t.ok(r.returncode == 0 and drv and drv[0]["driver"] == "smartio-accel" and drv[0]["holders"] == 0,
+             "a borrow made by the CLI shows its bound driver (the borrower's daemon says)",
+             r.stderr + json.dumps(drv))
+        c.run("return", GPU_A, "--host", "0", "--unbind")
 
         q, stop = queue.Queue(), threading.Event()
         threading.Thread(target=sse_reader, args=(url, q, stop), daemon=True).start()
@@ -152,10 +196,20 @@ def main():
              "/events pushes the link down (cable and lease path) within 1 s (%s s)" %
              ("%.2f" % seen if seen is not None else "never"), r.stderr)
         stop.set()
-        ev = state(url)["events"]
-        t.ok(any(e["kind"] == "link-down" for e in ev), "a link-down event", json.dumps(ev))
+        ev = wait_for(lambda: [e for e in state(url)["events"]
+                               if e["kind"] == "link-down" and e.get("source") == "daemon"], 3)
+        t.ok(ev and ev[0]["host"] == 0 and ev[0]["adapter"] == 0, "a link-down event from host 0's daemon",
+             json.dumps(state(url)["events"]))
         c.run("ntb", "--host", "0", "link", "up")
 
+        # A restarted daemon numbers its events from 1 again: the server starts over with it.
+        pid2 = [h["pid"] for h in state(url)["hosts"] if h["id"] == 2][0]
+        r1 = c.run("fault", "crash", "--host", "2")
+        r2 = c.run("cluster", "restart", "--host", "2")
+        ev = wait_for(lambda: [e for e in state(url)["events"] if e["kind"] == "start" and
+                               e.get("host") == 2 and e.get("pid") not in (None, pid2)], 5)
+        t.ok(r1.returncode == 0 and r2.returncode == 0 and ev and ev[0]["daemon_seq"] == 1,
+             "a restarted daemon's log is read from its start", r1.stderr + r2.stderr + json.dumps(ev))
         code, _, body = http(url + "api/return", {"fdid": NVME_A, "host": "0", "unbind": "1", "token": token})
         t.ok(code == 200, "return with the token as a form field", body)
         back = wait_for(lambda: [d for d in state(url)["devices"]

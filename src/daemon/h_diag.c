@@ -20,6 +20,7 @@
 #include "diag.h"
 #include "fabric/iommu.h"
 #include "fabric/ntb.h"
+#include "lend_priv.h"
 #include "util/json_out.h"
 
 static uint64_t ld(const uint64_t *p)
@@ -132,11 +133,11 @@ static int device_json(struct fab_func *fn, struct dev_instance *in, struct json
 static struct json_object *stats_json(struct smd *d)
 {
 	struct json_object *o = json_object_new_object(), *ads = json_object_new_array(),
-			   *devs = json_object_new_array();
+			   *devs = json_object_new_array(), *brw = json_object_new_array();
 	struct smd_diag_base *b = smd_diag_base(d);
 	uint64_t dma_faults = 0, first, last;
 	struct timespec now;
-	int rc = !o || !ads || !devs || !b;
+	int rc = !o || !ads || !devs || !brw || !b;
 
 	for (uint32_t i = 0; !rc && i < d->host->nntbs; i++)
 		rc = adapter_json(d, i, ads);
@@ -148,6 +149,8 @@ static struct json_object *stats_json(struct smd *d)
 		if (in)
 			rc = device_json(fn, in, devs, &dma_faults);
 	}
+	if (!rc)
+		rc = smd_lend_borrowed_json(d, brw);
 	smd_events_copy(d, UINT64_MAX, 1, NULL, &first, &last);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	rc = rc || smio_json_add_uint(o, "host", d->host_id) ||
@@ -167,8 +170,13 @@ static struct json_object *stats_json(struct smd *d)
 		rc = smio_json_add(o, "devices", devs);
 		devs = NULL;
 	}
+	if (!rc) {
+		rc = smio_json_add(o, "borrowed", brw);
+		brw = NULL;
+	}
 	json_object_put(ads);
 	json_object_put(devs);
+	json_object_put(brw);
 	if (rc) {
 		json_object_put(o);
 		return NULL;

@@ -15,6 +15,8 @@
 
 #include "daemon.h"
 #include "lend_priv.h"
+#include "host/pci.h"
+#include "util/json_out.h"
 
 static bool hold_live(struct smd *d, const struct smd_hold *h)
 {
@@ -81,4 +83,48 @@ void smd_lend_hold_drop(struct smd *d, uint16_t bdf)
 	for (unsigned i = 0; i < SMD_HOLD_MAX; i++)
 		if (d->lend->holds[i].bdf == bdf)
 			d->lend->holds[i].used = false;
+}
+
+/*
+ * STATS' "borrowed" (h_diag.c): each device this host borrows, with its
+ * shadow's bound driver and its holders, so the live views can show the
+ * driver of any borrow, not only of one they made themselves.
+ */
+int smd_lend_borrowed_json(struct smd *d, struct json_object *arr)
+{
+	struct smd_lend *l = d->lend;
+
+	for (unsigned i = 0; l && i < SMD_LEND_MAX; i++) {
+		const struct smd_borrowed *b = &l->brw[i];
+		const struct pci_dev *p = b->pdev;
+		struct json_object *o;
+		char fdid[16], lbdf[16], bdf[16];
+		int rc;
+
+		if (!b->used)
+			continue;
+		o = json_object_new_object();
+		if (!o)
+			return -ENOMEM;
+		snprintf(fdid, sizeof(fdid), "0x%08x", b->fdid);
+		snprintf(lbdf, sizeof(lbdf), "%02x:%02x.%x", b->lbdf >> 8, (b->lbdf >> 3) & 0x1f,
+			 b->lbdf & 7);
+		if (p)
+			snprintf(bdf, sizeof(bdf), "%02x:%02x.%x", p->bdf >> 8,
+				 (p->bdf >> 3) & 0x1f, p->bdf & 7);
+		rc = smio_json_add_str(o, "fdid", fdid) || smio_json_add_uint(o, "lender", b->lender) ||
+		     smio_json_add_str(o, "lender_bdf", lbdf) ||
+		     smio_json_add_str(o, "bdf", p ? bdf : NULL) ||
+		     smio_json_add_str(o, "name", p ? p->name : NULL) ||
+		     smio_json_add_str(o, "driver", p && p->driver ? p->driver->name : NULL) ||
+		     smio_json_add_bool(o, "lost", b->lost) ||
+		     smio_json_add_uint(o, "holders", p ? smd_lend_holders(d, p->bdf, NULL) : 0);
+		if (rc) {
+			json_object_put(o);
+			return -ENOMEM;
+		}
+		if (smio_json_push(arr, o))
+			return -ENOMEM;
+	}
+	return 0;
 }

@@ -77,6 +77,9 @@ uint32_t smd_lend_holders(struct smd *d, uint16_t bdf, struct smio_lend_holders 
 /* LEND_HOLDERS' reply for bdf into out (SMIO_MAX_PAYLOAD); 0. */
 int smd_lend_holders_reply(struct smd *d, uint16_t bdf, void *out, uint32_t *outlen);
 void smd_lend_hold_drop(struct smd *d, uint16_t bdf);
+/* STATS' "borrowed": one object per device borrowed here pushed on arr; 0 or -ENOMEM. */
+struct json_object;
+int smd_lend_borrowed_json(struct smd *d, struct json_object *arr);
 
 int smd_lend_msi_start(struct smd *d);
 void smd_lend_msi_stop(struct smd *d);

@@ -7,8 +7,9 @@
  * or a device becomes smartio_host_KEY, smartio_adapter_KEY or
  * smartio_device_KEY (a counter when KEY ends in _total, else a gauge), so
  * counters that the daemons add later are exported with no change here; a
- * counter object of numbers (say, interrupts per vector) gives one sample
- * per member with a key="MEMBER" label. docs/web.md lists the metrics.
+ * counter object of numbers gives one sample per member with a label named
+ * by the object (interrupts_total: vector="N", others key="MEMBER").
+ * docs/web.md lists the metrics.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -52,6 +53,23 @@ static const struct { const char *name, *help; } helps[] = {
 	{ "smartio_adapter_rid_entries", "NTB requester-ID table entries of the adapter." },
 	{ "smartio_adapter_doorbells_pending", "Doorbell bits set and not yet cleared." },
 	{ "smartio_adapter_dma_channels", "DMA channels of the adapter." },
+	{ "smartio_adapter_link_errors_total", "Link-down transitions of the NTB adapter." },
+	{ "smartio_adapter_link_drops_total",
+	  "The host's accesses dropped (or read as all-ones) at the adapter's down link." },
+	{ "smartio_adapter_doorbells_total", "Doorbells rung through, or arrived at, the adapter." },
+	{ "smartio_host_dma_faults_total", "DMAs of the host's devices that ended in a fabric error." },
+	{ "smartio_device_io_total",
+	  "I/O commands (NVMe Read, Write, other I/O) or descriptors (accelerator) completed." },
+	{ "smartio_device_bytes_total", "Bytes read and written (NVMe) or processed (accelerator)." },
+	{ "smartio_device_reads_total", "NVMe Read commands completed." },
+	{ "smartio_device_writes_total", "NVMe Write commands completed." },
+	{ "smartio_device_admin_commands_total", "NVMe admin commands completed." },
+	{ "smartio_device_read_bytes_total", "Bytes read from the NVMe's media." },
+	{ "smartio_device_written_bytes_total", "Bytes written to the NVMe's media." },
+	{ "smartio_device_errors_total", "Completions with an error status." },
+	{ "smartio_device_dma_faults_total", "The device's DMAs that ended in a fabric error." },
+	{ "smartio_device_flrs_total", "Function level resets of the device." },
+	{ "smartio_device_interrupts_total", "MSI-X messages the device sent, per vector." },
 	{ "smartio_cable_up", "1 if every end of the cable reports its link up, else 0." },
 	{ "smartio_device_info", "A device of the lending pool (always 1)." },
 	{ "smartio_device_state", "1 for the device's current state, 0 for the others." },
@@ -156,7 +174,8 @@ static void counters(struct out *o, struct json_object *obj, const char *prefix,
 				char l[192];
 
 				snprintf(l, sizeof(l), "%s", labels);
-				label(l, sizeof(l), "key", sub);
+				label(l, sizeof(l), strncmp(key, "interrupts", 10) ? "key" : "vector",
+				      sub);
 				if (num(sv, &d))
 					sample(o, prefix, key, l, d);
 			}

@@ -4,12 +4,17 @@
  *
  * Sections, in the order a pass runs them:
  *   1. topology   DIR/topology.yaml: hosts, their slots, cluster switches
- *   2. hosts      STATUS per host (no answer in time: down) and its counters
- *   3. adapters   NTB_INFO per adapter: link state, LUT/RID usage
+ *   2. hosts      STATUS per host (no answer in time: down) and its counters;
+ *                 STATS (the daemon's own counters, kept for sections 3 and 6)
+ *                 and, with a tracker, EVENTS after the tracker's cursor
+ *   3. adapters   NTB_INFO per adapter: link state, LUT/RID usage; STATS' link
+ *                 errors, drops and doorbells
  *   4. faults     IOMMU_FAULTS per host with an IOMMU
  *   5. cables     the topology's cables with the live state of their ends
  *   6. pool       LEND_POOL from the first host that answers, each lease's
- *                 path (the cables between lender and borrower)
+ *                 path (the cables between lender and borrower), each
+ *                 device's counters from its lender's STATS and, when lent,
+ *                 the driver bound on the borrower (the borrower's STATS)
  * Every call has a short timeout: a hung daemon costs one timeout per pass and
  * is shown down, never blocks the caller for long.
  */
@@ -24,6 +29,7 @@
 
 #include "cli.h"
 #include "observe.h"
+#include "stats.h"
 
 #define LINK_UNKNOWN (-1)
 #define CABLE_ID_MAX 80
@@ -48,6 +54,8 @@ struct pass {
 	struct obs_cable *cab;
 	uint32_t ncab;
 	void *buf;                  /* SMIO_MAX_PAYLOAD bytes for variable replies */
+	struct json_object **stats; /* per host index: its STATS object, or NULL */
+	const struct obs_tracker *trk;  /* event cursors, or NULL: no daemon events */
 };
 
 int64_t obs_now_ms(void)
@@ -188,8 +196,49 @@ static const char *dev_model(const struct topo_port *ports, uint32_t n, const ch
 
 /* ---------- 2. hosts and 3. adapters ---------- */
 
+/* The element of a STATS array whose key is the string s (or the integer i when s is NULL). */
+static struct json_object *stats_find(struct json_object *stats, const char *arr, const char *key,
+				      const char *s, int64_t i)
+{
+	struct json_object *a, *e, *v;
+
+	if (!stats || !json_object_object_get_ex(stats, arr, &a) ||
+	    !json_object_is_type(a, json_type_array))
+		return NULL;
+	for (size_t k = 0; k < json_object_array_length(a); k++) {
+		e = json_object_array_get_idx(a, k);
+		if (!json_object_object_get_ex(e, key, &v))
+			continue;
+		if (s ? json_object_is_type(v, json_type_string) &&
+			!strcmp(json_object_get_string(v), s)
+		      : json_object_is_type(v, json_type_int) && json_object_get_int64(v) == i)
+			return e;
+	}
+	return NULL;
+}
+
+static uint64_t stat_u(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int)
+		       ? (uint64_t)json_object_get_int64(v) : 0;
+}
+
+/* Counter c[to] = the STATS member from, when the daemon reported it. */
+static int copy_counter(struct json_object *c, const char *to, struct json_object *from_obj,
+			const char *from)
+{
+	struct json_object *v;
+
+	if (!from_obj || !json_object_object_get_ex(from_obj, from, &v) ||
+	    !json_object_is_type(v, json_type_int))
+		return 0;
+	return smio_json_add_uint(c, to, (uint64_t)json_object_get_int64(v));
+}
+
 static int adapter_json(struct json_object *arr, const struct smio_ntb_info *ni, bool known,
-			const struct topo_ntb *tn, uint32_t idx, int link)
+			const struct topo_ntb *tn, uint32_t idx, int link, struct json_object *st)
 {
 	struct json_object *o = json_object_new_object(), *c = json_object_new_object();
 	char b[16], peer[2 * TOPO_NAME_MAX + 16];
@@ -216,6 +265,12 @@ static int adapter_json(struct json_object *arr, const struct smio_ntb_info *ni,
 		     smio_json_add_uint(c, "rid_entries", ni->rid_entries) ||
 		     smio_json_add_uint(c, "doorbells_pending", ni->db_pending) ||
 		     smio_json_add_uint(c, "dma_channels", ni->dma_channels);
+	/* The daemon's counters of this adapter (STATS, "adapters" by index). */
+	st = known ? stats_find(st, "adapters", "index", NULL, idx) : NULL;
+	if (!rc && st)
+		rc = copy_counter(c, "link_errors_total", st, "link_errors") ||
+		     copy_counter(c, "link_drops_total", st, "link_drops") ||
+		     copy_counter(c, "doorbells_total", st, "doorbells");
 	if (rc || smio_json_add(o, "counters", c)) {
 		json_object_put(o);
 		return -ENOMEM;
@@ -257,7 +312,26 @@ static int faults_json(struct json_object *host, const struct smio_iommu_faults 
 	return smio_json_add(host, "iommu_faults", o);
 }
 
-/* Sections 2-4 for one host: STATUS, NTB_INFO per adapter, IOMMU_FAULTS. */
+/*
+ * The daemon's events after the tracker's cursor, for obs_track to merge:
+ * host "daemon_events" (oldest first) and "daemon_events_next" (the next
+ * cursor; 0 when the daemon restarted). Nothing when EVENTS fails: the
+ * cursor stays and the next pass asks again.
+ */
+static int host_events(struct pass *p, uint32_t hi, int fd, uint32_t pid, struct json_object *host)
+{
+	uint64_t since = obs_track_since(p->trk, p->t->hosts[hi].id, pid,
+					 stat_u(p->stats[hi], "events_last"));
+	uint64_t next = since;
+	struct json_object *ev = NULL;
+
+	if (cli_events_fetch(fd, since, &ev, &next))
+		return 0;
+	return smio_json_add(host, "daemon_events", ev) ||
+	       smio_json_add_uint(host, "daemon_events_next", next) ? -ENOMEM : 0;
+}
+
+/* Sections 2-4 for one host: STATUS, STATS, EVENTS, NTB_INFO per adapter, IOMMU_FAULTS. */
 static int host_json(struct pass *p, uint32_t hi, struct json_object *hosts)
 {
 	const struct topo_host *h = &p->t->hosts[hi];
@@ -291,6 +365,10 @@ static int host_json(struct pass *p, uint32_t hi, struct json_object *hosts)
 		     smio_json_add_uint(c, "route_hits_total", st.route_hits) ||
 		     smio_json_add_uint(c, "route_misses_total", st.route_misses) ||
 		     smio_json_add_uint(c, "iommu_faults_total", st.iommu_faults) ? -ENOMEM : 0;
+	if (!rc && p->up[hi] && cli_stats_fetch(fd, &p->stats[hi]) == 0)
+		rc = copy_counter(c, "dma_faults_total", p->stats[hi], "dma_faults");
+	if (!rc && p->up[hi] && p->trk)
+		rc = host_events(p, hi, fd, st.pid, o);
 	for (uint32_t i = 0; i < p->nntb[hi] && !rc; i++) {
 		struct smio_ntb_ref ref = { .ntb = i };
 		struct smio_ntb_info ni = { 0 };
@@ -298,12 +376,13 @@ static int host_json(struct pass *p, uint32_t hi, struct json_object *hosts)
 						    sizeof(ni), &rlen, NULL, p->tmo) == 0;
 
 		p->link[hi][i] = known ? (ni.link_up ? 1 : 0) : LINK_UNKNOWN;
-		rc = adapter_json(ads, &ni, known, topo_host_ntb(h, i), i, p->link[hi][i]);
+		rc = adapter_json(ads, &ni, known, topo_host_ntb(h, i), i, p->link[hi][i],
+				  p->stats[hi]);
 	}
 	/*
-	 * More per-host counters (say, the daemon's own from a stats message) go
-	 * into c, per-adapter ones into that adapter's "counters": the page, top
-	 * and /metrics show every number there without further change.
+	 * More per-host counters go into c, per-adapter ones into that adapter's
+	 * "counters": the page, top and /metrics show every number there without
+	 * further change.
 	 */
 	if (!rc && p->up[hi] && h->iommu &&
 	    smio_call(fd, SMIO_IOMMU_FAULTS, NULL, 0, p->buf, SMIO_MAX_PAYLOAD, &rlen, NULL,
@@ -533,6 +612,84 @@ static int lease_path(const struct pass *p, uint32_t x, uint32_t y, struct json_
 	return 0;
 }
 
+/* Interrupts per vector, as an object {"0": n, ...} (metrics: label vector="N"). */
+static int irq_counters(struct json_object *c, struct json_object *sd)
+{
+	struct json_object *irqs, *o = json_object_new_object();
+	uint64_t other = stat_u(sd, "irqs_other");
+	char k[16];
+	int rc = o ? 0 : -ENOMEM;
+
+	if (json_object_object_get_ex(sd, "irqs", &irqs) && json_object_is_type(irqs, json_type_array))
+		for (size_t v = 0; !rc && v < json_object_array_length(irqs); v++) {
+			snprintf(k, sizeof(k), "%zu", v);
+			rc = smio_json_add_uint(o, k, (uint64_t)json_object_get_int64(
+							json_object_array_get_idx(irqs, v)));
+		}
+	if (!rc && other)
+		rc = smio_json_add_uint(o, "other", other);
+	if (rc) {
+		json_object_put(o);
+		return rc;
+	}
+	return smio_json_add(c, "interrupts_total", o);
+}
+
+/*
+ * A device's counters from its lender's STATS (matched by BDF): I/O and
+ * bytes in one form for every model (io_total, bytes_total), the NVMe split
+ * by kind, errors, DMA faults, FLRs, interrupts per vector. {} when the
+ * lender did not answer STATS.
+ */
+static struct json_object *device_counters(struct json_object *st, const char *bdf)
+{
+	struct json_object *c = json_object_new_object(),
+			   *sd = stats_find(st, "devices", "bdf", bdf, 0), *m;
+	bool nvme = sd && json_object_object_get_ex(sd, "model", &m) &&
+		    !strcmp(json_object_get_string(m), "nvme");
+	int rc = c ? 0 : -ENOMEM;
+
+	if (!rc && sd && nvme)
+		rc = smio_json_add_uint(c, "io_total", stat_u(sd, "read") + stat_u(sd, "write") +
+							 stat_u(sd, "other")) ||
+		     smio_json_add_uint(c, "bytes_total", stat_u(sd, "bytes_read") +
+							    stat_u(sd, "bytes_written")) ||
+		     copy_counter(c, "reads_total", sd, "read") ||
+		     copy_counter(c, "writes_total", sd, "write") ||
+		     copy_counter(c, "admin_commands_total", sd, "admin") ||
+		     copy_counter(c, "read_bytes_total", sd, "bytes_read") ||
+		     copy_counter(c, "written_bytes_total", sd, "bytes_written");
+	else if (!rc && sd)
+		rc = copy_counter(c, "io_total", sd, "ops") || copy_counter(c, "bytes_total", sd, "bytes");
+	if (!rc && sd)
+		rc = copy_counter(c, "errors_total", sd, "errors") ||
+		     copy_counter(c, "dma_faults_total", sd, "dma_faults") ||
+		     copy_counter(c, "flrs_total", sd, "flrs") || irq_counters(c, sd);
+	if (rc) {
+		json_object_put(c);
+		return NULL;
+	}
+	return c;
+}
+
+/*
+ * What the borrower's daemon says of its borrow (STATS "borrowed"): the
+ * bound driver and the holders. Absent when the borrower did not answer
+ * (obs_track then falls back on what it noted itself).
+ */
+static int borrow_json(struct pass *p, struct json_object *o, int bi, const char *fdid)
+{
+	struct json_object *b = bi >= 0 ? stats_find(p->stats[bi], "borrowed", "fdid", fdid, 0)
+					: NULL, *v;
+
+	if (!b)
+		return 0;
+	json_object_object_get_ex(b, "driver", &v);
+	return smio_json_add_str(o, "driver", v && json_object_is_type(v, json_type_string) ?
+					      json_object_get_string(v) : NULL) ||
+	       smio_json_add_uint(o, "holders", stat_u(b, "holders")) ? -ENOMEM : 0;
+}
+
 static int device_json(struct pass *p, struct json_object *arr, const struct smio_lend_entry *e)
 {
 	static const char *const states[] = { "available", "lent", "sisci" };
@@ -558,7 +715,10 @@ static int device_json(struct pass *p, struct json_object *arr, const struct smi
 	     smio_json_add_str(o, "state", e->state < 3 ? states[e->state] : "?") ||
 	     (bi >= 0 || e->state == SMIO_LEND_LENT ? smio_json_add_uint(o, "borrower", e->borrower)
 						     : smio_json_add_null(o, "borrower")) ||
-	     smio_json_add_uint(o, "sisci_borrows", e->sisci_borrows) ? -ENOMEM : 0;
+	     smio_json_add_uint(o, "sisci_borrows", e->sisci_borrows) ||
+	     smio_json_add(o, "counters", device_counters(li >= 0 ? p->stats[li] : NULL, b)) ||
+	     borrow_json(p, o, bi, json_object_get_string(json_object_object_get(o, "fdid")))
+		     ? -ENOMEM : 0;
 	if (!rc && li >= 0 && bi >= 0) {
 		rc = lease_path(p, (uint32_t)bi, (uint32_t)li, path, &pstate);
 		rc = rc == -ENOENT ? 0 : rc;
@@ -616,6 +776,9 @@ static int pool_json(struct pass *p, struct json_object *root)
 
 static void pass_free(struct pass *p)
 {
+	for (uint32_t i = 0; p->stats && i < p->t->nhosts; i++)
+		json_object_put(p->stats[i]);
+	free(p->stats);
 	for (uint32_t i = 0; p->link && i < p->t->nhosts; i++)
 		free(p->link[i]);
 	free(p->link);
@@ -626,10 +789,11 @@ static void pass_free(struct pass *p)
 	topo_free(p->t);
 }
 
-int obs_collect_timeout(const char *dir, int timeout_ms, struct json_object **out)
+int obs_collect_with(const char *dir, int timeout_ms, const struct obs_tracker *trk,
+		     struct json_object **out)
 {
 	char path[PATH_MAX + 16], err[512];
-	struct pass p = { .dir = dir, .tmo = timeout_ms };
+	struct pass p = { .dir = dir, .tmo = timeout_ms, .trk = trk };
 	struct json_object *root = NULL, *hosts = NULL;
 	uint32_t up = 0;
 	int rc;
@@ -643,7 +807,8 @@ int obs_collect_timeout(const char *dir, int timeout_ms, struct json_object **ou
 	p.link = calloc(p.t->nhosts, sizeof(*p.link));
 	p.nntb = calloc(p.t->nhosts, sizeof(*p.nntb));
 	p.buf = malloc(SMIO_MAX_PAYLOAD);
-	rc = p.up && p.link && p.nntb && p.buf ? 0 : -ENOMEM;
+	p.stats = calloc(p.t->nhosts, sizeof(*p.stats));
+	rc = p.up && p.link && p.nntb && p.buf && p.stats ? 0 : -ENOMEM;
 	for (uint32_t i = 0; i < p.t->nhosts && !rc; i++) {
 		topo_for_each_ntb(&p.t->hosts[i], count_ntb, &p.nntb[i]);
 		p.link[i] = calloc(p.nntb[i] + 1, sizeof(int));
@@ -680,6 +845,11 @@ int obs_collect_timeout(const char *dir, int timeout_ms, struct json_object **ou
 	}
 	*out = root;
 	return 0;
+}
+
+int obs_collect_timeout(const char *dir, int timeout_ms, struct json_object **out)
+{
+	return obs_collect_with(dir, timeout_ms, NULL, out);
 }
 
 int obs_collect(const char *dir, struct json_object **out)

@@ -36,8 +36,9 @@ static void usage(FILE *f)
 		"usage: smartio top [--dir DIR] [--interval S] [--once] [--json]\n\n"
 		"The cluster at a glance, refreshed every S seconds (default 1) until ^C:\n"
 		"hosts and their adapters' links, the device pool (lender -> borrower, lease\n"
-		"age), IOMMU faults and recent events. Lease ages count from when top first\n"
-		"saw the lease ('>=' before an age it cannot know).\n"
+		"age, path, bound driver, I/O and bytes), IOMMU faults and recent events (the\n"
+		"daemons' own and what changed). Lease ages count from when top first saw\n"
+		"the lease ('>=' before an age it cannot know).\n"
 		"  --once   print once and exit (exit 3 if a host is down, like cluster status)\n"
 		"  --json   print the snapshot as JSON (one line per refresh; docs/web.md)\n");
 }
@@ -85,6 +86,19 @@ static void age_str(char *b, size_t n, struct json_object *d)
 	snprintf(b, n, "%s%.0fm%02.0fs", json_object_get_boolean(json_object_object_get(
 						  d, "lease_age_known")) ? "" : ">=",
 		 (double)(int64_t)(s / 60), s - 60 * (double)(int64_t)(s / 60));
+}
+
+static void human_bytes(char *b, size_t n, int64_t v)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double x = (double)v;
+	unsigned u = 0;
+
+	while (x >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		x /= 1024;
+		u++;
+	}
+	snprintf(b, n, u ? "%.1f %s" : "%.0f %s", x, unit[u]);
 }
 
 static void print_counters(FILE *f, struct json_object *o)
@@ -135,21 +149,27 @@ static void render(FILE *f, struct json_object *s, bool ansi)
 		}
 		fputc('\n', f);
 	}
-	fprintf(f, "\n%-10s %-8s %-6s %-9s %-9s %-12s %-9s %-8s %s\n", "FDID", "NAME", "MODEL",
-		"LENDER", "STATE", "BORROWER", "AGE", "PATH", "DRIVER");
+	fprintf(f, "\n%-10s %-8s %-6s %-9s %-9s %-12s %-9s %-8s %-8s %8s %9s\n", "FDID", "NAME",
+		"MODEL", "LENDER", "STATE", "BORROWER", "AGE", "PATH", "DRIVER", "IO", "BYTES");
 	EACH(devs, i, d) {
 		const char *st = s_(d, "state"), *ps = s_(d, "path_state");
-		char who[24] = "-", age[24];
+		struct json_object *c = json_object_object_get(d, "counters");
+		char who[24] = "-", age[24], io[24] = "-", bytes[24] = "-";
 
 		if (!strcmp(st, "lent"))
 			snprintf(who, sizeof(who), "-> host %" PRId64, i_(d, "borrower", -1));
 		else if (!strcmp(st, "sisci"))
 			snprintf(who, sizeof(who), "%" PRId64 " sisci", i_(d, "sisci_borrows", 0));
 		age_str(age, sizeof(age), d);
-		fprintf(f, "%-10s %-8s %-6s host %-4" PRId64 " %-9s %-12s %-9s %s%-8s%s %s\n",
+		/* the lender daemon's counters of the device (absent: it did not answer) */
+		if (c && json_object_object_get(c, "io_total")) {
+			snprintf(io, sizeof(io), "%" PRId64, i_(c, "io_total", 0));
+			human_bytes(bytes, sizeof(bytes), i_(c, "bytes_total", 0));
+		}
+		fprintf(f, "%-10s %-8s %-6s host %-4" PRId64 " %-9s %-12s %-9s %s%-8s%s %-8s %8s %9s\n",
 			s_(d, "fdid"), s_(d, "name"), s_(d, "model"), i_(d, "lender", -1), st, who, age,
 			ansi && !strcmp(ps, "down") ? "\033[31m" : "", ps,
-			ansi && !strcmp(ps, "down") ? "\033[0m" : "", s_(d, "driver"));
+			ansi && !strcmp(ps, "down") ? "\033[0m" : "", s_(d, "driver"), io, bytes);
 	}
 	if (!devs)
 		fprintf(f, "(no daemon answered for the pool)\n");
@@ -232,7 +252,7 @@ int cmd_top(int argc, char **argv)
 		struct timespec ts = { (time_t)(interval_ns / 1000000000ull),
 				       (long)(interval_ns % 1000000000ull) };
 
-		rc = obs_collect(dir, &snap);
+		rc = obs_collect_with(dir, OBS_TIMEOUT_MS, trk, &snap);
 		if (!rc && (rc = obs_track(trk, snap)) == 0) {
 			if (json)
 				rc = cli_json_print(snap);

@@ -134,7 +134,7 @@ static void *collector(void *arg)
 
 		w->wake = false;
 		pthread_mutex_unlock(&w->mu);
-		rc = obs_collect(w->dir, &snap);
+		rc = obs_collect_with(w->dir, OBS_TIMEOUT_MS, w->trk, &snap);
 		pthread_mutex_lock(&w->mu);
 		if (!rc) {
 			w->missing = false;
