@@ -6,7 +6,8 @@
 # device's counters by exactly what was done; a doorbell is counted at both
 # ends; a link taken down is a link error, an event with a sane timestamp,
 # and an isolated host in `cluster status`; borrow and return are events on
-# both hosts and a lease in `cluster status`; `diag --clear` zeroes the
+# both hosts and a lease in `cluster status`, whose path `devices` and
+# `cluster status` show down while a link is down; `diag --clear` zeroes the
 # counters and is the cluster owner's alone; usage errors exit 2.
 set -euo pipefail
 
@@ -132,7 +133,23 @@ expect "a link-up event" "link-up +ntb0 link up"
 # ---- borrow and return: events on both hosts, the lease in status ----
 check "borrow gpu0 for host 0" "$SMARTIO" borrow --host 0 "$GPU"
 check "cluster status shows the lease" "$SMARTIO" cluster status
-expect "lender -> borrower" "^$GPU +gpu0 +host 1 +03:00.0 +-> host 0"
+expect "lender -> borrower, path up" "^$GPU +gpu0 +host 1 +03:00.0 +-> host 0 +up$"
+check "devices: the lease's path is up" "$SMARTIO" devices
+expect "PATH up" "^$GPU +1 +03:00.0 +gpu0 +120000 +lent +host 0 +up$"
+check "ntb link down under the lease" "$SMARTIO" ntb --host 1 link down
+check "devices after the link went down" "$SMARTIO" devices
+expect "PATH: down, and where" "^$GPU +1 +03:00.0 +gpu0 +120000 +lent +host 0 +down via lender.ntb0$"
+"$SMARTIO" devices --json >"$WORK/dv.json"
+cp "$WORK/dv.json" "$OUT"
+json_check "devices --json: path_state down at lender.ntb0; null when not lent" "$WORK/dv.json" \
+	"[(x['path_state'], x['path_down_at']) for x in d] == [('down', 'lender.ntb0')]"
+check "cluster status says the same" "$SMARTIO" cluster status
+expect "status: the lease's path down" "^$GPU +gpu0 +host 1 +03:00.0 +-> host 0 +down via lender.ntb0$"
+"$SMARTIO" cluster status --json >"$WORK/st2.json"
+cp "$WORK/st2.json" "$OUT"
+json_check "status --json: path_state of the lease" "$WORK/st2.json" \
+	"[(x['path_state'], x['path_down_at']) for x in d['lent']] == [('down', 'lender.ntb0')]"
+check "ntb link up again" "$SMARTIO" ntb --host 1 link up
 check "return gpu0" "$SMARTIO" return --host 0 --unbind "$GPU"
 check "events" "$SMARTIO" events
 expect "borrow and return on both hosts" "1 +[0-9]+ +borrow +lent gpu0 \(03:00.0\) to host 0" \

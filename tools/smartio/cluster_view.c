@@ -3,7 +3,8 @@
  * What `smartio cluster status` shows beyond each daemon's state: every NTB
  * adapter's link (from each live host's STATS), whether a host is isolated
  * (it has adapters and none has a working link), and the devices lent by
- * Device Lending (lender -> borrower, from a live host's LEND_POOL).
+ * Device Lending (lender -> borrower, from a live host's LEND_POOL, and the
+ * state of the lease's path, lease_path.h).
  *
  * A back-to-back cable works only when both ends' links are up, so an
  * adapter whose far end is down counts as down for its host too ("down at
@@ -18,6 +19,7 @@
 
 #include "cli.h"
 #include "cluster_view.h"
+#include "lease_path.h"
 #include "stats.h"
 
 static struct json_object *field(struct json_object *o, const char *key)
@@ -172,27 +174,37 @@ int cluster_view_lent(const char *dir, const struct topo *t, struct json_object 
 	}
 	for (uint32_t i = 0; !rc && i < p->n; i++) {
 		const struct smio_lend_entry *e = &p->e[i];
-		char bdf[16], fdid[16];
+		int bi = topo_host_index(t, e->borrower), li = topo_host_index(t, e->lender);
+		char bdf[16], fdid[16], via[2 * TOPO_NAME_MAX + 2] = "";
+		enum lease_path_state ps = LEASE_PATH_NONE;
 		struct json_object *o;
 
 		if (e->state != SMIO_LEND_LENT)
 			continue;
+		if (bi >= 0 && li >= 0)
+			ps = lease_path(t, stats, (uint32_t)bi, (uint32_t)li, via, sizeof(via));
 		snprintf(bdf, sizeof(bdf), "%02x:%02x.%x", e->bdf >> 8, (e->bdf >> 3) & 0x1f,
 			 e->bdf & 7);
 		snprintf(fdid, sizeof(fdid), "0x%08x", e->fdid);
 		if (!arr) {
 			if (!n)
-				printf("\n%-10s %-10s %-16s    %s\n", "FDID", "DEVICE", "LENDER",
-				       "BORROWER");
-			printf("%-10s %-10s host %-3u %-8s -> host %u\n", fdid, e->name, e->lender,
-			       bdf, e->borrower);
+				printf("\n%-10s %-10s %-16s    %-10s %s\n", "FDID", "DEVICE",
+				       "LENDER", "BORROWER", "PATH");
+			printf("%-10s %-10s host %-3u %-8s -> host %-3u %s%s\n", fdid, e->name,
+			       e->lender, bdf, e->borrower,
+			       ps == LEASE_PATH_UP ? "up" : ps == LEASE_PATH_DOWN ? "down via " :
+			       "unknown", via);
 			n++;
 			continue;
 		}
 		o = json_object_new_object();
 		if (!o || smio_json_add_str(o, "fdid", fdid) || smio_json_add_str(o, "name", e->name) ||
 		    smio_json_add_uint(o, "lender", e->lender) || smio_json_add_str(o, "bdf", bdf) ||
-		    smio_json_add_uint(o, "borrower", e->borrower) || smio_json_push(arr, o)) {
+		    smio_json_add_uint(o, "borrower", e->borrower) ||
+		    smio_json_add_str(o, "path_state", lease_path_word(ps) ? lease_path_word(ps)
+									 : "unknown") ||
+		    smio_json_add_str(o, "path_down_at", ps == LEASE_PATH_DOWN ? via : NULL) ||
+		    smio_json_push(arr, o)) {
 			json_object_put(o);
 			free(p);
 			return -ENOMEM;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lease_path.h"
 
 static const char *const state_names[] = { "available", "lent", "sisci" };
 
@@ -77,9 +78,52 @@ static void bdf_str(char *buf, size_t len, uint16_t bdf)
 	snprintf(buf, len, "%02x:%02x.%x", bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
 }
 
-static int device_json(struct json_object *arr, const struct smio_lend_entry *e)
+/* What `devices` knows of the links: the topology and every host's STATS (NULL: not asked). */
+struct paths {
+	struct topo *t;
+	struct json_object **stats;
+};
+
+/* Only when a device is lent: the path of its lease is then worth the calls. */
+static void paths_load(const char *dir_opt, const struct smio_lend_pool *p, struct paths *ps)
+{
+	char dir[PATH_MAX];
+	bool lent = false;
+
+	for (uint32_t i = 0; i < p->n; i++)
+		lent |= p->e[i].state == SMIO_LEND_LENT;
+	if (!lent || cli_cluster_dir(dir_opt, dir, sizeof(dir)) || cli_cluster_topo(dir, &ps->t))
+		return;
+	ps->stats = lease_path_stats(dir, ps->t);
+}
+
+static void paths_free(struct paths *ps)
+{
+	if (ps->t) {
+		lease_path_stats_free(ps->t, ps->stats);
+		topo_free(ps->t);
+	}
+}
+
+/* The path of e's lease (LEASE_PATH_NONE: not lent, or nothing known). */
+static enum lease_path_state path_of(const struct paths *ps, const struct smio_lend_entry *e,
+				     char *via, size_t vialen)
+{
+	int bi = ps->stats ? topo_host_index(ps->t, e->borrower) : -1;
+	int li = ps->stats ? topo_host_index(ps->t, e->lender) : -1;
+
+	via[0] = 0;
+	if (e->state != SMIO_LEND_LENT || bi < 0 || li < 0)
+		return LEASE_PATH_NONE;
+	return lease_path(ps->t, ps->stats, (uint32_t)bi, (uint32_t)li, via, vialen);
+}
+
+static int device_json(struct json_object *arr, const struct smio_lend_entry *e,
+		       const struct paths *ps)
 {
 	struct json_object *o = json_object_new_object();
+	char via[2 * TOPO_NAME_MAX + 2];
+	enum lease_path_state path = path_of(ps, e, via, sizeof(via));
 	char b[16], cls[8], id[16];
 
 	if (!o)
@@ -93,7 +137,10 @@ static int device_json(struct json_object *arr, const struct smio_lend_entry *e)
 	    smio_json_add_str(o, "state", state_names[e->state]) ||
 	    (e->state == SMIO_LEND_LENT ? smio_json_add_uint(o, "borrower", e->borrower)
 					: smio_json_add_null(o, "borrower")) ||
-	    smio_json_add_uint(o, "sisci_borrows", e->sisci_borrows)) {
+	    smio_json_add_uint(o, "sisci_borrows", e->sisci_borrows) ||
+	    smio_json_add_str(o, "path_state", e->state == SMIO_LEND_LENT ?
+			      (lease_path_word(path) ? lease_path_word(path) : "unknown") : NULL) ||
+	    smio_json_add_str(o, "path_down_at", path == LEASE_PATH_DOWN ? via : NULL)) {
 		json_object_put(o);
 		return -ENOMEM;
 	}
@@ -101,13 +148,13 @@ static int device_json(struct json_object *arr, const struct smio_lend_entry *e)
 }
 
 /* The pool as a JSON array; 0 or -errno (said). */
-static int devices_json(const struct smio_lend_pool *p)
+static int devices_json(const struct smio_lend_pool *p, const struct paths *ps)
 {
 	struct json_object *arr = json_object_new_array();
 	int rc = arr ? 0 : -ENOMEM;
 
 	for (uint32_t i = 0; i < p->n && !rc; i++)
-		rc = device_json(arr, &p->e[i]);
+		rc = device_json(arr, &p->e[i], ps);
 	if (rc)
 		cli_err("devices: out of memory");
 	else
@@ -119,31 +166,42 @@ static int devices_json(const struct smio_lend_pool *p)
 static int do_devices(const char *host_opt, const char *dir_opt, bool json, bool verbose)
 {
 	struct smio_lend_pool *p;
+	struct paths ps = { 0 };
 	int rc = cli_lend_pool(host_opt, dir_opt, verbose, &p);
 
 	if (rc)
 		return rc;
+	paths_load(dir_opt, p, &ps);
 	if (json) {
-		rc = devices_json(p);
+		rc = devices_json(p, &ps);
+		paths_free(&ps);
 		free(p);
 		return rc;
 	}
-	printf("%-10s %-6s %-8s %-10s %-8s %-10s %s\n", "FDID", "LENDER", "BDF", "NAME",
-	       "CLASS", "STATE", "BORROWER");
+	printf("%-10s %-6s %-8s %-10s %-8s %-10s %-10s %s\n", "FDID", "LENDER", "BDF", "NAME",
+	       "CLASS", "STATE", "BORROWER", "PATH");
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct smio_lend_entry *e = &p->e[i];
-		char b[16], who[16] = "-";
+		char b[16], who[16] = "-", via[2 * TOPO_NAME_MAX + 2], path[sizeof(via) + 16];
+		enum lease_path_state s = path_of(&ps, e, via, sizeof(via));
 
 		bdf_str(b, sizeof(b), e->bdf);
 		if (e->state == SMIO_LEND_LENT)
 			snprintf(who, sizeof(who), "host %u", e->borrower);
 		else if (e->state == SMIO_LEND_SISCI)
 			snprintf(who, sizeof(who), "%u sisci", e->sisci_borrows);
-		printf("0x%08x %-6u %-8s %-10s %06x   %-10s %s\n", e->fdid, e->lender, b,
-		       e->name, e->class, state_names[e->state], who);
+		if (e->state != SMIO_LEND_LENT)
+			snprintf(path, sizeof(path), "-");
+		else if (s == LEASE_PATH_DOWN)
+			snprintf(path, sizeof(path), "down via %s", via);
+		else
+			snprintf(path, sizeof(path), "%s", s == LEASE_PATH_UP ? "up" : "unknown");
+		printf("0x%08x %-6u %-8s %-10s %06x   %-10s %-10s %s\n", e->fdid, e->lender, b,
+		       e->name, e->class, state_names[e->state], who, path);
 	}
 	if (!p->n)
 		printf("(no devices registered for lending)\n");
+	paths_free(&ps);
 	free(p);
 	return 0;
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lease_path.h"
 #include "observe.h"
 #include "stats.h"
 
@@ -557,7 +558,7 @@ static const struct obs_cable *cable_at(const struct pass *p, uint32_t hi, uint3
  * hosts' cables to one cluster switch (or two cascaded ones). The first path
  * whose cables are all up, else the first path. 0 and the path, or -ENOENT.
  */
-static int lease_path(const struct pass *p, uint32_t x, uint32_t y, struct json_object *path,
+static int lease_cables(const struct pass *p, uint32_t x, uint32_t y, struct json_object *path,
 		      int *state)
 {
 	const struct obs_cable *best[3] = { NULL }, *cand[3];
@@ -720,13 +721,19 @@ static int device_json(struct pass *p, struct json_object *arr, const struct smi
 	     borrow_json(p, o, bi, json_object_get_string(json_object_object_get(o, "fdid")))
 		     ? -ENOMEM : 0;
 	if (!rc && li >= 0 && bi >= 0) {
-		rc = lease_path(p, (uint32_t)bi, (uint32_t)li, path, &pstate);
+		rc = lease_cables(p, (uint32_t)bi, (uint32_t)li, path, &pstate);
 		rc = rc == -ENOENT ? 0 : rc;
 	}
 	if (!rc) {
+		char via[2 * TOPO_NAME_MAX + 2] = "";
+
+		/* where it is down, by the rule `devices` and `cluster status` use */
+		if (pstate == 0 && li >= 0)
+			lease_path(p->t, p->stats, (uint32_t)bi, (uint32_t)li, via, sizeof(via));
 		rc = smio_json_add(o, "path", path) ||
 		     (bi >= 0 ? smio_json_add_str(o, "path_state", state_word(pstate))
-			      : smio_json_add_null(o, "path_state")) ? -ENOMEM : 0;
+			      : smio_json_add_null(o, "path_state")) ||
+		     smio_json_add_str(o, "path_down_at", via[0] ? via : NULL) ? -ENOMEM : 0;
 		path = NULL;
 	}
 	json_object_put(path);
