@@ -51,8 +51,6 @@ idle_ticks() {
 
 # ---- the default (fast) cluster: the model is printed beside the measurement ----
 check "cluster up (default timing)" "$SMARTIO" cluster up
-sed 's/^version: 1$/version: 1\ntiming: faithful/' "$SMARTIO_CLUSTER/topology.yaml" \
-	>"$WORK/faithful.yaml"
 check "manager on lender-a" start_manager 1 8:nvme0
 check "bench from host 0, default mode" on_host 0 bench -d 8:nvme0 --ios 2000 -P
 expect "bench prints the model beside the measurement" \
@@ -68,7 +66,9 @@ DEFAULT_TICKS=$(idle_ticks)
 check "cluster down" "$SMARTIO" cluster down
 
 # ---- timing: faithful ----
-check "cluster up with timing: faithful" "$SMARTIO" cluster up "$WORK/faithful.yaml"
+check "cluster up --timing faithful" "$SMARTIO" cluster up --timing faithful
+check "the cluster's topology.yaml says so" grep -x "timing: faithful *# smartio cluster up --timing" \
+	"$SMARTIO_CLUSTER/topology.yaml"
 check "manager on lender-a (faithful)" start_manager 1 8:nvme0
 for h in 0 1; do
 	check "faithful bench QD1 4K randread from host $h" on_host "$h" bench -d 8:nvme0 \
@@ -98,6 +98,14 @@ check "cluster down (faithful)" "$SMARTIO" cluster down
 # ---- the accelerator's DMA engine ----
 sed 's/^name: accel-local$/name: accel-faithful\ntiming: faithful/' \
 	"$SRC/tests/topologies/accel-local.yaml" >"$WORK/accel.yaml"
+# --timing overrides the file's key (one key left, the option's), and only takes the two words.
+check "cluster up --timing fast over a faithful topology" "$SMARTIO" cluster up "$WORK/accel.yaml" \
+	--timing fast --dir "$WORK/ovr"
+check "one timing: key, fast" test "$(grep -c '^timing:' "$WORK/ovr/topology.yaml")" = 1 -a \
+	"$(grep '^timing:' "$WORK/ovr/topology.yaml" | awk '{print $2}')" = fast
+check "cluster down (override)" "$SMARTIO" cluster down --dir "$WORK/ovr"
+rc=0; "$SMARTIO" cluster up --timing slow --dir "$WORK/ovr" >"$OUT" 2>&1 || rc=$?
+check "--timing slow is a usage error (exit 2)" test "$rc" = 2
 check "cluster up: accelerators, timing: faithful" "$SMARTIO" cluster up "$WORK/accel.yaml"
 check "model: gpu0 writing 4 KiB into gpu1" "$SMARTIO" predict path --host 0 --from gpu0 \
 	--addr gpu1:bar2 --size 4096 --write --json

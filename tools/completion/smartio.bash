@@ -86,6 +86,9 @@ _smartio()
 	--dev | --from | --peer)
 		mapfile -t COMPREPLY < <(compgen -W "$(_smartio_devices "$tool")" -- "$cur")
 		return ;;
+	--timing)
+		mapfile -t COMPREPLY < <(compgen -W "faithful fast" -- "$cur")
+		return ;;
 	esac
 
 	if [[ -z $cmd ]]; then

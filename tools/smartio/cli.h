@@ -77,6 +77,10 @@ int cli_topo_json(const struct topo *t);
  * or at its place in a build tree; -ENOENT if neither. */
 int cli_find_tool(const char *name, char *buf, size_t len);
 int cmd_cluster(int argc, char **argv);
+/* cluster_timing.c: the YAML text's top-level timing: key set to mode (the
+ * old one dropped; put after version:); *yaml replaced. 0, -EINVAL (no
+ * version: line), -ENOMEM. */
+int cli_topo_set_timing(char **yaml, size_t *len, const char *mode);
 /* Stop host's daemon (hard: SIGKILL) and start a fresh one in the running
  * cluster in dir; 0, or 1 after saying what failed. */
 int cli_cluster_restart(const char *dir, uint32_t host, bool hard, pid_t *old_pid,

@@ -291,17 +291,20 @@ out:
 
 static void up_usage(FILE *f)
 {
-	fprintf(f, "usage: smartio cluster up [TOPOLOGY.yaml] [--dir DIR]\n\n"
+	fprintf(f, "usage: smartio cluster up [TOPOLOGY.yaml] [--dir DIR] [--timing faithful|fast]\n\n"
 		   "Starts one smartiod per host of TOPOLOGY (default: the built-in 3-host\n"
 		   "cluster) and returns when every host is up. Errors in the topology are\n"
-		   "reported with file:line and nothing is started.\n");
+		   "reported with file:line and nothing is started. --timing overrides the\n"
+		   "topology's timing: key (faithful: devices answer with the timing model's\n"
+		   "latencies; fast: as fast as the emulation goes).\n");
 }
 
 static int cluster_up(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' }, { 0 } };
-	const char *dir_opt = NULL, *file = NULL;
+		{ "dir", required_argument, NULL, 'd' }, { "timing", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	const char *dir_opt = NULL, *file = NULL, *timing = NULL;
 	char dir[PATH_MAX], path[PATH_MAX + 32], err[512];
 	struct topo *t = NULL, *old = NULL;
 	char *yaml = NULL;
@@ -315,6 +318,10 @@ static int cluster_up(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'd')
 			dir_opt = optarg;
+		else if (c == 't' && (!strcmp(optarg, "faithful") || !strcmp(optarg, "fast")))
+			timing = optarg;
+		else if (c == 't')
+			return cli_err("--timing is 'faithful' or 'fast', not '%s'", optarg), 2;
 		else if (c == 'h')
 			return up_usage(stdout), 0;
 		else
@@ -337,6 +344,15 @@ static int cluster_up(int argc, char **argv)
 		yaml = strdup(topo_default_yaml());
 		ylen = yaml ? strlen(yaml) : 0;
 		rc = yaml ? topo_load_default(&t, err, sizeof(err)) : -ENOMEM;
+	}
+	/* The file the daemons read gets the mode, checked as any topology is. */
+	if (!rc && timing) {
+		topo_free(t);
+		t = NULL;
+		rc = cli_topo_set_timing(&yaml, &ylen, timing);
+		if (!rc)
+			rc = topo_load_string(yaml, ylen, file ? file : "default", &t, err,
+					      sizeof(err));
 	}
 	if (rc) {
 		cli_err("%s", err[0] ? err : strerror(-rc));
