@@ -31,7 +31,18 @@ CMDS=("cluster" "cluster up" "cluster down" "cluster status" "cluster restart" "
 	"accel pingpong" "accel bench"
 	"nvme" "nvme list" "nvme identify" "nvme read" "nvme write" "nvme dd"
 	"predict" "predict link" "predict path" "predict pingpong" "predict nvme-read"
-	"predict paper" "predict figure" "mount" "umount" "devices" "borrow" "return")
+	"predict paper" "predict figure" "mount" "umount" "devices" "borrow" "return"
+	"plan" "web" "top" "diag" "events")
+# Every command 'smartio --help' lists is checked here: a new one must join CMDS.
+missing=()
+for c in $("$SMARTIO" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p'); do
+	found=0
+	for k in "${CMDS[@]}"; do [ "$k" = "$c" ] && found=1; done
+	[ $found = 1 ] || missing+=("$c")
+done
+printf '%s\n' "${missing[@]}" >"$OUT"
+if [ ${#missing[@]} -eq 0 ]; then ok "every command of 'smartio --help' is in this test's list"
+else not_ok "commands missing from this test's list"; fi
 bad_help=() bad_version=() bad_opt=()
 for c in "${CMDS[@]}"; do
 	# shellcheck disable=SC2086
@@ -74,6 +85,10 @@ exits 2 "nvme subcommand" "$SMARTIO" nvme idnetify
 expect "... did you mean 'identify'?" "did you mean 'identify'\\?"
 exits 2 "smartio-nvme command" "$NVME" bnech
 expect "... did you mean 'bench'?" "did you mean 'bench'\\?"
+for typo in wbe:web tpo:topo dig:diag evnets:events plna:plan; do
+	exits 2 "mistyped ${typo#*:}" "$SMARTIO" "${typo%%:*}"
+	expect "... did you mean '${typo#*:}'?" "^smartio: unknown command '${typo%%:*}'; did you mean '${typo#*:}'\\?\$"
+done
 exits 2 "nothing near: no guess" "$SMARTIO" xyzzy
 expect "... points to --help" "unknown command 'xyzzy' \\('smartio --help' lists the commands\\)"
 
