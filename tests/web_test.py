@@ -91,11 +91,14 @@ def main():
         t.ok(drv.find_element(By.ID, "token").get_attribute("value") == token,
              "the token came from the link")
 
-        btn = drv.find_element(By.CSS_SELECTOR, 'button.borrow[data-fdid="%s"]' % NVME_A)
         sel = drv.find_element(By.CSS_SELECTOR, 'select.borrow-host[data-fdid="%s"]' % NVME_A)
         t.ok(sel.get_attribute("value") == "0", "Borrow defaults to host 0 for lender-a's nvme0",
              sel.get_attribute("value"))
-        btn.click()
+        # The page rebuilds the pool's rows on every changed snapshot (the daemons' peer
+        # connections settle during the first polls): click the row that is there now.
+        t.ok(poll(lambda: drv.find_element(
+            By.CSS_SELECTOR, 'button.borrow[data-fdid="%s"]' % NVME_A).click() or True, 5),
+             "the Borrow button takes the click")
         t.ok(poll(lambda: "ok" in drv.find_element(By.ID, "result").get_attribute("class"), 20),
              "Borrow succeeds", drv.find_element(By.ID, "result").text)
         row = 'tr.dev[data-fdid="%s"][data-state="lent"]' % NVME_A

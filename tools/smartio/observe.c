@@ -29,6 +29,7 @@
 
 #include "cli.h"
 #include "lease_path.h"
+#include "obs_stats.h"
 #include "observe.h"
 #include "stats.h"
 
@@ -197,47 +198,6 @@ static const char *dev_model(const struct topo_port *ports, uint32_t n, const ch
 
 /* ---------- 2. hosts and 3. adapters ---------- */
 
-/* The element of a STATS array whose key is the string s (or the integer i when s is NULL). */
-static struct json_object *stats_find(struct json_object *stats, const char *arr, const char *key,
-				      const char *s, int64_t i)
-{
-	struct json_object *a, *e, *v;
-
-	if (!stats || !json_object_object_get_ex(stats, arr, &a) ||
-	    !json_object_is_type(a, json_type_array))
-		return NULL;
-	for (size_t k = 0; k < json_object_array_length(a); k++) {
-		e = json_object_array_get_idx(a, k);
-		if (!json_object_object_get_ex(e, key, &v))
-			continue;
-		if (s ? json_object_is_type(v, json_type_string) &&
-			!strcmp(json_object_get_string(v), s)
-		      : json_object_is_type(v, json_type_int) && json_object_get_int64(v) == i)
-			return e;
-	}
-	return NULL;
-}
-
-static uint64_t stat_u(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int)
-		       ? (uint64_t)json_object_get_int64(v) : 0;
-}
-
-/* Counter c[to] = the STATS member from, when the daemon reported it. */
-static int copy_counter(struct json_object *c, const char *to, struct json_object *from_obj,
-			const char *from)
-{
-	struct json_object *v;
-
-	if (!from_obj || !json_object_object_get_ex(from_obj, from, &v) ||
-	    !json_object_is_type(v, json_type_int))
-		return 0;
-	return smio_json_add_uint(c, to, (uint64_t)json_object_get_int64(v));
-}
-
 static int adapter_json(struct json_object *arr, const struct smio_ntb_info *ni, bool known,
 			const struct topo_ntb *tn, uint32_t idx, int link, struct json_object *st)
 {
@@ -267,11 +227,11 @@ static int adapter_json(struct json_object *arr, const struct smio_ntb_info *ni,
 		     smio_json_add_uint(c, "doorbells_pending", ni->db_pending) ||
 		     smio_json_add_uint(c, "dma_channels", ni->dma_channels);
 	/* The daemon's counters of this adapter (STATS, "adapters" by index). */
-	st = known ? stats_find(st, "adapters", "index", NULL, idx) : NULL;
+	st = known ? obs_stats_find(st, "adapters", "index", NULL, idx) : NULL;
 	if (!rc && st)
-		rc = copy_counter(c, "link_errors_total", st, "link_errors") ||
-		     copy_counter(c, "link_drops_total", st, "link_drops") ||
-		     copy_counter(c, "doorbells_total", st, "doorbells");
+		rc = obs_copy_counter(c, "link_errors_total", st, "link_errors") ||
+		     obs_copy_counter(c, "link_drops_total", st, "link_drops") ||
+		     obs_copy_counter(c, "doorbells_total", st, "doorbells");
 	if (rc || smio_json_add(o, "counters", c)) {
 		json_object_put(o);
 		return -ENOMEM;
@@ -322,7 +282,7 @@ static int faults_json(struct json_object *host, const struct smio_iommu_faults 
 static int host_events(struct pass *p, uint32_t hi, int fd, uint32_t pid, struct json_object *host)
 {
 	uint64_t since = obs_track_since(p->trk, p->t->hosts[hi].id, pid,
-					 stat_u(p->stats[hi], "events_last"));
+					 obs_stat_u(p->stats[hi], "events_last"));
 	uint64_t next = since;
 	struct json_object *ev = NULL;
 
@@ -367,7 +327,7 @@ static int host_json(struct pass *p, uint32_t hi, struct json_object *hosts)
 		     smio_json_add_uint(c, "route_misses_total", st.route_misses) ||
 		     smio_json_add_uint(c, "iommu_faults_total", st.iommu_faults) ? -ENOMEM : 0;
 	if (!rc && p->up[hi] && cli_stats_fetch(fd, &p->stats[hi]) == 0)
-		rc = copy_counter(c, "dma_faults_total", p->stats[hi], "dma_faults");
+		rc = obs_copy_counter(c, "dma_faults_total", p->stats[hi], "dma_faults");
 	if (!rc && p->up[hi] && p->trk)
 		rc = host_events(p, hi, fd, st.pid, o);
 	for (uint32_t i = 0; i < p->nntb[hi] && !rc; i++) {
@@ -613,84 +573,6 @@ static int lease_cables(const struct pass *p, uint32_t x, uint32_t y, struct jso
 	return 0;
 }
 
-/* Interrupts per vector, as an object {"0": n, ...} (metrics: label vector="N"). */
-static int irq_counters(struct json_object *c, struct json_object *sd)
-{
-	struct json_object *irqs, *o = json_object_new_object();
-	uint64_t other = stat_u(sd, "irqs_other");
-	char k[16];
-	int rc = o ? 0 : -ENOMEM;
-
-	if (json_object_object_get_ex(sd, "irqs", &irqs) && json_object_is_type(irqs, json_type_array))
-		for (size_t v = 0; !rc && v < json_object_array_length(irqs); v++) {
-			snprintf(k, sizeof(k), "%zu", v);
-			rc = smio_json_add_uint(o, k, (uint64_t)json_object_get_int64(
-							json_object_array_get_idx(irqs, v)));
-		}
-	if (!rc && other)
-		rc = smio_json_add_uint(o, "other", other);
-	if (rc) {
-		json_object_put(o);
-		return rc;
-	}
-	return smio_json_add(c, "interrupts_total", o);
-}
-
-/*
- * A device's counters from its lender's STATS (matched by BDF): I/O and
- * bytes in one form for every model (io_total, bytes_total), the NVMe split
- * by kind, errors, DMA faults, FLRs, interrupts per vector. {} when the
- * lender did not answer STATS.
- */
-static struct json_object *device_counters(struct json_object *st, const char *bdf)
-{
-	struct json_object *c = json_object_new_object(),
-			   *sd = stats_find(st, "devices", "bdf", bdf, 0), *m;
-	bool nvme = sd && json_object_object_get_ex(sd, "model", &m) &&
-		    !strcmp(json_object_get_string(m), "nvme");
-	int rc = c ? 0 : -ENOMEM;
-
-	if (!rc && sd && nvme)
-		rc = smio_json_add_uint(c, "io_total", stat_u(sd, "read") + stat_u(sd, "write") +
-							 stat_u(sd, "other")) ||
-		     smio_json_add_uint(c, "bytes_total", stat_u(sd, "bytes_read") +
-							    stat_u(sd, "bytes_written")) ||
-		     copy_counter(c, "reads_total", sd, "read") ||
-		     copy_counter(c, "writes_total", sd, "write") ||
-		     copy_counter(c, "admin_commands_total", sd, "admin") ||
-		     copy_counter(c, "read_bytes_total", sd, "bytes_read") ||
-		     copy_counter(c, "written_bytes_total", sd, "bytes_written");
-	else if (!rc && sd)
-		rc = copy_counter(c, "io_total", sd, "ops") || copy_counter(c, "bytes_total", sd, "bytes");
-	if (!rc && sd)
-		rc = copy_counter(c, "errors_total", sd, "errors") ||
-		     copy_counter(c, "dma_faults_total", sd, "dma_faults") ||
-		     copy_counter(c, "flrs_total", sd, "flrs") || irq_counters(c, sd);
-	if (rc) {
-		json_object_put(c);
-		return NULL;
-	}
-	return c;
-}
-
-/*
- * What the borrower's daemon says of its borrow (STATS "borrowed"): the
- * bound driver and the holders. Absent when the borrower did not answer
- * (obs_track then falls back on what it noted itself).
- */
-static int borrow_json(struct pass *p, struct json_object *o, int bi, const char *fdid)
-{
-	struct json_object *b = bi >= 0 ? stats_find(p->stats[bi], "borrowed", "fdid", fdid, 0)
-					: NULL, *v;
-
-	if (!b)
-		return 0;
-	json_object_object_get_ex(b, "driver", &v);
-	return smio_json_add_str(o, "driver", v && json_object_is_type(v, json_type_string) ?
-					      json_object_get_string(v) : NULL) ||
-	       smio_json_add_uint(o, "holders", stat_u(b, "holders")) ? -ENOMEM : 0;
-}
-
 static int device_json(struct pass *p, struct json_object *arr, const struct smio_lend_entry *e)
 {
 	static const char *const states[] = { "available", "lent", "sisci" };
@@ -717,8 +599,9 @@ static int device_json(struct pass *p, struct json_object *arr, const struct smi
 	     (bi >= 0 || e->state == SMIO_LEND_LENT ? smio_json_add_uint(o, "borrower", e->borrower)
 						     : smio_json_add_null(o, "borrower")) ||
 	     smio_json_add_uint(o, "sisci_borrows", e->sisci_borrows) ||
-	     smio_json_add(o, "counters", device_counters(li >= 0 ? p->stats[li] : NULL, b)) ||
-	     borrow_json(p, o, bi, json_object_get_string(json_object_object_get(o, "fdid")))
+	     smio_json_add(o, "counters", obs_device_counters(li >= 0 ? p->stats[li] : NULL, b)) ||
+	     (bi >= 0 && obs_borrow_json(o, p->stats[bi],
+					  json_object_get_string(json_object_object_get(o, "fdid"))))
 		     ? -ENOMEM : 0;
 	if (!rc && li >= 0 && bi >= 0) {
 		rc = lease_cables(p, (uint32_t)bi, (uint32_t)li, path, &pstate);
