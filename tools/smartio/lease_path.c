@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hostproc.h"
 #include "lease_path.h"
 #include "stats.h"
 
@@ -91,8 +92,13 @@ struct json_object **lease_path_stats(const char *dir, const struct topo *t)
 	struct json_object **stats = calloc(t->nhosts ? t->nhosts : 1, sizeof(*stats));
 
 	for (uint32_t i = 0; stats && i < t->nhosts; i++) {
-		int fd = cli_connect(dir, t->hosts[i].id, SMIO_ROLE_CLIENT);
+		pid_t pid = cli_daemon_alive(dir, t->hosts[i].id);
+		int fd;
 
+		/* A stopped daemon (fault hang) would cost a timeout: its paths read unknown. */
+		if (!pid || cli_proc_state(pid) == 'T')
+			continue;
+		fd = cli_connect(dir, t->hosts[i].id, SMIO_ROLE_CLIENT);
 		if (fd < 0)
 			continue;
 		if (cli_stats_fetch(fd, &stats[i]))
