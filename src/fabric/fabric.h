@@ -69,6 +69,7 @@ struct fab_func {
 	const struct topo_device *tdev; /* FAB_FN_ENDPOINT */
 	uint32_t index;          /* position in host->funcs */
 	uint32_t flr_seq;        /* atomic: FLRs initiated (flr.c); the model thread follows */
+	uint32_t flr_done;       /* atomic: the flr_seq its model has finished resetting to */
 	/*
 	 * SR-IOV (sriov.c). A PF: its SR-IOV capability's offset and its
 	 * TotalVFs virtual functions (built with it, present only while VF

@@ -8,9 +8,44 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <time.h>
 #include <linux/pci_regs.h>
 
 #include "pci_priv.h"
+#include "util/smio_time.h"
+
+#define VF_READY_MS  100   /* after VF Enable, software waits 100 ms (PCIe; Linux too) */
+
+/*
+ * VFs come up through a reset their models do on their own threads: wait
+ * until every enabled VF's model has done it (or the spec's 100 ms are
+ * over, for functions without a model), with the host lock let go so those
+ * threads and everyone else go on meanwhile.
+ */
+static void wait_vfs_ready(struct pci_dev *pf, unsigned numvfs, uint16_t off, uint16_t stride)
+{
+	struct fab_host *h = pf->host->h;
+	uint64_t deadline = smio_now_ms() + VF_READY_MS;
+	unsigned depth = fab_host_unlock_all(h);
+
+	for (;;) {
+		bool ready = true;
+
+		fab_host_lock(h);
+		for (unsigned n = 1; n <= numvfs && ready; n++) {
+			struct fab_func *vf = fab_func_by_bdf(h, (uint16_t)(pf->bdf + off +
+							      (n - 1) * stride));
+
+			ready = !vf || __atomic_load_n(&vf->flr_done, __ATOMIC_ACQUIRE) ==
+				       __atomic_load_n(&vf->flr_seq, __ATOMIC_ACQUIRE);
+		}
+		fab_host_unlock(h);
+		if (ready || smio_now_ms() >= deadline)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
+	}
+	fab_host_relock(h, depth);
+}
 
 static uint32_t rd(struct pci_dev *pdev, uint32_t off, uint32_t size)
 {
@@ -182,6 +217,7 @@ int pci_sriov_configure(struct pci_dev *pf, unsigned numvfs)
 	pci_write_config(pf, pos + PCI_SRIOV_CTRL, 2,
 			 ctrl | PCI_SRIOV_CTRL_VFE | PCI_SRIOV_CTRL_MSE);
 	pf->num_vfs = (uint16_t)numvfs;
+	wait_vfs_ready(pf, numvfs, off, stride);
 	for (unsigned n = 1; n <= numvfs && !rc; n++)
 		rc = add_vf(pf, pos, n, (uint16_t)(pf->bdf + off + (n - 1) * stride));
 	if (rc) {
