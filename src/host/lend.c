@@ -179,13 +179,24 @@ void lend_teardown(struct fab_host *h, struct lend_setup *s, bool reset)
 	free(s);
 }
 
+/*
+ * What the borrower is told the device is. A VF's own header has all-ones
+ * IDs and no BARs: as Linux's PCI core (and vfio-pci) do, its vendor is the
+ * PF's, its device ID the PF's VF Device ID, and its BARs' types those of
+ * the PF's VF BARs, so the borrower sees a whole function.
+ */
 static void read_identity(struct fab_host *h, struct fab_func *fn, struct lend_grant *g)
 {
+	uint16_t pf_bdf = fn->pf ? fab_func_bdf(fn->pf) : 0;
 	uint32_t v = 0;
 
-	fab_cfg_access_read(h, g->bdf, PCI_VENDOR_ID, 4, &v);
+	fab_cfg_access_read(h, fn->pf ? pf_bdf : g->bdf, PCI_VENDOR_ID, 4, &v);
 	g->vendor = (uint16_t)v;
 	g->device = (uint16_t)(v >> 16);
+	if (fn->pf) {
+		fab_cfg_access_read(h, pf_bdf, fn->pf->sriov_cap + PCI_SRIOV_VF_DID, 2, &v);
+		g->device = (uint16_t)v;
+	}
 	fab_cfg_access_read(h, g->bdf, PCI_CLASS_REVISION, 4, &v);
 	g->class = v >> 8;
 	for (unsigned b = 0; b < 6; b++) {
@@ -193,7 +204,11 @@ static void read_identity(struct fab_host *h, struct fab_func *fn, struct lend_g
 			continue;
 		g->bar_addr[b] = fab_func_bar_addr(fn, b);
 		g->bar_size[b] = fn->bars[b].size;
-		fab_cfg_access_read(h, g->bdf, PCI_BASE_ADDRESS_0 + 4 * b, 4, &v);
+		if (fn->pf)
+			fab_cfg_access_read(h, pf_bdf, fn->pf->sriov_cap + PCI_SRIOV_BAR + 4 * b, 4,
+					    &v);
+		else
+			fab_cfg_access_read(h, g->bdf, PCI_BASE_ADDRESS_0 + 4 * b, 4, &v);
 		g->bar_flags[b] = v & ~(uint32_t)PCI_BASE_ADDRESS_MEM_MASK;
 	}
 	memcpy(g->name, fn->name, sizeof(g->name));
