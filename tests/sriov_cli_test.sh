@@ -29,6 +29,11 @@ hosts:
     ports:
       - ntb: {name: ntb0, connect: mxs0}
       - device: {name: nvme0, model: nvme, sriov: {vfs: 4}, params: {ns_size: 80M, queues: 4}}
+      - device:
+          name: acc0
+          model: accel
+          params: {memory: 1M}
+          functions: [{name: acc1, model: accel, params: {memory: 1M}}]
   - id: 2
     ram: 2G
     iommu: false
@@ -43,6 +48,11 @@ check "sriov: the PF's state" "$SMARTIO" sriov --host 1 --dev nvme0
 expect "no VFs yet" "^02:00.0 host 1: SR-IOV PF 534d, VF device 0011, 0 of 4 VFs enabled \(offset 1, stride 1\)"
 check "devices" "$SMARTIO" devices
 expect "only the PF in the pool" "$PF .*nvme0 .*available"
+expect "each function of a multi-function device its own FDID" "0x00080300 .*acc0 " \
+	"0x00080301 .*acc1 "
+check "lend function 1 of the multi-function device to host 2" "$SMARTIO" borrow 0x00080301 --host 2
+expect "the accelerator driver binds" "acc1 from host 1 is f0:00.0, driver smartio-accel"
+check "return it" "$SMARTIO" return 0x00080301 --host 2 --unbind
 hasnt "$VF1" && ok "no VF in the pool" || not_ok "no VF in the pool"
 check_fails "sriov on a host without that device" "$SMARTIO" sriov --host 0 --dev nvme0
 check_fails "sriov --numvfs beyond TotalVFs" "$SMARTIO" sriov --host 1 --dev nvme0 --numvfs 5
