@@ -310,6 +310,25 @@ static void test_topology_errors(void **state)
 	}
 }
 
+static void test_too_many_vfs(void **state)
+{
+	static const char y[] =
+		"version: 1\nhosts:\n  - id: 0\n    ports:\n"
+		"      - device: {model: nvme, sriov: {vfs: 64}}\n"
+		"      - device: {model: nvme, sriov: {vfs: 64}}\n"
+		"      - device: {model: nvme, sriov: {vfs: 64}}\n"
+		"      - device: {model: nvme, sriov: {vfs: 64}}\n";
+	struct fab_cluster *c = NULL;
+	struct topo *t = NULL;
+	char err[512] = "";
+
+	assert_int_equal(topo_load_string(y, strlen(y), "t.yaml", &t, err, sizeof(err)), 0);
+	assert_int_equal(fab_cluster_create(t, dev_endpoint_init, &c, err, sizeof(err)), -ENOSPC);
+	if (!strstr(err, "do not fit: a host holds at most 256 functions"))
+		fail_msg("message: %s", err);
+	topo_free(t);
+}
+
 /* lspci -xxxx format: "BB:DD.F ..." then 16 bytes a line. */
 static void dump_fn(FILE *f, uint16_t bdf, const uint8_t *cfg)
 {
@@ -374,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_pci_core_numvfs),
 		cmocka_unit_test(test_multi_function),
 		cmocka_unit_test(test_topology_errors),
+		cmocka_unit_test(test_too_many_vfs),
 		cmocka_unit_test(test_lspci_decodes),
 	};
 

@@ -162,7 +162,11 @@ static int init_vfs(struct fab_func *pf, const struct model_desc *m,
 		else
 			rc = fab_msix_reset_table(vf);
 	}
-	if (rc)
+	if (rc == -ENOSPC)
+		snprintf(err, errlen, "device %s: %u VFs do not fit: a host holds at most %d "
+			 "functions and %d BAR memory objects (each VF has its own BARs); give "
+			 "it fewer 'vfs'", td->name, td->sriov_vfs, FAB_MAX_FUNCS, FAB_MAX_MEMS);
+	else if (rc)
 		snprintf(err, errlen, "device %s: SR-IOV setup failed: %s", td->name,
 			 strerror(-rc));
 	return rc;

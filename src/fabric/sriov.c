@@ -109,7 +109,7 @@ static int build_vf(struct fab_func *pf, unsigned n, const struct fab_vf_bar bar
 	snprintf(name, sizeof(name), "%.20s-vf%u", pf->name, n);
 	vf = fab_func_alloc(pf->host, FAB_FN_ENDPOINT, name, pf->parent, 0, 0);
 	if (!vf)
-		return -ENOMEM;
+		return pf->host->nfuncs >= FAB_MAX_FUNCS ? -ENOSPC : -ENOMEM;
 	pf->vfs[n - 1] = vf;
 	vf->pf = pf;
 	vf->vf_index = (uint16_t)n;
