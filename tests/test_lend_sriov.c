@@ -227,11 +227,43 @@ static void test_iommu_isolates_vfs(void **state)
 	env_down(&e);
 }
 
+/* The PF may be lent too, but its VFs stay the lender's: SR-IOV writes are dropped. */
+static void test_pf_borrower_cannot_touch_vfs(void **state)
+{
+	struct lend_local *l;
+	struct pci_dev *s;
+	struct env e;
+	uint32_t cap = 0x100, v, ctrl;
+
+	(void)state;
+	env_up(&e);
+	fab_host_lock(e.h[2]);
+	assert_int_equal(lend_local_borrow(e.h[1], e.pf->bdf, e.ph[2], &l, &s), 0);
+	assert_true(nvme_drv_bound(s));
+	/* The borrower finds the capability and sees the VFs enabled ... */
+	assert_int_equal(pci_read_config(s, cap, 4, &v), 0);
+	assert_int_equal(v & 0xffff, PCI_EXT_CAP_ID_SRIOV);
+	assert_int_equal(pci_read_config(s, cap + PCI_SRIOV_CTRL, 2, &ctrl), 0);
+	assert_true(ctrl & PCI_SRIOV_CTRL_VFE);
+	/* ... but cannot take them away from their borrowers. */
+	assert_int_equal(pci_write_config(s, cap + PCI_SRIOV_CTRL, 2, 0), 0);
+	assert_int_equal(pci_read_config(s, cap + PCI_SRIOV_CTRL, 2, &v), 0);
+	assert_int_equal(v, ctrl);
+	assert_int_equal(pci_sriov_configure(s, 0), -ENODEV);
+	assert_int_equal(shadow_destroy(e.ph[2], s, true), 0);
+	assert_int_equal(lend_local_return(l, false), 0);
+	fab_host_unlock(e.h[2]);
+	rw_check(&e, 0, 0, 11);
+	rw_check(&e, 1, 0, 12);
+	env_down(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vfs_lent_to_two_hosts),
 		cmocka_unit_test(test_iommu_isolates_vfs),
+		cmocka_unit_test(test_pf_borrower_cannot_touch_vfs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include "fabric/iommu.h"
 #include "fabric/route.h"
 #include "fabric/ntb.h"
+#include "fabric/sriov.h"
 #include "lend.h"
 #include "ntb_drv.h"
 
@@ -413,6 +414,7 @@ int lend_cfg_read(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size,
 int lend_cfg_write(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size,
 		   uint32_t val)
 {
+	struct fab_func *fn;
 	int rc = cfg_check(off, size);
 
 	if (rc)
@@ -422,7 +424,17 @@ int lend_cfg_write(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size
 								    off < PCI_ROM_ADDRESS + 4))
 		return 0;
 	fab_host_lock(h);
-	rc = fab_cfg_access_write(h, bdf, off, size, val);
+	fn = fab_func_by_bdf(h, bdf);
+	/*
+	 * Nor are the PF's VFs: they are functions of the lender, in its pool,
+	 * maybe lent to others (docs/lending.md, "Lending per function"). The
+	 * SR-IOV capability (VF Enable, NumVFs, VF BARs) reads as it is.
+	 */
+	if (fn && fn->sriov_cap && off < fn->sriov_cap + (uint32_t)FAB_SRIOV_SIZEOF &&
+	    off + size > fn->sriov_cap)
+		rc = 0;
+	else
+		rc = fab_cfg_access_write(h, bdf, off, size, val);
 	fab_host_unlock(h);
 	return rc;
 }
