@@ -88,6 +88,10 @@ check "nvme read at host 2" "$SMARTIO" nvme read --host 2 --dev f0:00.0 --lba 9 
 check "devices: both lent" "$SMARTIO" devices
 expect "lent to two hosts at once" "$VF1 .*lent +host 0" "$VF2 .*lent +host 2"
 
+check "FLR of VF3 (VFs implement FLR)" "$SMARTIO" fault reset --host 1 nvme0-vf3
+check "VF1 unaffected: its data" "$SMARTIO" nvme read --host 0 --dev f0:00.0 --lba 9 --count 8 -o "$WORK/b0"
+[ "$(bytes "$WORK/b0")" = "11" ] && ok "VF1's data after VF3's FLR" || not_ok "VF1's data after VF3's FLR"
+
 check_fails "disabling VFs while one is lent" "$SMARTIO" sriov --host 1 --dev nvme0 --numvfs 0
 expect "a clear error" "cannot change the VFs of nvme0 \(02:00.0\) on host 1: a VF or the PF is borrowed"
 check "return VF1" "$SMARTIO" return $VF1 --host 0 --unbind
