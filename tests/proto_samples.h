@@ -187,6 +187,14 @@ static inline size_t sample_core(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_FUNC_LIST:	return reply ? fill_func_list(buf, 3) : 0;
 	case SMIO_CFG_READ:	return SAMPLE_PUT(cfg);
 	case SMIO_CFG_WRITE:	return reply ? 0 : SAMPLE_PUT(cfg);
+	case SMIO_SRIOV: {
+		struct smio_sriov_req q = { .bdf = 0x0100, .numvfs = 2, .set = 1 };
+		struct smio_sriov_state sv = { .bdf = 0x0100, .total_vfs = 4, .num_vfs = 2,
+					       .vf_offset = 1, .vf_stride = 1, .vf_device = 0x11,
+					       .vendor = 0x534d };
+
+		return reply ? SAMPLE_PUT(sv) : SAMPLE_PUT(q);
+	}
 	case SMIO_CFG_DUMP:
 		if (!reply)
 			return SAMPLE_PUT(bdf);

@@ -419,7 +419,7 @@ static void test_errors_slots(void **state)
 		 "unknown model 'nvmf' (expected one of: test, nvme, accel)");
 	load_bad(H "  - ports:\n    - device: {model: nvme, colour: red}\n", 4,
 		 "hosts[0] port 0 device: unknown key 'colour' (expected one of: name, model, "
-		 "lendable, vendor_id, device_id, bars, params)");
+		 "lendable, vendor_id, device_id, bars, params, sriov, functions)");
 	load_bad(H "  - ports:\n    - device: {model: nvme, vendor_id: 0x10000}\n", 4,
 		 "vendor_id 65536 is out of range (0..65535)");
 	/* Names: one name space for devices, switches and NTBs of a host. */

@@ -56,7 +56,16 @@ struct topo_device {
 	struct topo_bar bars[TOPO_MAX_BARS];
 	uint32_t nparams;             /* model parameters, free-form key/value */
 	struct topo_param params[TOPO_MAX_PARAMS];
+	/* SR-IOV (docs/devices.md): TotalVFs, 0 = no SR-IOV capability. */
+	uint16_t sriov_vfs;
+	uint16_t vf_device_id;        /* 0: the model's own VF device ID */
+	/* A multi-function endpoint: functions 1..nfuncs after this one (function 0). */
+	uint32_t nfuncs;
+	struct topo_device *funcs;
 };
+
+#define TOPO_MAX_FUNCS  8     /* functions of one endpoint (0..7, no ARI) */
+#define TOPO_MAX_VFS    64    /* TotalVFs of one physical function */
 
 struct topo_port;
 

@@ -134,6 +134,7 @@ static const struct {
 	[SMIO_MC_WRITE] = { .fn = h_mcast, .work = true },
 	[SMIO_MC_DMA] = { .fn = h_mcast, .work = true },
 	[SMIO_MC_TREE] = { .fn = h_mcast },
+	[SMIO_SRIOV] = { .fn = h_sriov, .work = true },
 };
 
 #define KEY_DEV(bdf)   (0x100000000ull | (uint16_t)(bdf))
@@ -175,6 +176,9 @@ static void work_keys(struct smd *d, const struct smd_req *r, struct smd_work *w
 		break;
 	case SMIO_CFG_DUMP:
 		w->key = KEY_DEV(((const struct smio_bdf *)p)->bdf);
+		break;
+	case SMIO_SRIOV:
+		w->key = KEY_DEV(((const struct smio_sriov_req *)p)->bdf);
 		break;
 	case SMIO_LEND_BORROW:
 	case SMIO_LEND_RETURN: {

@@ -102,7 +102,11 @@ int h_func_list(struct smd_req *r)
 	o->pad = 0;
 	for (uint32_t i = 0; i < h->nfuncs && o->n < SMIO_MAX_FUNCS; i++) {
 		const struct fab_func *f = h->funcs[i];
-		struct smio_func_info *fi = &o->f[o->n++];
+		struct smio_func_info *fi;
+
+		if (!fab_func_present(f))
+			continue;   /* a VF while its PF's VF Enable is clear */
+		fi = &o->f[o->n++];
 
 		memset(fi, 0, sizeof(*fi));
 		fi->bdf = fab_func_bdf(f);

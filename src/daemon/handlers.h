@@ -12,6 +12,7 @@ int h_func_list(struct smd_req *r);
 int h_cfg_read(struct smd_req *r);
 int h_cfg_write(struct smd_req *r);
 int h_cfg_dump(struct smd_req *r);
+int h_sriov(struct smd_req *r);          /* h_sriov.c */
 int h_route(struct smd_req *r);
 int h_map(struct smd_req *r);
 int h_ntb_info(struct smd_req *r);

@@ -51,6 +51,10 @@ struct dev_func {
 	uint16_t bdf;
 	uint16_t msix_cap;          /* config offset of the MSI-X capability, 0 if none */
 	const struct topo_device *td; /* name, model, params from the topology */
+	/* SR-IOV: 0 for a PF or an ordinary function, n >= 1 for VF n of a PF
+	 * (which shares td with it); total_vfs is the PF's TotalVFs. */
+	uint16_t vf_index;
+	uint16_t total_vfs;
 	const struct dev_bus_ops *bus;
 	void *bus_ctx;
 	/* Timing-faithful mode: the calibration to answer by; NULL: as fast as

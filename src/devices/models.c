@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fabric/pcidev.h"
+#include "fabric/sriov.h"
 #include "ids.h"
 #include "models.h"
 
@@ -18,6 +19,7 @@ struct model_bar {
 struct model_desc {
 	const char *name;
 	uint16_t vendor, device;
+	uint16_t vf_device;      /* VF Device ID (SR-IOV); 0: the model has no VFs */
 	uint32_t class24;
 	uint8_t rev;
 	/* default BARs; size 0 ends the list */
@@ -101,11 +103,12 @@ static int accel_params(const struct topo_device *td, struct model_bar *bars,
 }
 
 static const struct model_desc models[] = {
-	{ .name = "test", .vendor = 0x1b36, .device = 0x0005, .class24 = 0x00ff00, .rev = 0,
+	{ .name = "test", .vendor = 0x1b36, .device = 0x0005, .vf_device = SMARTIO_PCI_DEV_TEST_VF, .class24 = 0x00ff00, .rev = 0,
 	  .bars = { { 0, false, false, 4096 }, { 2, true, true, 1ull << 20 } },
 	  .msix_bir = 0, .msix_table = 0x800, .msix_pba = 0xc00 },
 	/* NVMe controller: 64-bit BAR0 registers+doorbells, MSI-X in BAR4. */
 	{ .name = "nvme", .vendor = SMARTIO_PCI_VENDOR, .device = SMARTIO_PCI_DEV_NVME,
+	  .vf_device = SMARTIO_PCI_DEV_NVME_VF,
 	  .class24 = SMARTIO_PCI_CLASS_NVME, .rev = 0,
 	  .bars = { { 0, true, false, 16384 }, { 4, false, false, 65536 } },
 	  .msix_bir = 4, .msix_table = 0x0, .msix_pba = 0x8000, .params = nvme_params },
@@ -127,6 +130,46 @@ static const struct model_desc *find_model(const char *name)
 int dev_model_known(const char *model)
 {
 	return find_model(model) != NULL;
+}
+
+/*
+ * SR-IOV: the VFs get the model's default BARs as VF BARs (no CMB), a PCI
+ * Express capability with FLR, and an MSI-X table like the PF's.
+ */
+static int init_vfs(struct fab_func *pf, const struct model_desc *m,
+		    const struct topo_device *td, unsigned vectors, char *err, size_t errlen)
+{
+	struct fab_vf_bar vb[6] = { { 0 } };
+	int rc;
+
+	if (!m->vf_device) {
+		snprintf(err, errlen, "device %s: model '%s' has no virtual functions", td->name,
+			 m->name);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < 3 && m->bars[i].size; i++)
+		vb[m->bars[i].index] = (struct fab_vf_bar){ m->bars[i].size, m->bars[i].is64,
+							    m->bars[i].prefetch };
+	rc = fab_sriov_init(pf, td->sriov_vfs, pf->sriov_first_off,
+			    td->vf_device_id ? td->vf_device_id : m->vf_device, vb);
+	for (unsigned n = 1; !rc && n <= pf->total_vfs; n++) {
+		struct fab_func *vf = fab_sriov_vf(pf, n);
+
+		fab_cap_pcie(vf, 0, vf->link, 0);
+		fab_func_set_flr_capable(vf);   /* VFs must implement FLR */
+		if (!fab_cap_msix(vf, vectors, m->msix_bir, m->msix_table, m->msix_pba))
+			rc = -ENOSPC;
+		else
+			rc = fab_msix_reset_table(vf);
+	}
+	if (rc == -ENOSPC)
+		snprintf(err, errlen, "device %s: %u VFs do not fit: a host holds at most %d "
+			 "functions and %d BAR memory objects (each VF has its own BARs); give "
+			 "it fewer 'vfs'", td->name, td->sriov_vfs, FAB_MAX_FUNCS, FAB_MAX_MEMS);
+	else if (rc)
+		snprintf(err, errlen, "device %s: SR-IOV setup failed: %s", td->name,
+			 strerror(-rc));
+	return rc;
 }
 
 int dev_endpoint_init(struct fab_func *fn, const struct topo_device *td, char *err,
@@ -198,5 +241,7 @@ int dev_endpoint_init(struct fab_func *fn, const struct topo_device *td, char *e
 			return rc;
 		}
 	}
+	if (td->sriov_vfs)
+		return init_vfs(fn, m, td, m->params ? vectors : 4, err, errlen);
 	return 0;
 }

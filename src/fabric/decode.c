@@ -10,6 +10,7 @@
 
 #include "fabric.h"
 #include "pcidev.h"
+#include "sriov.h"
 
 bool fab_bridge_bus_range(const struct fab_func *br, uint8_t *sec, uint8_t *sub)
 {
@@ -21,6 +22,9 @@ bool fab_bridge_bus_range(const struct fab_func *br, uint8_t *sec, uint8_t *sub)
 uint16_t fab_func_bdf(const struct fab_func *fn)
 {
 	uint8_t bus = 0;
+
+	if (fn->pf)
+		return fab_sriov_vf_rid(fn->pf, fn->vf_index);
 
 	if (fn->parent)
 		bus = fab_cfg_get8(&fn->parent->cfg, PCI_SECONDARY_BUS);
@@ -44,7 +48,11 @@ static struct fab_func *find_below(struct fab_func *br, unsigned bus, unsigned d
 	for (uint32_t i = 0; i < br->nchildren; i++) {
 		struct fab_func *c = br->children[i];
 
-		if (bus == sec) {
+		if (c->pf) {
+			/* A VF: at its routing ID while enabled (it may sit past bus sec). */
+			if (fab_vf_present(c) && fab_func_bdf(c) == FAB_BDF(bus, dev, fnum))
+				return c;
+		} else if (bus == sec) {
 			if (c->dev == dev && c->fn == fnum)
 				return c;
 		} else if (is_bridge(c)) {
@@ -109,17 +117,26 @@ int fab_cfg_access_read(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t
 	return fab_cfg_read(&fn->cfg, off, size, val);
 }
 
+bool fab_func_present(const struct fab_func *fn)
+{
+	return !fn->pf || fab_vf_present(fn);
+}
+
 int fab_cfg_access_write(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size,
 			 uint32_t val)
 {
 	struct fab_func *fn = fab_func_by_bdf(h, bdf);
+	uint16_t sriov_ctrl;
 	bool flr;
 	int rc;
 
 	if (!fn)
 		return fab_cfg_check(off, size) ? -EINVAL : -ENODEV;
 	flr = fab_cfg_write_is_flr(fn, off, size, val);
+	sriov_ctrl = fab_sriov_ctrl(fn);
 	rc = fab_cfg_write(&fn->cfg, off, size, val);
+	if (!rc && fab_sriov_write_hits(fn, off, size))
+		fab_sriov_written(fn, sriov_ctrl);   /* NumVFs lock, VF Enable changes */
 	if (!rc && flr)
 		fab_func_flr(fn);       /* flr.c; it tells the tables itself */
 	else if (!rc && bar_reg_affects_routing(off, size))
@@ -129,6 +146,8 @@ int fab_cfg_access_write(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_
 
 bool fab_func_mem_enabled(const struct fab_func *fn)
 {
+	if (fn->pf)
+		return fab_vf_mem_enabled(fn);   /* VF MSE, not the VF's Command */
 	return fab_cfg_get16(&fn->cfg, PCI_COMMAND) & PCI_COMMAND_MEMORY;
 }
 
@@ -142,6 +161,8 @@ uint64_t fab_func_bar_addr(const struct fab_func *fn, unsigned bar)
 	uint32_t off;
 	uint64_t a;
 
+	if (fn->pf)
+		return fab_vf_bar_addr(fn, bar);
 	if (bar > 5 || !fn->bars[bar].present)
 		return 0;
 	off = PCI_BASE_ADDRESS_0 + 4 * bar;

@@ -69,6 +69,19 @@ struct fab_func {
 	const struct topo_device *tdev; /* FAB_FN_ENDPOINT */
 	uint32_t index;          /* position in host->funcs */
 	uint32_t flr_seq;        /* atomic: FLRs initiated (flr.c); the model thread follows */
+	uint32_t flr_done;       /* atomic: the flr_seq its model has finished resetting to */
+	/*
+	 * SR-IOV (sriov.c). A PF: its SR-IOV capability's offset and its
+	 * TotalVFs virtual functions (built with it, present only while VF
+	 * Enable is set and their number is at most NumVFs). A VF: its PF and
+	 * its number n (1-based), from which its routing ID and BARs follow.
+	 */
+	uint16_t sriov_cap;
+	uint16_t sriov_first_off; /* First VF Offset the device layout gives (host.c) */
+	uint16_t total_vfs;
+	struct fab_func **vfs;
+	struct fab_func *pf;
+	uint16_t vf_index;
 };
 
 /* A memory object: a memfd that backs host RAM or a BAR. */
@@ -173,8 +186,11 @@ int fab_cfg_access_write(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_
 			 uint32_t val);
 /* The function answering config cycles at bdf, or NULL (master abort). */
 struct fab_func *fab_func_by_bdf(struct fab_host *h, uint16_t bdf);
-/* Current BDF of a function (from its parent's programmed secondary bus). */
+/* Current BDF of a function (from its parent's programmed secondary bus; a VF's
+ * from its PF's: PF RID + First VF Offset + (n - 1) * VF Stride). */
 uint16_t fab_func_bdf(const struct fab_func *fn);
+/* Does fn answer config cycles now? Always, except a VF that is not enabled. */
+bool fab_func_present(const struct fab_func *fn);
 struct fab_func *fab_func_by_name(struct fab_host *h, const char *name);
 
 /* Bridges: decoded windows from the programmed config registers. */

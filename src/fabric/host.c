@@ -457,12 +457,47 @@ static int build_ntb(struct build_ctx *b, const struct topo_port *p, struct fab_
 	return 0;
 }
 
+/*
+ * An endpoint: function 0 from the port's device, functions 1..7 from its
+ * 'functions' (then function 0's Header Type has the Multi-Function bit).
+ * Without ARI, each PF's VFs take the routing IDs after all physical
+ * functions and the VFs of the PFs before it (First VF Offset, stride 1).
+ */
+static int build_device(struct build_ctx *b, const struct topo_port *p, struct fab_func *port_fn)
+{
+	const struct topo_device *td = &p->dev;
+	unsigned nphys = 1 + td->nfuncs, vfs_before = 0;
+	struct fab_func *fn0 = NULL;
+
+	for (unsigned f = 0; f < nphys; f++) {
+		const struct topo_device *d = f ? &td->funcs[f - 1] : td;
+		struct fab_func *fn = fab_func_alloc(b->h, FAB_FN_ENDPOINT, d->name, port_fn, 0,
+						     (uint8_t)f);
+		int rc;
+
+		if (!fn)
+			return -ENOMEM;
+		fn->link = p->link;
+		fn->tdev = d;
+		fn->lendable = d->lendable;
+		fn->sriov_first_off = (uint16_t)(nphys - f + vfs_before);
+		vfs_before += d->sriov_vfs;
+		snprintf(fn->model, sizeof(fn->model), "%s", d->model);
+		rc = b->ep_init ? b->ep_init(fn, d, b->err, b->errlen) : -ENOTSUP;
+		if (rc)
+			return rc;
+		if (!f)
+			fn0 = fn;
+	}
+	if (nphys > 1)
+		fab_cfg_set8(&fn0->cfg, PCI_HEADER_TYPE,
+			     fab_cfg_get8(&fn0->cfg, PCI_HEADER_TYPE) | 0x80);
+	return 0;
+}
+
 static int build_port_slot(struct build_ctx *b, const struct topo_port *p,
 			   struct fab_func *port_fn, unsigned depth)
 {
-	struct fab_func *fn;
-	int rc;
-
 	if (depth > TOPO_MAX_DEPTH)
 		return -ELOOP;
 	switch (p->kind) {
@@ -474,15 +509,7 @@ static int build_port_slot(struct build_ctx *b, const struct topo_port *p,
 	case TOPO_SLOT_NTB:
 		return build_ntb(b, p, port_fn);
 	case TOPO_SLOT_DEVICE:
-		fn = fab_func_alloc(b->h, FAB_FN_ENDPOINT, p->dev.name, port_fn, 0, 0);
-		if (!fn)
-			return -ENOMEM;
-		fn->link = p->link;
-		fn->tdev = &p->dev;
-		fn->lendable = p->dev.lendable;
-		snprintf(fn->model, sizeof(fn->model), "%s", p->dev.model);
-		rc = b->ep_init ? b->ep_init(fn, &p->dev, b->err, b->errlen) : -ENOTSUP;
-		return rc;
+		return build_device(b, p, port_fn);
 	}
 	return -EINVAL;
 }
@@ -633,6 +660,7 @@ void fab_host_destroy(struct fab_host *h)
 	free(h->ntbs);
 	for (uint32_t i = 0; i < h->nfuncs; i++) {
 		free(h->funcs[i]->children);
+		free(h->funcs[i]->vfs);
 		free(h->funcs[i]);
 	}
 	for (uint32_t i = 0; i < h->nmems; i++) {

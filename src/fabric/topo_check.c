@@ -163,13 +163,74 @@ static int parse_params(struct tp_obj *dev, struct topo_device *d)
 }
 
 static const char *const dev_keys[] = {
-	"name", "model", "lendable", "vendor_id", "device_id", "bars", "params", NULL
+	"name", "model", "lendable", "vendor_id", "device_id", "bars", "params", "sriov",
+	"functions", NULL
 };
 
-static int parse_device(struct hostctx *hc, struct fy_node *n, int line, const char *parent,
-			struct topo_port *p)
+static const char *const sriov_keys[] = { "vfs", "device_id", NULL };
+
+/* sriov: {vfs: N, device_id: X}: the SR-IOV capability's TotalVFs and VF Device ID. */
+static int parse_sriov(struct tp_obj *dev, struct topo_device *d)
 {
-	struct topo_device *d = &p->dev;
+	int i = tp_idx(dev, "sriov"), rc;
+	uint32_t vfs, did;
+	struct tp_obj o;
+
+	if (i < 0 || !dev->kline[i])
+		return 0;
+	rc = tp_open(&o, dev->b, dev->val[i], dev->kline[i], sriov_keys, "%s sriov", dev->what);
+	if (!rc && !tp_has(&o, "vfs"))
+		rc = topo_err(o.b, o.line, "%s: 'vfs' (TotalVFs, 1..%d) is required", o.what,
+			      TOPO_MAX_VFS);
+	if (!rc)
+		rc = tp_u32(&o, "vfs", &vfs, 0, 1, TOPO_MAX_VFS);
+	if (!rc)
+		rc = tp_u32(&o, "device_id", &did, 0, 0, 0xffff);
+	if (rc)
+		return rc;
+	if (strcmp(d->model, "nvme") && strcmp(d->model, "test"))
+		return topo_err(o.b, o.line, "%s: model '%s' has no virtual functions (nvme and "
+				"test have)", o.what, d->model);
+	d->sriov_vfs = (uint16_t)vfs;
+	d->vf_device_id = (uint16_t)did;
+	return 0;
+}
+
+static int parse_one_device(struct hostctx *hc, struct fy_node *n, int line, const char *parent,
+			    struct topo_device *d, bool fn0);
+
+/* functions: [device, ...]: functions 1..7 of a multi-function endpoint. */
+static int parse_functions(struct hostctx *hc, struct tp_obj *dev, struct topo_device *d)
+{
+	struct fy_node *seq, *item;
+	void *it = NULL;
+	size_t n;
+	int rc;
+
+	if (!tp_has(dev, "functions"))
+		return 0;
+	rc = tp_seq(dev, "functions", &seq, &n, 1, TOPO_MAX_FUNCS - 1);
+	if (rc || !seq)
+		return rc;
+	d->funcs = calloc(n, sizeof(*d->funcs));
+	if (!d->funcs)
+		return tp_oom(hc->b);
+	for (uint32_t k = 0; (item = fy_node_sequence_iterate(seq, &it)); k++) {
+		char what[LABEL_MAX];
+
+		snprintf(what, sizeof(what), "%.150s function %u", dev->what, k + 1);
+		rc = parse_one_device(hc, item, tp_line(item, dev->line), what, &d->funcs[k],
+				      false);
+		d->nfuncs = k + 1;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int parse_one_device(struct hostctx *hc, struct fy_node *n, int line, const char *parent,
+			    struct topo_device *d, bool fn0)
+{
 	char nm[48], def[TOPO_NAME_MAX];
 	uint32_t vid, did;
 	struct tp_obj o;
@@ -203,11 +264,34 @@ static int parse_device(struct hostctx *hc, struct fy_node *n, int line, const c
 		rc = parse_bars(&o, d);
 	if (!rc)
 		rc = parse_params(&o, d);
+	if (!rc)
+		rc = parse_sriov(&o, d);
+	if (!rc && !fn0 && tp_has(&o, "functions"))
+		rc = topo_err(hc->b, tp_vline(&o, "functions"), "%s: only function 0 lists "
+			      "'functions'", o.what);
+	if (!rc)
+		rc = parse_functions(hc, &o, d);
 	if (rc)
 		return rc;
+	/* Without ARI a PF's VFs take the device's function numbers after the PFs. */
+	if (fn0) {
+		uint32_t nvf = d->sriov_vfs, nphys = 1 + d->nfuncs;
+
+		for (uint32_t k = 0; k < d->nfuncs; k++)
+			nvf += d->funcs[k].sriov_vfs;
+		if (nvf && nphys > 1 && nvf + nphys > 256)
+			return topo_err(hc->b, o.line, "%s: %u functions and %u VFs do not fit "
+					"256 routing IDs", o.what, nphys, nvf);
+	}
 	d->vendor_id = (uint16_t)vid;
 	d->device_id = (uint16_t)did;
 	return 0;
+}
+
+static int parse_device(struct hostctx *hc, struct fy_node *n, int line, const char *parent,
+			struct topo_port *p)
+{
+	return parse_one_device(hc, n, line, parent, &p->dev, true);
 }
 
 static int add_ntbref(struct topo_build *b, struct topo_ntb *ntb, uint32_t host,

@@ -862,9 +862,12 @@ int topo_load_file(const char *path, struct topo **out, char *err, size_t errlen
 /* Recursion is bounded: the parser refuses deeper than TOPO_MAX_DEPTH. */
 static void free_ports(struct topo_port *ports, uint32_t n)
 {
-	for (uint32_t i = 0; ports && i < n; i++)
+	for (uint32_t i = 0; ports && i < n; i++) {
 		if (ports[i].kind == TOPO_SLOT_SWITCH)
 			free_ports(ports[i].sw.ports, ports[i].sw.nports);
+		if (ports[i].kind == TOPO_SLOT_DEVICE)
+			free(ports[i].dev.funcs);
+	}
 	free(ports);
 }
 

@@ -274,6 +274,8 @@ static void *run(void *arg)
 			r->cmd_valid = false;
 			if (r->inst.ops->reset)
 				r->inst.ops->reset(&r->inst);
+			/* Whoever waits for the reset (VF Enable) may go on. */
+			__atomic_store_n(&r->fn->flr_done, flr, __ATOMIC_RELEASE);
 		}
 		busy = r->inst.ops->poll(&r->inst);
 
@@ -344,6 +346,8 @@ static int setup(struct runner *r, struct fab_func *fn, const struct dev_model_o
 	f->bdf = fab_func_bdf(fn);
 	f->msix_cap = fab_cfg_find_cap(&fn->cfg, PCI_CAP_ID_MSIX);
 	f->td = fn->tdev;
+	f->vf_index = fn->vf_index;
+	f->total_vfs = fn->pf ? fn->pf->total_vfs : fn->total_vfs;
 	f->bus = &fabric_bus;
 	f->bus_ctx = r;
 	f->timing = timing;

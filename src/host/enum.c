@@ -29,8 +29,11 @@ struct pdev {
 	struct pdev *parent;
 	struct pdev *child[32 * 8];
 	unsigned nchild;
-	uint64_t bar_size[6];
-	bool bar64[6], barpref[6];
+	/* BARs 0..5, then 6..11: the SR-IOV capability's VF BARs (TotalVFs each) */
+	uint64_t bar_size[12];
+	bool bar64[12], barpref[12];
+	uint16_t sriov;            /* config offset of the SR-IOV capability, 0: none */
+	uint16_t total_vfs;
 	/* bridges: required windows and what was assigned */
 	uint64_t win_size[RES_TYPES], win_align[RES_TYPES], win_base[RES_TYPES];
 	struct res res[RES_TYPES][6 * 32 + 64];
@@ -64,12 +67,43 @@ static void bdf_str(uint16_t bdf, char *buf, size_t n)
 	snprintf(buf, n, "%02x:%02x.%x", FAB_BDF_BUS(bdf), FAB_BDF_DEV(bdf), FAB_BDF_FN(bdf));
 }
 
+/* Config offset of BAR i: 0..5 in the header, 6..11 the VF BARs. */
+static uint32_t bar_reg(const struct pdev *d, unsigned i)
+{
+	return i < 6 ? PCI_BASE_ADDRESS_0 + 4 * i : d->sriov + PCI_SRIOV_BAR + 4 * (i - 6);
+}
+
+/* Walk the extended capability list through config cycles. */
+static uint16_t find_ecap(struct enum_ctx *c, uint16_t bdf, uint16_t id)
+{
+	uint32_t off = PCI_CFG_SPACE_SIZE;
+
+	for (int n = 0; off >= PCI_CFG_SPACE_SIZE && n < 960; n++) {
+		uint32_t h = rd(c, bdf, off, 4);
+
+		if (h == 0 || h == 0xffffffffu)
+			return 0;
+		if ((h & 0xffff) == id)
+			return (uint16_t)off;
+		off = h >> 20;
+	}
+	return 0;
+}
+
 static void size_bars(struct enum_ctx *c, struct pdev *d)
 {
 	unsigned nbar = d->bridge ? 2 : 6;
 
+	if (!d->bridge) {
+		/* SR-IOV: room for every VF's BARs, as Linux's sriov_init reserves it. */
+		d->sriov = find_ecap(c, d->bdf, PCI_EXT_CAP_ID_SRIOV);
+		if (d->sriov) {
+			d->total_vfs = (uint16_t)rd(c, d->bdf, d->sriov + PCI_SRIOV_TOTAL_VF, 2);
+			nbar = 12;
+		}
+	}
 	for (unsigned i = 0; i < nbar; i++) {
-		uint32_t off = PCI_BASE_ADDRESS_0 + 4 * i, orig = rd(c, d->bdf, off, 4), lo, hi = 0;
+		uint32_t off = bar_reg(d, i), orig = rd(c, d->bdf, off, 4), lo, hi = 0;
 		uint64_t mask;
 
 		if (orig & PCI_BASE_ADDRESS_SPACE_IO)
@@ -77,7 +111,8 @@ static void size_bars(struct enum_ctx *c, struct pdev *d)
 		wr(c, d->bdf, off, 4, 0xffffffffu);
 		lo = rd(c, d->bdf, off, 4);
 		wr(c, d->bdf, off, 4, orig);
-		if ((lo & PCI_BASE_ADDRESS_MEM_TYPE_MASK) == PCI_BASE_ADDRESS_MEM_TYPE_64 && i < 5) {
+		if ((lo & PCI_BASE_ADDRESS_MEM_TYPE_MASK) == PCI_BASE_ADDRESS_MEM_TYPE_64 &&
+		    i != 5 && i != 11) {
 			uint32_t ohi = rd(c, d->bdf, off + 4, 4);
 
 			wr(c, d->bdf, off + 4, 4, 0xffffffffu);
@@ -91,6 +126,8 @@ static void size_bars(struct enum_ctx *c, struct pdev *d)
 		if (!(lo & ~0xfu) && !hi)
 			continue;   /* not implemented */
 		d->bar_size[i] = ~mask + 1;
+		if (i >= 6)
+			d->bar_size[i] *= d->total_vfs;   /* VF n at VF BAR + (n-1) * size */
 		d->barpref[i] = lo & PCI_BASE_ADDRESS_MEM_PREFETCH;
 		if (d->bar64[i])
 			i++;
@@ -191,13 +228,17 @@ static void size_windows(struct pdev *br)
 				if (d->win_size[t])
 					add_res(br, t, d, -1, d->win_size[t], d->win_align[t]);
 		}
-		for (int b = 0; b < 6; b++) {
+		for (int b = 0; b < 12; b++) {
+			uint64_t al = d->bar_size[b];
+
 			if (!d->bar_size[b])
 				continue;
+			if (b >= 6)
+				al /= d->total_vfs;   /* a VF BAR aligns to one VF's size */
 			/* 64-bit prefetchable BARs may live above 4 GiB; all
 			 * others must be reachable with 32-bit addresses. */
 			add_res(br, d->bar64[b] && d->barpref[b] ? RES_PREF64 : RES_MEM32, d, b,
-				d->bar_size[b], d->bar_size[b]);
+				d->bar_size[b], al);
 		}
 	}
 	for (int t = 0; t < RES_TYPES; t++) {
@@ -257,9 +298,10 @@ static int fail_room(struct enum_ctx *c, const struct res *r, int t, uint64_t ba
 	fn = fab_func_by_bdf(c->h, r->dev->bdf);
 	human(r->size, sz, sizeof(sz));
 	if (r->bar >= 0) {
-		snprintf(c->err, c->errlen, "host %u: no room for BAR%d of %s (%s, %s) in the %s "
+		snprintf(c->err, c->errlen, "host %u: no room for %sBAR%d of %s (%s, %s) in the %s "
 			 "window [0x%" PRIx64 "-0x%" PRIx64 "]: enlarge the host's mmio%s in the "
-			 "topology or make the BAR smaller", c->h->id, r->bar, fn ? fn->name : "?",
+			 "topology or make the BAR smaller", c->h->id, r->bar >= 6 ? "VF " : "",
+			 r->bar % 6, fn ? fn->name : "?",
 			 b, sz, type_name(t), base, end - 1, t == RES_MEM32 ? "32" : "64");
 		return -ENOSPC;
 	}
@@ -281,7 +323,7 @@ static int fail_room(struct enum_ctx *c, const struct res *r, int t, uint64_t ba
 
 static int program_bar(struct enum_ctx *c, struct pdev *d, int bar, uint64_t addr)
 {
-	uint32_t off = PCI_BASE_ADDRESS_0 + 4 * (uint32_t)bar;
+	uint32_t off = bar_reg(d, (unsigned)bar);
 	uint32_t lo = rd(c, d->bdf, off, 4) & 0xf;
 	int rc = wr(c, d->bdf, off, 4, (uint32_t)addr | lo);
 

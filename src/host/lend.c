@@ -13,6 +13,7 @@
 #include "fabric/iommu.h"
 #include "fabric/route.h"
 #include "fabric/ntb.h"
+#include "fabric/sriov.h"
 #include "lend.h"
 #include "ntb_drv.h"
 
@@ -179,13 +180,24 @@ void lend_teardown(struct fab_host *h, struct lend_setup *s, bool reset)
 	free(s);
 }
 
+/*
+ * What the borrower is told the device is. A VF's own header has all-ones
+ * IDs and no BARs: as Linux's PCI core (and vfio-pci) do, its vendor is the
+ * PF's, its device ID the PF's VF Device ID, and its BARs' types those of
+ * the PF's VF BARs, so the borrower sees a whole function.
+ */
 static void read_identity(struct fab_host *h, struct fab_func *fn, struct lend_grant *g)
 {
+	uint16_t pf_bdf = fn->pf ? fab_func_bdf(fn->pf) : 0;
 	uint32_t v = 0;
 
-	fab_cfg_access_read(h, g->bdf, PCI_VENDOR_ID, 4, &v);
+	fab_cfg_access_read(h, fn->pf ? pf_bdf : g->bdf, PCI_VENDOR_ID, 4, &v);
 	g->vendor = (uint16_t)v;
 	g->device = (uint16_t)(v >> 16);
+	if (fn->pf) {
+		fab_cfg_access_read(h, pf_bdf, fn->pf->sriov_cap + PCI_SRIOV_VF_DID, 2, &v);
+		g->device = (uint16_t)v;
+	}
 	fab_cfg_access_read(h, g->bdf, PCI_CLASS_REVISION, 4, &v);
 	g->class = v >> 8;
 	for (unsigned b = 0; b < 6; b++) {
@@ -193,7 +205,11 @@ static void read_identity(struct fab_host *h, struct fab_func *fn, struct lend_g
 			continue;
 		g->bar_addr[b] = fab_func_bar_addr(fn, b);
 		g->bar_size[b] = fn->bars[b].size;
-		fab_cfg_access_read(h, g->bdf, PCI_BASE_ADDRESS_0 + 4 * b, 4, &v);
+		if (fn->pf)
+			fab_cfg_access_read(h, pf_bdf, fn->pf->sriov_cap + PCI_SRIOV_BAR + 4 * b, 4,
+					    &v);
+		else
+			fab_cfg_access_read(h, g->bdf, PCI_BASE_ADDRESS_0 + 4 * b, 4, &v);
 		g->bar_flags[b] = v & ~(uint32_t)PCI_BASE_ADDRESS_MEM_MASK;
 	}
 	memcpy(g->name, fn->name, sizeof(g->name));
@@ -398,6 +414,7 @@ int lend_cfg_read(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size,
 int lend_cfg_write(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size,
 		   uint32_t val)
 {
+	struct fab_func *fn;
 	int rc = cfg_check(off, size);
 
 	if (rc)
@@ -407,7 +424,17 @@ int lend_cfg_write(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size
 								    off < PCI_ROM_ADDRESS + 4))
 		return 0;
 	fab_host_lock(h);
-	rc = fab_cfg_access_write(h, bdf, off, size, val);
+	fn = fab_func_by_bdf(h, bdf);
+	/*
+	 * Nor are the PF's VFs: they are functions of the lender, in its pool,
+	 * maybe lent to others (docs/lending.md, "Lending per function"). The
+	 * SR-IOV capability (VF Enable, NumVFs, VF BARs) reads as it is.
+	 */
+	if (fn && fn->sriov_cap && off < fn->sriov_cap + (uint32_t)FAB_SRIOV_SIZEOF &&
+	    off + size > fn->sriov_cap)
+		rc = 0;
+	else
+		rc = fab_cfg_access_write(h, bdf, off, size, val);
 	fab_host_unlock(h);
 	return rc;
 }

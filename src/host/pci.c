@@ -526,7 +526,8 @@ int pci_enable_device(struct pci_dev *pdev)
 	rc = pci_read_config(pdev, PCI_COMMAND, 2, &cmd);
 	if (rc)
 		return rc;
-	for (unsigned i = 0; i < 6; i++)
+	/* A VF's BARs decode by its PF's VF MSE; its own bit reads 0 (iov.c). */
+	for (unsigned i = 0; i < 6 && !pdev->physfn; i++)
 		if (pdev->bar_size[i] && !(cmd & PCI_COMMAND_MEMORY))
 			return -EIO;
 	return 0;

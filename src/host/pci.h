@@ -88,6 +88,11 @@ struct pci_dev {
 	const struct pci_driver *driver;
 	void *drvdata;
 	bool is_lendable;             /* registered with smartio: no local driver binds */
+	/* SR-IOV (iov.c): a VF's PF (NULL for other functions) and its number n >= 1;
+	 * a PF's number of enabled VFs. */
+	struct pci_dev *physfn;
+	uint16_t vf_index;
+	uint16_t num_vfs;
 	/* pci_channel_state; written under the host lock, read by waiting drivers
 	 * without it: use pci_channel_offline / pci_dev_is_disconnected */
 	int error_state;
@@ -117,6 +122,21 @@ int pci_hot_add(struct pci_host *ph, struct fab_func *fn, struct pci_dev **out);
 int pci_hot_remove(struct pci_host *ph, struct pci_dev *pdev);
 const struct pci_device_id *pci_match_id(const struct pci_device_id *ids,
 					 const struct pci_dev *pdev);
+
+/*
+ * SR-IOV (iov.c), as Linux's sriov_numvfs: enable numvfs VFs of PF pf
+ * (NumVFs, then VF Enable and VF MSE in its SR-IOV capability) and add them
+ * to the device list (a VF's vendor is its PF's, its device ID the VF Device
+ * ID, its BARs the VF BARs' slices), or with 0 remove and disable them.
+ * -ENODEV: pf has no SR-IOV capability; -ERANGE: more than TotalVFs;
+ * -EBUSY: VFs are enabled and numvfs is another non-zero number (go through
+ * 0, as sysfs demands); -ENOSPC: the VF BARs were not assigned. With the
+ * host lock held.
+ */
+int pci_sriov_configure(struct pci_dev *pf, unsigned numvfs);
+int pci_sriov_get_totalvfs(struct pci_dev *pf);   /* 0 without SR-IOV */
+/* PF pf's VF n (1-based), or NULL. */
+struct pci_dev *pci_sriov_vf(struct pci_dev *pf, unsigned n);
 
 /* Configuration space (through configuration cycles). */
 int pci_read_config(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *val);

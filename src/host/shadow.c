@@ -62,6 +62,13 @@ struct shadow {
 	struct fab_host *h;
 	uint8_t irq_line;
 	bool master;
+	/*
+	 * A lent SR-IOV VF (its own header says vendor FFFFh): as vfio-pci
+	 * does, the IDs come from the grant and the Memory Space bit, read-only
+	 * 0 in a VF, is kept here (the lender's VF MSE decides its decoding).
+	 */
+	bool virtfn;
+	uint16_t mem;
 };
 
 static const struct pci_dev_ops shadow_ops;
@@ -144,6 +151,17 @@ static int sh_read(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *
 		*val = extract(*e, off, size);
 		return 0;
 	}
+	if (sh->virtfn && dw == PCI_VENDOR_ID) {
+		*val = extract((uint32_t)sh->g.device << 16 | sh->g.vendor, off, size);
+		return 0;
+	}
+	if (sh->virtfn && dw == PCI_COMMAND) {
+		rc = sh->t.cfg_read(sh->t.arg, dw, 4, &v);
+		if (rc)
+			return rc;
+		*val = extract(v | sh->mem, off, size);
+		return 0;
+	}
 	if (dw == PCI_INTERRUPT_LINE) {
 		rc = sh->t.cfg_read(sh->t.arg, dw, 4, &v);
 		if (rc)
@@ -185,8 +203,10 @@ static int sh_write(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t 
 	if (dw == PCI_COMMAND) {
 		uint32_t cmd = merge(0, off, size, val);
 
-		if (off == PCI_COMMAND)
+		if (off == PCI_COMMAND) {
 			sh->master = cmd & PCI_COMMAND_MASTER;
+			sh->mem = cmd & PCI_COMMAND_MEMORY;
+		}
 		if (off + size > PCI_COMMAND + 1 && off <= PCI_COMMAND + 1)
 			val |= PCI_COMMAND_INTX_DISABLE >> ((off & 3) * 8);
 	}
@@ -455,6 +475,12 @@ int shadow_create(struct pci_host *ph, const struct lend_grant *g,
 	if (rc)
 		goto fail;
 	bar_regs(sh, pdev);
+	{
+		uint32_t id = 0;
+
+		sh->virtfn = !t->cfg_read(t->arg, PCI_VENDOR_ID, 2, &id) && id == 0xffff &&
+			     g->vendor != 0xffff;
+	}
 	find_msi(sh);
 	if (iommu_enabled(h->iommu)) {
 		dom = ntb_iommu_domain(h);

@@ -34,6 +34,8 @@ _Static_assert(sizeof(struct smio_hello) == 16, "hello layout");
 _Static_assert(sizeof(struct smio_hello_reply) == 16, "hello_reply layout");
 _Static_assert(sizeof(struct smio_status) == 112, "status layout");
 _Static_assert(sizeof(struct smio_func_info) == 64, "func_info layout");
+_Static_assert(sizeof(struct smio_sriov_req) == 8, "sriov_req layout");
+_Static_assert(sizeof(struct smio_sriov_state) == 16, "sriov_state layout");
 _Static_assert(sizeof(struct smio_nvme_admin) == 80, "nvme_admin layout");
 _Static_assert(sizeof(struct smio_nvme_io) == 24, "nvme_io layout");
 _Static_assert(sizeof(struct smio_nvme_cpl) == 16, "nvme_cpl layout");
@@ -190,6 +192,24 @@ static int check_cfg(const void *p, uint32_t len)
 	if (m.size < 4 && (m.value >> (8 * m.size)))
 		return -EINVAL;
 	return 0;
+}
+
+static int check_sriov_req(const void *p, uint32_t len)
+{
+	struct smio_sriov_req m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.set > 1 || !all_zero(m.pad, sizeof(m.pad)) || (!m.set && m.numvfs))
+		return -EINVAL;
+	return 0;
+}
+
+static int check_sriov_state(const void *p, uint32_t len)
+{
+	struct smio_sriov_state m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.num_vfs > m.total_vfs ? -EINVAL : 0;
 }
 
 static int check_cfg_dump_reply(const void *p, uint32_t len)

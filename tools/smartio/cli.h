@@ -93,6 +93,7 @@ void cli_exec_records_clear(const char *dir);
 int cmd_lspci(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_route(int argc, char **argv);
+int cmd_sriov(int argc, char **argv);
 int cmd_ntb(int argc, char **argv);
 int cmd_iommu(int argc, char **argv);
 int cmd_accel(int argc, char **argv);

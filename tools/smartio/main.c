@@ -30,6 +30,8 @@ static const struct cli_cmd cmds[] = {
 	{ "top", "the cluster at a glance in a terminal: hosts, links, pool, events", cmd_top },
 	{ "diag", "per-adapter and per-device counters: errors, I/O, interrupts (--clear)", cmd_diag },
 	{ "events", "the daemons' event logs: borrow, return, link changes, faults", cmd_events },
+	{ "sriov", "enable or disable an SR-IOV device's virtual functions (VFs join the pool)",
+	  cmd_sriov },
 };
 
 static void usage(FILE *f)

@@ -114,7 +114,7 @@ bool plan_world_endpoint(struct plan_world *w, uint32_t host, unsigned i, uint16
 	for (uint32_t k = 0; h && k < h->nfuncs; k++) {
 		struct fab_func *fn = h->funcs[k];
 
-		if (fn->kind != FAB_FN_ENDPOINT || i--)
+		if (fn->kind != FAB_FN_ENDPOINT || !fab_func_present(fn) || i--)
 			continue;
 		*bdf = fab_func_bdf(fn);
 		*model = fn->model;

@@ -83,6 +83,25 @@ struct smio_bdf {
 	uint16_t pad;
 };
 
+/* SRIOV: a PF's SR-IOV state; set: enable numvfs VFs (0: disable them). */
+struct smio_sriov_req {
+	uint16_t bdf;              /* the PF */
+	uint16_t numvfs;
+	uint8_t set;               /* 0: only ask */
+	uint8_t pad[3];
+};
+
+struct smio_sriov_state {
+	uint16_t bdf;
+	uint16_t total_vfs;
+	uint16_t num_vfs;          /* enabled now */
+	uint16_t vf_offset;        /* First VF Offset */
+	uint16_t vf_stride;
+	uint16_t vf_device;        /* VF Device ID */
+	uint16_t vendor;           /* the PF's (and its VFs') */
+	uint16_t pad;
+};
+
 struct smio_cfg {
 	uint16_t bdf;
 	uint16_t off;              /* < 4096, aligned to size */

@@ -412,6 +412,11 @@ enum smio_payload_kind {
 	  SMIO_PL_VAR(smio_mc_tree, smio_check_mc_tree))					\
 												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
+	/* SR-IOV: a PF's VFs enabled or disabled live (core.h) */				\
+	X(SRIOV,                215, CORE,   SMIO_R_ADMIN, 0,					\
+	  SMIO_PL_FIXED(smio_sriov_req, check_sriov_req),					\
+	  SMIO_PL_FIXED(smio_sriov_state, check_sriov_state))					\
+												\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\
 	  SMIO_PL_FIXED(smio_dma_queue_ref, smio_check_dma_queue_ref),				\
 	  SMIO_PL_FIXED(smio_dma_state, smio_check_dma_state))

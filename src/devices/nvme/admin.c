@@ -44,7 +44,7 @@ static void identify_ctrl(struct nvme_ctrl *c, struct nvme_id_ctrl *id)
 	id->rab = 0;
 	/* IEEE OUI left 0: smartio owns none, and borrowing a vendor's would claim its product */
 	id->mdts = NVME_MDTS;
-	id->cntlid = 0;
+	id->cntlid = c->d->fn.vf_index;   /* PF 0, VF n: n (distinct in the subsystem) */
 	id->ver = 0x00010400;
 	id->oaes = 0;
 	id->cntrltype = 1;              /* I/O controller */

@@ -127,6 +127,8 @@ int nvme_parse_params(struct nvme_ctrl *c, char *err, size_t errlen)
 	c->slots = (uint32_t)v;
 	if ((rc = param_u64(d, "cmb", 0, 0, 1ull << 40, &c->cmb_size, err, errlen)))
 		return rc;
+	if (d->fn.vf_index)
+		c->cmb_size = 0;   /* the CMB is the PF's alone (VFs have no BAR2) */
 	if (c->cmb_size) {
 		if (c->cmb_size < 4096 || (c->cmb_size & (c->cmb_size - 1)) || !d->fn.bar[2] ||
 		    d->fn.bar_size[2] < c->cmb_size) {
@@ -141,7 +143,11 @@ int nvme_parse_params(struct nvme_ctrl *c, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	snprintf(c->serial, sizeof(c->serial), "%s", serial ? serial : "");
-	if (!serial)
+	if (d->fn.vf_index && serial)   /* each VF is a controller of its own */
+		snprintf(c->serial, sizeof(c->serial), "%.14s-VF%u", serial, d->fn.vf_index);
+	else if (d->fn.vf_index)
+		snprintf(c->serial, sizeof(c->serial), "SMARTIO-%.6s-VF%u", name, d->fn.vf_index);
+	else if (!serial)
 		snprintf(c->serial, sizeof(c->serial), "SMARTIO-%.12s", name);
 	c->vid = d->fn.td && d->fn.td->vendor_id ? d->fn.td->vendor_id : SMARTIO_PCI_VENDOR;
 	return 0;

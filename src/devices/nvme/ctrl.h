@@ -55,7 +55,9 @@ struct nvme_ns {
 	 */
 	const uint8_t *map;
 	uint64_t *written;
-	uint64_t bytes;
+	uint64_t bytes;         /* the namespace's size */
+	uint64_t base;          /* where it starts in fd (SR-IOV: this function's slice) */
+	bool shared_media;      /* fd is a reference to media shared with PF/VFs (ns.c) */
 	uint64_t nsze;          /* blocks */
 	unsigned lba_shift;     /* 9 or 12 */
 	uint8_t eui64[8];

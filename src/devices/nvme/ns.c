@@ -3,9 +3,16 @@
  * Namespaces: their backing store (a sparse memfd, or a sparse file
  * PREFIX.nsN), identifiers derived deterministically from the device name,
  * and the Identify Namespace data.
+ *
+ * SR-IOV: a PF with TotalVFs T splits each namespace's media into T + 1
+ * equal slices (page multiples): the PF's namespace is slice 0, VF n's is
+ * slice n. The media are the PF's: a file is shared by its path, a memfd
+ * through the registry below (PF and VFs are separate instances in one
+ * process, found by their common topology device).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +27,71 @@
 
 static const uint8_t zeroes[NVME_MAX_XFER];
 
+/* Memfd media shared by a PF and its VFs, by (topology device, NSID). */
+struct media {
+	const void *key;
+	uint32_t nsid;
+	int fd;
+	unsigned refs;
+	struct media *next;
+};
+
+static pthread_mutex_t media_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct media *media_list;
+
+/* A descriptor of the media (created at size on first use), or -errno. */
+static int media_get(const void *key, uint32_t nsid, const char *name, uint64_t size)
+{
+	struct media *m;
+	int fd = -ENOMEM;
+
+	pthread_mutex_lock(&media_lock);
+	for (m = media_list; m && (m->key != key || m->nsid != nsid); m = m->next)
+		;
+	if (!m && (m = calloc(1, sizeof(*m)))) {
+		char nm[96];
+
+		snprintf(nm, sizeof(nm), "smartio-nvme-%s-ns%u", name, nsid);
+		m->fd = memfd_create(nm, MFD_CLOEXEC);
+		if (m->fd < 0 || ftruncate(m->fd, (off_t)size) < 0) {
+			fd = -errno;
+			if (m->fd >= 0)
+				close(m->fd);
+			free(m);
+			m = NULL;
+		} else {
+			m->key = key;
+			m->nsid = nsid;
+			m->next = media_list;
+			media_list = m;
+		}
+	}
+	if (m) {
+		fd = dup(m->fd);
+		if (fd < 0)
+			fd = -errno;
+		else
+			m->refs++;
+	}
+	pthread_mutex_unlock(&media_lock);
+	return fd;
+}
+
+static void media_put(const void *key, uint32_t nsid)
+{
+	struct media **pp, *m;
+
+	pthread_mutex_lock(&media_lock);
+	for (pp = &media_list; (m = *pp) && (m->key != key || m->nsid != nsid); pp = &m->next)
+		;
+	if (m && !--m->refs) {
+		*pp = m->next;
+		close(m->fd);
+		free(m);
+	}
+	pthread_mutex_unlock(&media_lock);
+}
+
 /* Map a memfd namespace for reads; without the mapping, pread serves them. */
 static void ns_map(struct nvme_ns *ns)
 {
@@ -31,7 +103,8 @@ static void ns_map(struct nvme_ns *ns)
 	ns->written = calloc((pages + 63) / 64, sizeof(uint64_t));
 	if (!ns->written)
 		return;
-	m = mmap(NULL, ns->bytes, PROT_READ, MAP_SHARED | MAP_NORESERVE, ns->fd, 0);
+	m = mmap(NULL, ns->bytes, PROT_READ, MAP_SHARED | MAP_NORESERVE, ns->fd,
+		 (off_t)ns->base);
 	if (m == MAP_FAILED) {
 		free(ns->written);
 		ns->written = NULL;
@@ -111,7 +184,9 @@ int nvme_ns_init(struct nvme_ctrl *c, char *err, size_t errlen)
 	struct dev_instance *d = c->d;
 	const char *name = d->fn.td ? d->fn.td->name : "nvme";
 	const char *backing = dev_param(d, "backing");
-	uint64_t n, size, lba;
+	bool memory = !backing || !strcmp(backing, "memory");
+	uint64_t n, size, lba, slice, align;
+	char idname[TOPO_NAME_MAX + 8];
 	int rc;
 
 	if ((rc = dev_param_u64(d, "namespaces", 1, &n, err, errlen)))
@@ -133,6 +208,21 @@ int nvme_ns_init(struct nvme_ctrl *c, char *err, size_t errlen)
 			 "(%llu) up to 1P", name, (unsigned long long)lba);
 		return -EINVAL;
 	}
+	/* SR-IOV: this function's slice of each namespace's media (page multiples). */
+	slice = size;
+	if (d->fn.total_vfs) {
+		align = lba > 4096 ? lba : 4096;
+		slice = size / (d->fn.total_vfs + 1u) / align * align;
+		if (!slice) {
+			snprintf(err, errlen, "device %s: ns_size %llu is too small to give each of "
+				 "the PF and its %u VFs a slice of %llu bytes", name,
+				 (unsigned long long)size, d->fn.total_vfs,
+				 (unsigned long long)align);
+			return -EINVAL;
+		}
+	}
+	snprintf(idname, sizeof(idname), "%s%s%.0u", name, d->fn.vf_index ? "-vf" : "",
+		 d->fn.vf_index);
 	c->ns = calloc(n, sizeof(*c->ns));
 	if (!c->ns)
 		return -ENOMEM;
@@ -145,9 +235,19 @@ int nvme_ns_init(struct nvme_ctrl *c, char *err, size_t errlen)
 
 		ns->nsid = i + 1;
 		ns->lba_shift = lba == 512 ? 9 : 12;
-		ns->nsze = size / lba;
-		ns_ids(ns, name);
-		if (!backing || !strcmp(backing, "memory")) {
+		ns->nsze = slice / lba;
+		ns->base = slice * d->fn.vf_index;
+		ns_ids(ns, idname);
+		if (memory && d->fn.total_vfs) {
+			snprintf(path, sizeof(path), "(memory shared with the VFs)");
+			ns->fd = media_get(d->fn.td, ns->nsid, name, size);
+			if (ns->fd < 0) {
+				errno = -ns->fd;
+				ns->fd = -1;
+			} else {
+				ns->shared_media = true;
+			}
+		} else if (memory) {
 			snprintf(path, sizeof(path), "smartio-nvme-%s-ns%u", name, ns->nsid);
 			ns->fd = memfd_create(path, MFD_CLOEXEC);
 		} else {
@@ -161,8 +261,8 @@ int nvme_ns_init(struct nvme_ctrl *c, char *err, size_t errlen)
 				 ns->nsid, path, strerror(errno));
 			return rc;
 		}
-		ns->bytes = size;
-		if (!backing || !strcmp(backing, "memory"))
+		ns->bytes = slice;
+		if (memory)
 			ns_map(ns);
 	}
 	return 0;
@@ -176,6 +276,8 @@ void nvme_ns_fini(struct nvme_ctrl *c)
 		free(c->ns[i].written);
 		if (c->ns[i].fd >= 0)
 			close(c->ns[i].fd);
+		if (c->ns[i].shared_media)
+			media_put(c->d->fn.td, c->ns[i].nsid);
 	}
 	free(c->ns);
 	c->ns = NULL;
@@ -214,7 +316,7 @@ int nvme_ns_read(struct nvme_ns *ns, void *buf, size_t len, uint64_t off)
 
 	while (len) {
 		size_t n = len < IO_CHUNK ? len : IO_CHUNK;
-		ssize_t r = pread(ns->fd, p, n, (off_t)off);
+		ssize_t r = pread(ns->fd, p, n, (off_t)(ns->base + off));
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -237,7 +339,7 @@ int nvme_ns_write(struct nvme_ns *ns, const void *buf, size_t len, uint64_t off)
 
 	while (len) {
 		size_t n = len < IO_CHUNK ? len : IO_CHUNK;
-		ssize_t r = pwrite(ns->fd, p, n, (off_t)off);
+		ssize_t r = pwrite(ns->fd, p, n, (off_t)(ns->base + off));
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -256,8 +358,8 @@ int nvme_ns_zero(struct nvme_ns *ns, uint64_t off, uint64_t len)
 {
 	if (!len)
 		return 0;
-	if (!fallocate(ns->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
-		       (off_t)len)) {
+	if (!fallocate(ns->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		       (off_t)(ns->base + off), (off_t)len)) {
 		ns_mark(ns, off, len, false);
 		return 0;
 	}
