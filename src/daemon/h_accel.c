@@ -169,3 +169,34 @@ int smd_h_accel_op(struct smd *d, const void *payload, uint32_t len, void *out,
 	*outlen = sizeof(res);
 	return 0;
 }
+
+/* SMIO_ACCEL_LAUNCH: a kernel from the request, run by the driver (the wait is bounded by
+ * the request's timeout; the driver aborts a kernel that overruns it). */
+int smd_h_accel_launch(struct smd *d, const void *payload, uint32_t len, void *out,
+		       uint32_t *outlen)
+{
+	const struct smio_accel_launch *m = payload;
+	struct smio_accel_result res = { 0 };
+	struct accel_prog_res pr = { 0 };
+	struct pci_dev *pdev;
+	uint64_t placed = 0;
+	int rc;
+
+	if (len < sizeof(*m) || len != sizeof(*m) + (uint64_t)m->image_len + m->args_len)
+		return -EINVAL;
+	pdev = bound_accel(d, m->bdf);
+	if (!pdev)
+		return -ENODEV;
+	rc = accel_drv_kernel(pdev, m->data, m->image_len, m->data + m->image_len, m->args_len,
+			      m->code_off == SMIO_ACCEL_CODE_TOP ? ACCEL_DRV_KERNEL_TOP : m->code_off,
+			      (int)m->timeout_ms, &pr, &placed);
+	if (rc && rc != -ETIMEDOUT)
+		return rc;
+	res.status = pr.status;
+	res.result = pr.result;
+	res.bus = placed;
+	res.elapsed_ns = pr.elapsed_ns;
+	memcpy(out, &res, sizeof(res));
+	*outlen = sizeof(res);
+	return rc;
+}

@@ -450,6 +450,11 @@ int h_accel_op(struct smd_req *r)
 	return smd_h_accel_op(r->d, r->p, r->len, r->out, &r->outlen);
 }
 
+int h_accel_launch(struct smd_req *r)
+{
+	return smd_h_accel_launch(r->d, r->p, r->len, r->out, &r->outlen);
+}
+
 /* SISCI segments (h_segment.c). */
 int h_segment(struct smd_req *r)
 {

@@ -82,6 +82,24 @@ int smio_check_accel_result(const void *p, uint32_t len)
 	return m.pad ? -EINVAL : 0;
 }
 
+int smio_check_accel_launch(const void *p, uint32_t len)
+{
+	struct smio_accel_launch m;
+
+	if (len < sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || !m.image_len || m.args_len > 4096 || !m.timeout_ms ||
+	    m.timeout_ms > SMIO_ACCEL_LAUNCH_MAX_MS)
+		return -EINVAL;
+	if ((uint64_t)len != sizeof(m) + (uint64_t)m.image_len + m.args_len)
+		return -EINVAL;
+	/* The argument block is NUL-ended strings. */
+	if (m.args_len && ((const uint8_t *)p)[len - 1])
+		return -EINVAL;
+	return 0;
+}
+
 /* ---- SmartIO device pool ---- */
 
 _Static_assert(sizeof(struct smio_dev_info) == 120, "dev_info layout");

@@ -97,4 +97,24 @@ struct smio_accel_result {
 	uint64_t avg_ns;
 };
 
+/*
+ * ACCEL_LAUNCH: run a kernel (an ELF .so, <smartio/accel_kernel.h>) on the
+ * accelerator. The image and then the argument block (NUL-ended strings)
+ * follow. Reply: smio_accel_result with status (PROG_STATUS), result (the
+ * kernel's return value, or the signal it died of), bus = where the image
+ * went in device memory (an offset), elapsed_ns.
+ */
+#define SMIO_ACCEL_CODE_TOP   UINT64_MAX  /* code_off: as high in memory as it fits */
+#define SMIO_ACCEL_LAUNCH_MAX_MS (24u * 3600u * 1000u)
+
+struct smio_accel_launch {
+	uint16_t bdf;
+	uint16_t pad;
+	uint32_t image_len;
+	uint32_t args_len;
+	uint32_t timeout_ms;       /* 1 .. SMIO_ACCEL_LAUNCH_MAX_MS */
+	uint64_t code_off;         /* device-memory offset of the image, or SMIO_ACCEL_CODE_TOP */
+	uint8_t data[];            /* image, then arguments */
+};
+
 #endif

@@ -411,6 +411,11 @@ enum smio_payload_kind {
 	  SMIO_PL_FIXED(smio_mc_tree_req, smio_check_mc_tree_req),				\
 	  SMIO_PL_VAR(smio_mc_tree, smio_check_mc_tree))					\
 												\
+	/* accelerator kernels (driver.h), issue 14 */					\
+	X(ACCEL_LAUNCH,         225, DRIVER, SMIO_R_LOCAL, 0, /* + image + args */		\
+	  SMIO_PL_VAR(smio_accel_launch, smio_check_accel_launch),				\
+	  SMIO_PL_FIXED(smio_accel_result, smio_check_accel_result))				\
+												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\
 	  SMIO_PL_FIXED(smio_dma_queue_ref, smio_check_dma_queue_ref),				\
