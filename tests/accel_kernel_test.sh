@@ -97,4 +97,64 @@ for _ in $(seq 50); do [ -z "$(contexts)" ] && break; sleep 0.1; done
 check "no device context is left, not even a zombie" test -z "$(contexts)"
 
 check "cluster down" "$SMARTIO" cluster down
+
+# ---- Device-resident NVMe queues: the kernel drives nvme0 itself ----
+# gpu0 and nvme0 below one switch; the kernel gets a queue pair whose SQ and
+# CQ are in gpu0's memory, rings nvme0's doorbells through the fabric and
+# has the data DMAed straight into its memory. 1 MiB of known bytes written
+# by `smartio nvme write` must arrive unchanged (CRC32C by the device's
+# checksum program against Python's), nvme0 must have done exactly the
+# kernel's Read commands, and the host must have had no I/O interrupt from
+# it (only its admin queue's, for creating and deleting the pair).
+KN=$(realpath "$KDIR/k_nvme.so")
+TOPO2=$(realpath "$SRC/tests/topologies/accel-nvme.yaml")
+python3 - "$WORK/data.bin" <<'PY'
+import random, sys
+r = random.Random(14)
+open(sys.argv[1], "wb").write(bytes(r.getrandbits(8) for _ in range(1 << 20)))
+PY
+WANT=$(python3 - "$WORK/data.bin" <<'PY'
+import sys
+t = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    t.append(c)
+c = 0xFFFFFFFF
+for b in open(sys.argv[1], "rb").read():
+    c = t[(c ^ b) & 0xFF] ^ (c >> 8)
+print("0x%08x" % (c ^ 0xFFFFFFFF))
+PY
+)
+nvme_counts() {
+	"$SMARTIO" diag --host 0 --json | python3 -c '
+import json, sys
+for h in json.load(sys.stdin)["hosts"]:
+    for d in h.get("devices", []):
+        if d.get("name") == "nvme0":
+            # vector 0 is for the admin queue, the host I/O queues use the others
+            print(d["admin"], d["read"], d["interrupts"] - d["irqs"][0])'
+}
+check "cluster up (accel-nvme)" "$SMARTIO" cluster up "$TOPO2"
+check "nvme write: 1 MiB of known bytes at LBA 0" \
+	"$SMARTIO" nvme write --dev nvme0 --lba 0 -i "$WORK/data.bin"
+read -r A0 R0 I0 <<<"$(nvme_counts)"
+check "the kernel reads them into its memory through its own queue pair" \
+	"$SMARTIO" $A launch --dev gpu0 --nvme nvme0 --queue-depth 32 --json "$KN" read 0 2048 0x100000
+expect "256 commands of 4 KiB completed" '"status":"ok"' '"result":256,'
+same "the device's checksum of its memory is the written data's" \
+	"$(crc_of gpu0 dev:0x100000 1048576)" "$WANT"
+read -r A1 R1 I1 <<<"$(nvme_counts)"
+same "nvme0 did exactly the kernel's 256 Reads" $((R1 - R0)) 256
+same "and 4 admin commands (create and delete CQ and SQ)" $((A1 - A0)) 4
+same "the host had no I/O interrupt from nvme0 (the kernel polls its CQ)" $((I1 - I0)) 0
+check "again, through the root complex (gpu1), depth 2" \
+	"$SMARTIO" $A launch --dev gpu1 --nvme nvme0 --queue-depth 2 --json "$KN" read 8 8 0
+expect "one command" '"status":"ok"' '"result":1,'
+check "gpu1's copy of LBA 8" "$SMARTIO" $A copy --dev gpu0 --src dev:$((0x100000 + 4096)) --dst gpu1:bar2+0x10000 --len 4096
+same "equals what the switch path read" "$(crc_of gpu1 dev:0 4096)" "$(crc_of gpu1 dev:0x10000 4096)"
+check_fails "--nvme with a device that is no NVMe" \
+	"$SMARTIO" $A launch --dev gpu0 --nvme gpu1 "$KN" read 0 8 0
+check "cluster down" "$SMARTIO" cluster down
 tap_done

@@ -77,6 +77,29 @@ static inline uint32_t accel_k_ld64(struct accel_kctx *k, uint64_t bus, uint64_t
 	return k->read(k, bus, v, sizeof(*v));
 }
 
+/*
+ * The value of a KEY=VALUE argument, or NULL. The host adds such arguments
+ * when it hands the kernel resources, e.g. an NVMe queue pair
+ * (nvme.qid=..., docs/devices.md "Device-resident NVMe queues").
+ */
+static inline const char *accel_k_arg(int argc, char **argv, const char *key)
+{
+	size_t n = 0;
+
+	while (key[n])
+		n++;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		size_t j = 0;
+
+		while (j < n && a[j] == key[j])
+			j++;
+		if (j == n && a[n] == '=')
+			return a + n + 1;
+	}
+	return NULL;
+}
+
 /* The bus address of k->mem + off, for handing to peers (PRPs, queue bases). */
 static inline uint64_t accel_k_bus(const struct accel_kctx *k, uint64_t off)
 {

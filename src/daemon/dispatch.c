@@ -171,9 +171,14 @@ static void work_keys(struct smd *d, const struct smd_req *r, struct smd_work *w
 			w->key2 = KEY_DEV(m->peer_bdf);
 		break;
 	}
-	case SMIO_ACCEL_LAUNCH:
-		w->key = KEY_DEV(((const struct smio_accel_launch *)p)->bdf);
+	case SMIO_ACCEL_LAUNCH: {
+		const struct smio_accel_launch *m = p;
+
+		w->key = KEY_DEV(m->bdf);
+		if ((m->flags & SMIO_ACCEL_LAUNCH_F_NVMEQ) && m->nvme_bdf != m->bdf)
+			w->key2 = KEY_DEV(m->nvme_bdf);   /* its queue pair's driver */
 		break;
+	}
 	case SMIO_CFG_READ:
 		w->key = KEY_DEV(((const struct smio_cfg *)p)->bdf);
 		break;

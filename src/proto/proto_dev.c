@@ -89,8 +89,12 @@ int smio_check_accel_launch(const void *p, uint32_t len)
 	if (len < sizeof(m))
 		return -EINVAL;
 	memcpy(&m, p, sizeof(m));
-	if (m.pad || !m.image_len || m.args_len > 4096 || !m.timeout_ms ||
-	    m.timeout_ms > SMIO_ACCEL_LAUNCH_MAX_MS)
+	if (m.pad || m.pad2 || !m.image_len || m.args_len > 4096 || !m.timeout_ms ||
+	    m.timeout_ms > SMIO_ACCEL_LAUNCH_MAX_MS || (m.flags & ~SMIO_ACCEL_LAUNCH_F_NVMEQ))
+		return -EINVAL;
+	if ((m.flags & SMIO_ACCEL_LAUNCH_F_NVMEQ) ?
+	    (m.qdepth < 2 || m.qdepth > SMIO_ACCEL_QDEPTH_MAX || !m.nsid) :
+	    (m.qdepth || m.nsid || m.nvme_bdf))
 		return -EINVAL;
 	if ((uint64_t)len != sizeof(m) + (uint64_t)m.image_len + m.args_len)
 		return -EINVAL;
@@ -102,6 +106,7 @@ int smio_check_accel_launch(const void *p, uint32_t len)
 
 /* ---- SmartIO device pool ---- */
 
+_Static_assert(sizeof(struct smio_accel_launch) == 40, "accel_launch layout");
 _Static_assert(sizeof(struct smio_dev_info) == 120, "dev_info layout");
 _Static_assert(sizeof(struct smio_dev_list) == 8, "dev_list layout");
 _Static_assert(sizeof(struct smio_dev_borrow) == 8, "dev_borrow layout");

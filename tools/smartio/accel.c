@@ -30,8 +30,10 @@ static const char *const sub_names[] = { "list", "info", "copy", "fill", "checks
 
 struct opts {
 	const char *host_opt, *dir_opt, *dev, *peer, *src, *dst;
-	uint64_t len, pattern, iters, repeat, timeout_ms, code_off;
+	uint64_t len, pattern, iters, repeat, timeout_ms, code_off, nsid, qdepth;
+	const char *nvme;               /* launch --nvme: lend the kernel a queue pair */
 	bool have_len, have_pattern, have_iters, json;
+	uint16_t nvme_bdf;
 	int kargc;                      /* launch: KERNEL.so and its arguments */
 	char **kargv;
 };
@@ -57,7 +59,8 @@ static void usage(FILE *f)
 		"                                between --dev (initiator) and --peer\n"
 		"  bench                         copy bandwidth RAM->device and device->RAM,\n"
 		"                                4K..16M\n"
-		"  launch [--timeout MS] [--code-offset OFF] KERNEL.so [ARGS...]\n"
+		"  launch [--timeout MS] [--code-offset OFF] [--nvme BDF|NAME [--ns N]\n"
+		"         [--queue-depth D]] KERNEL.so [ARGS...]\n"
 		"                                run a kernel (device code, an ELF .so) on the\n"
 		"                                device; options go before KERNEL.so, the rest\n"
 		"                                are the kernel's arguments\n\n"
@@ -73,10 +76,15 @@ static void usage(FILE *f)
 		"  --timeout MS    launch: abort the kernel after MS milliseconds (default 10000)\n"
 		"  --code-offset OFF  launch: where the image goes in device memory\n"
 		"                  (default: the top, below the last 64 bytes)\n"
+		"  --nvme BDF|NAME launch: lend the kernel an I/O queue pair of this NVMe, SQ\n"
+		"                  and CQ in device memory below the image (nvme.* arguments)\n"
+		"  --ns N          launch --nvme: the namespace the kernel is told about (default 1)\n"
+		"  --queue-depth D launch --nvme: entries per queue, 2..%u (default 64)\n"
 		"  --json          one JSON object instead of text (copy, checksum, pingpong, bench,\n"
 		"                  launch)\n"
 		"Only accelerators the host keeps (lendable: false in the topology) have a\n"
-		"driver; lendable ones belong to smartio for lending.\n", MAX_REPEAT);
+		"driver; lendable ones belong to smartio for lending.\n", MAX_REPEAT,
+		SMIO_ACCEL_QDEPTH_MAX);
 }
 
 static int parse_num(const char *what, const char *s, uint64_t max, uint64_t *v)
@@ -345,6 +353,12 @@ static struct smio_accel_launch *launch_req(const struct opts *o, uint16_t bdf, 
 	m->args_len = alen;
 	m->timeout_ms = (uint32_t)o->timeout_ms;
 	m->code_off = o->code_off;
+	if (o->nvme) {
+		m->flags = SMIO_ACCEL_LAUNCH_F_NVMEQ;
+		m->nvme_bdf = o->nvme_bdf;
+		m->nsid = (uint32_t)o->nsid;
+		m->qdepth = (uint16_t)o->qdepth;
+	}
 	*len = (uint32_t)(sizeof(*m) + (uint32_t)n + alen);
 	return m;
 }
@@ -516,8 +530,11 @@ int cmd_accel(int argc, char **argv)
 		{ "iters", required_argument, NULL, 'i' }, { "repeat", required_argument, NULL, 'r' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "code-offset", required_argument, NULL, 'C' },
+		{ "nvme", required_argument, NULL, 'N' }, { "ns", required_argument, NULL, 'n' },
+		{ "queue-depth", required_argument, NULL, 'Q' },
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
-	struct opts o = { .timeout_ms = 10000, .code_off = SMIO_ACCEL_CODE_TOP };
+	struct opts o = { .timeout_ms = 10000, .code_off = SMIO_ACCEL_CODE_TOP, .nsid = 1,
+			  .qdepth = 64 };
 	struct conn c = { .fd = -1 };
 	enum sub s = S_LIST;
 	const char *name;
@@ -580,6 +597,16 @@ int cmd_accel(int argc, char **argv)
 			if (parse_num("--code-offset", optarg, UINT64_MAX - 1, &o.code_off))
 				return 2;
 			break;
+		case 'N': o.nvme = optarg; break;
+		case 'n':
+			if (parse_num("--ns", optarg, UINT32_MAX, &o.nsid) || !o.nsid)
+				return cli_err("--ns is 1..%u", UINT32_MAX), 2;
+			break;
+		case 'Q':
+			if (parse_num("--queue-depth", optarg, SMIO_ACCEL_QDEPTH_MAX, &o.qdepth) ||
+			    o.qdepth < 2)
+				return cli_err("--queue-depth is 2..%u", SMIO_ACCEL_QDEPTH_MAX), 2;
+			break;
 		case 'h': return usage(stdout), 0;
 		default: return usage(stderr), 2;
 		}
@@ -609,7 +636,8 @@ int cmd_accel(int argc, char **argv)
 	rc = conn_open(&c, &o);
 	if (rc)
 		return rc;
-	if (s != S_LIST && cli_parse_func(c.fd, o.dev, &bdf)) {
+	if ((s != S_LIST && cli_parse_func(c.fd, o.dev, &bdf)) ||
+	    (o.nvme && cli_parse_func(c.fd, o.nvme, &o.nvme_bdf))) {
 		close(c.fd);
 		return 2;
 	}

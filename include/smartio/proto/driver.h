@@ -107,13 +107,21 @@ struct smio_accel_result {
 #define SMIO_ACCEL_CODE_TOP   UINT64_MAX  /* code_off: as high in memory as it fits */
 #define SMIO_ACCEL_LAUNCH_MAX_MS (24u * 3600u * 1000u)
 
+#define SMIO_ACCEL_LAUNCH_F_NVMEQ 0x1  /* lend the kernel a queue pair of nvme_bdf */
+#define SMIO_ACCEL_QDEPTH_MAX 1024u
+
 struct smio_accel_launch {
 	uint16_t bdf;
-	uint16_t pad;
+	uint16_t nvme_bdf;         /* F_NVMEQ: the NVMe whose queue pair the kernel drives */
 	uint32_t image_len;
 	uint32_t args_len;
 	uint32_t timeout_ms;       /* 1 .. SMIO_ACCEL_LAUNCH_MAX_MS */
 	uint64_t code_off;         /* device-memory offset of the image, or SMIO_ACCEL_CODE_TOP */
+	uint32_t flags;            /* SMIO_ACCEL_LAUNCH_F_* */
+	uint16_t qdepth;           /* F_NVMEQ: entries per queue, 2..SMIO_ACCEL_QDEPTH_MAX */
+	uint16_t pad;
+	uint32_t nsid;             /* F_NVMEQ: the namespace the kernel is told about */
+	uint32_t pad2;
 	uint8_t data[];            /* image, then arguments */
 };
 

@@ -431,7 +431,7 @@ int accel_drv_kernel(struct pci_dev *pdev, const void *image, size_t image_len,
 	if (need + ACCEL_DRV_PP_MAILBOX > a->mem_size)
 		return -ERANGE;
 	if (code_off == ACCEL_DRV_KERNEL_TOP)
-		code_off = (a->mem_size - ACCEL_DRV_PP_MAILBOX - need) & ~4095ull;
+		code_off = accel_drv_kernel_top(a->mem_size, image_len, args_len);
 	if (code_off > a->mem_size || need > a->mem_size - code_off)
 		return -ERANGE;
 	if (a->busy || a->prog_pending)
