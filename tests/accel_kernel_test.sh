@@ -113,7 +113,8 @@ import random, sys
 r = random.Random(14)
 open(sys.argv[1], "wb").write(bytes(r.getrandbits(8) for _ in range(1 << 20)))
 PY
-WANT=$(python3 - "$WORK/data.bin" <<'PY'
+crc_file() {
+	python3 - "$1" <<'PY'
 import sys
 t = []
 for i in range(256):
@@ -126,7 +127,8 @@ for b in open(sys.argv[1], "rb").read():
     c = t[(c ^ b) & 0xFF] ^ (c >> 8)
 print("0x%08x" % (c ^ 0xFFFFFFFF))
 PY
-)
+}
+WANT=$(crc_file "$WORK/data.bin")
 nvme_counts() {
 	"$SMARTIO" diag --host 0 --json | python3 -c '
 import json, sys
@@ -156,5 +158,55 @@ check "gpu1's copy of LBA 8" "$SMARTIO" $A copy --dev gpu0 --src dev:$((0x100000
 same "equals what the switch path read" "$(crc_of gpu1 dev:0 4096)" "$(crc_of gpu1 dev:0x10000 4096)"
 check_fails "--nvme with a device that is no NVMe" \
 	"$SMARTIO" $A launch --dev gpu0 --nvme gpu1 "$KN" read 0 8 0
+check "cluster down" "$SMARTIO" cluster down
+
+# ---- Both devices remote, borrowed with Device Lending (TOCS'21 fig. 19) ----
+# Host 0 borrows lender-a's nvme0 and gpu0 (same lender, below one switch) and
+# lender-b's gpu0 (another lender: the NTBs in between). The daemon resolves
+# each device's view of the other by the P2P rules (pci_p2pdma_bus), so the
+# kernel's doorbell stores and the NVMe's data and completions go straight
+# between the lenders' devices, never through the borrower.
+cat >"$WORK/lend.yaml" <<'YAML'
+version: 1
+cluster_switches:
+  - name: mxs0
+hosts:
+  - id: 0
+    name: borrower
+    iommu: true
+    ports:
+      - ntb: {name: ntb0, connect: mxs0}
+  - id: 1
+    name: lender-a
+    ports:
+      - ntb: {name: ntb0, connect: mxs0}
+      - switch:
+          name: chassis
+          ports:
+            - device: {name: nvme0, model: nvme, params: {ns_size: 16M, lba: 512}}
+            - device: {name: gpu0, model: accel, params: {memory: 16M}}
+  - id: 2
+    name: lender-b
+    iommu: true
+    ports:
+      - ntb: {name: ntb0, connect: mxs0}
+      - device: {name: gpu0, model: accel, params: {memory: 16M}}
+YAML
+head -c 262144 "$WORK/data.bin" >"$WORK/part.bin"
+WANT=$(crc_file "$WORK/part.bin")
+check "cluster up (a borrower and two lenders)" "$SMARTIO" cluster up "$WORK/lend.yaml"
+check "borrow lender-a's nvme0" "$SMARTIO" borrow 1:nvme0
+check "borrow lender-a's gpu0" "$SMARTIO" borrow 1:gpu0
+check "borrow lender-b's gpu0" "$SMARTIO" borrow 2:gpu0
+check "nvme write through the borrowed NVMe" "$SMARTIO" nvme write --dev f0:00.0 --lba 0 \
+	-i "$WORK/part.bin"
+check "a borrowed gpu's kernel reads from the borrowed NVMe (same lender)" \
+	"$SMARTIO" $A launch --dev f0:00.1 --nvme f0:00.0 --json "$KN" read 0 512 0x100000
+expect "64 commands" '"status":"ok"' '"result":64,'
+same "the data arrived" "$(crc_of f0:00.1 dev:0x100000 262144)" "$WANT"
+check "the other lender's gpu drives it too (across NTBs)" \
+	"$SMARTIO" $A launch --dev f0:00.2 --nvme f0:00.0 --queue-depth 8 --json "$KN" read 0 512 0
+expect "64 commands" '"status":"ok"' '"result":64,'
+same "the data arrived" "$(crc_of f0:00.2 dev:0 262144)" "$WANT"
 check "cluster down" "$SMARTIO" cluster down
 tap_done

@@ -183,10 +183,11 @@ struct launch_nvmeq {
  * NVMe driver create the pair there, and tell the kernel by nvme.* arguments
  * appended to its own (args: the block, grown in place; *alen its length).
  */
-static int nvmeq_setup(struct smd *d, const struct smio_accel_launch *m,
+static int nvmeq_setup(struct smd *d, struct pci_dev *accel, const struct smio_accel_launch *m,
 		       const struct accel_drv_info *in, char *args, uint32_t *alen,
 		       uint64_t *code_off, struct launch_nvmeq *lq)
 {
+	uint64_t mem_for_nvme, bar0_for_accel;
 	uint64_t sqb = ((uint64_t)m->qdepth * 64 + 4095) & ~4095ull;
 	uint64_t cqb = ((uint64_t)m->qdepth * 16 + 4095) & ~4095ull;
 	uint64_t code, qoff;
@@ -200,6 +201,13 @@ static int nvmeq_setup(struct smd *d, const struct smio_accel_launch *m,
 	rc = nvme_drv_ns_info(lq->nvme, m->nsid, &ns);
 	if (rc)
 		return rc;
+	/* Each device's own view of the other, resolved by the P2P rules (local,
+	 * same lender, borrower-local, another lender: docs/lending.md). */
+	rc = pci_p2pdma_bus(lq->nvme, accel, ACCEL_BAR_MEM, &mem_for_nvme);
+	if (!rc)
+		rc = pci_p2pdma_bus(accel, lq->nvme, 0, &bar0_for_accel);
+	if (rc)
+		return rc;
 	/* The arguments' final length decides where the image goes: reserve the
 	 * longest nvme.* text first, then place, then write the real one. */
 	code = m->code_off != SMIO_ACCEL_CODE_TOP ? m->code_off :
@@ -208,7 +216,7 @@ static int nvmeq_setup(struct smd *d, const struct smio_accel_launch *m,
 		return -ERANGE;
 	qoff = (code - sqb - cqb) & ~4095ull;
 	memset(in->mem + qoff, 0, sqb + cqb);    /* CQ entries start with phase 0 */
-	rc = nvme_drv_ext_queue(lq->nvme, in->mem_bus + qoff, in->mem_bus + qoff + sqb,
+	rc = nvme_drv_ext_queue(lq->nvme, mem_for_nvme + qoff, mem_for_nvme + qoff + sqb,
 				m->qdepth, &lq->q);
 	if (rc)
 		return rc;
@@ -216,10 +224,12 @@ static int nvmeq_setup(struct smd *d, const struct smio_accel_launch *m,
 	n = snprintf(more, sizeof(more),
 		     "nvme.sq_db=0x%llx%cnvme.cq_db=0x%llx%cnvme.qid=%u%cnvme.depth=%u%c"
 		     "nvme.sq=0x%llx%cnvme.cq=0x%llx%cnvme.nsid=%u%cnvme.lba_shift=%u%c"
-		     "nvme.nsze=%llu", (unsigned long long)lq->q.sq_db_bus, 0,
-		     (unsigned long long)lq->q.cq_db_bus, 0, lq->q.qid, 0, lq->q.depth, 0,
-		     (unsigned long long)qoff, 0, (unsigned long long)(qoff + sqb), 0, m->nsid, 0,
-		     ns.lba_shift, 0, (unsigned long long)ns.nsze);
+		     "nvme.nsze=%llu%cnvme.mem_bus=0x%llx",
+		     (unsigned long long)(bar0_for_accel + lq->q.sq_db_off), 0,
+		     (unsigned long long)(bar0_for_accel + lq->q.cq_db_off), 0, lq->q.qid, 0,
+		     lq->q.depth, 0, (unsigned long long)qoff, 0, (unsigned long long)(qoff + sqb), 0,
+		     m->nsid, 0, ns.lba_shift, 0, (unsigned long long)ns.nsze, 0,
+		     (unsigned long long)mem_for_nvme);
 	if (n < 0 || (size_t)n >= sizeof(more) || *alen + (uint32_t)n + 1 > ACCEL_KERN_ARGS_MAX)
 		return -E2BIG;
 	memcpy(args + *alen, more, (size_t)n + 1);
@@ -257,7 +267,7 @@ int smd_h_accel_launch(struct smd *d, const void *payload, uint32_t len, void *o
 	memcpy(args, m->data + m->image_len, alen);
 	code_off = m->code_off == SMIO_ACCEL_CODE_TOP ? ACCEL_DRV_KERNEL_TOP : m->code_off;
 	if (m->flags & SMIO_ACCEL_LAUNCH_F_NVMEQ) {
-		rc = nvmeq_setup(d, m, &in, args, &alen, &code_off, &lq);
+		rc = nvmeq_setup(d, pdev, m, &in, args, &alen, &code_off, &lq);
 		if (rc)
 			goto out;
 	}

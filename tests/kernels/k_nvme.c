@@ -42,6 +42,9 @@ int64_t accel_kernel_main(struct accel_kctx *k, int argc, char **argv)
 	unsigned shift = (unsigned)arg_num(argc, argv, "nvme.lba_shift");
 	struct nvme_sqe *sq = (struct nvme_sqe *)(k->mem + arg_num(argc, argv, "nvme.sq"));
 	struct nvme_cqe *cq = (struct nvme_cqe *)(k->mem + arg_num(argc, argv, "nvme.cq"));
+	/* PRPs name our memory as the NVMe reaches it (through NTBs when borrowed). */
+	uint64_t mem_bus = accel_k_arg(argc, argv, "nvme.mem_bus") ?
+			   arg_num(argc, argv, "nvme.mem_bus") : k->mem_bus;
 	uint64_t slba, nlb, off, bpc, cmds, sent = 0, done = 0, last;
 	uint32_t tail = 0, head = 0, st;
 	uint8_t phase = 1;
@@ -68,7 +71,7 @@ int64_t accel_kernel_main(struct accel_kctx *k, int argc, char **argv)
 
 			nvme_sqe_init(s, NVM_READ, (uint16_t)tail, nsid);
 			nvme_rw_set(s, slba + sent * bpc, (uint32_t)n);
-			s->prp1 = accel_k_bus(k, off + sent * XFER);
+			s->prp1 = mem_bus + off + sent * XFER;
 			tail = nvme_q_next(tail, depth);
 			sent++;
 		}

@@ -354,8 +354,8 @@ int nvme_drv_ext_queue(struct pci_dev *pdev, uint64_t sq_bus, uint64_t cq_bus, u
 	q->qid = (uint16_t)qid;
 	q->depth = (uint16_t)depth;
 	q->dstrd = dev->dstrd;
-	q->sq_db_bus = pdev->bar_addr[0] + nvme_sq_tail_db(qid, dev->dstrd);
-	q->cq_db_bus = pdev->bar_addr[0] + nvme_cq_head_db(qid, dev->dstrd);
+	q->sq_db_off = nvme_sq_tail_db(qid, dev->dstrd);
+	q->cq_db_off = nvme_cq_head_db(qid, dev->dstrd);
 	return 0;
 }
 

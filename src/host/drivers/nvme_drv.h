@@ -98,14 +98,15 @@ int nvme_drv_io_queue(struct pci_dev *pdev, unsigned q, uint32_t nsid, enum nvme
 /*
  * A queue pair lent to another owner (an accelerator kernel that drives the
  * NVMe itself): SQ and CQ in the caller's memory at sq_bus/cq_bus (page
- * aligned, the CQ zeroed), depth entries each, no interrupt. The doorbells'
- * bus addresses are given for the owner to write. -ENOSPC when the
+ * aligned, the CQ zeroed, as the NVMe reaches them), depth entries each, no
+ * interrupt. The doorbells are at sq_db_off/cq_db_off in BAR0, for the owner
+ * to write (pci_p2pdma_bus gives BAR0 as the owner's device reaches it). -ENOSPC when the
  * controller allocated no further pair. A controller reset removes it.
  */
 struct nvme_drv_extq {
 	uint16_t qid, depth;
 	unsigned dstrd;
-	uint64_t sq_db_bus, cq_db_bus;
+	uint64_t sq_db_off, cq_db_off;
 };
 int nvme_drv_ext_queue(struct pci_dev *pdev, uint64_t sq_bus, uint64_t cq_bus, unsigned depth,
 		       struct nvme_drv_extq *q);
