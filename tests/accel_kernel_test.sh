@@ -84,6 +84,13 @@ check "the device runs the next kernel" "$SMARTIO" $A launch --dev gpu1 "$K" fil
 echo "not an ELF object" >"$WORK/bad.so"
 check_fails "an image that is no kernel" "$SMARTIO" $A launch --dev gpu0 "$WORK/bad.so"
 expect "is refused by the device" "no kernel \(the image did not load\)"
+KB=$(realpath "$KDIR/k_big.so")
+check "a kernel larger than one request (ACCEL_LOAD ahead of the launch)" \
+	"$SMARTIO" $A launch --dev gpu2 --json "$KB" big
+expect "it ran" '"status":"ok"' '"result":6,'
+check "the same at an offset of our choosing" \
+	"$SMARTIO" $A launch --dev gpu2 --code-offset 0x200000 --json "$KB" big
+expect "it ran there" '"result":6,' '"code_offset":"0x200000"'
 check_fails "a lendable accelerator has no driver to launch on" \
 	"$SMARTIO" $A launch --dev gpu3 "$K" peek 0
 check_fails "usage: launch without a kernel" "$SMARTIO" $A launch --dev gpu0

@@ -324,6 +324,7 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 	struct smio_accel_op aop = { .kind = SMIO_ACCEL_COPY, .len = 4096 };
 	struct smio_accel_launch alau = { .image_len = 12, .args_len = 4, .timeout_ms = 1000,
 					  .code_off = SMIO_ACCEL_CODE_TOP };
+	struct smio_accel_load aload = { .len = 8, .off = 0x1000 };
 	struct smio_accel_result ares = { .result = 4096 };
 	struct smio_dev_borrow dbr = { .fdid = SMIO_FDID(8, 0x400) };
 	struct smio_dev_borrowed dbd = { .handle = 1, .info = { .fdid = SMIO_FDID(8, 0x400),
@@ -386,6 +387,12 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 		memset(buf + sizeof(cpl), 0xa5, cpl.data_len);
 		return sizeof(cpl) + cpl.data_len;
 	case SMIO_ACCEL_OP:	return reply ? SAMPLE_PUT(ares) : SAMPLE_PUT(aop);
+	case SMIO_ACCEL_LOAD:
+		if (reply)
+			return 0;
+		memcpy(buf, &aload, sizeof(aload));
+		memset(buf + sizeof(aload), 0x7f, 8);
+		return sizeof(aload) + 8;
 	case SMIO_ACCEL_LAUNCH:
 		if (reply)
 			return SAMPLE_PUT(ares);

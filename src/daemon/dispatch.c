@@ -64,6 +64,7 @@ static const struct {
 	[SMIO_NVME_IO] = { .fn = h_nvme_io, .work = true },
 	[SMIO_ACCEL_OP] = { .fn = h_accel_op, .work = true },
 	[SMIO_ACCEL_LAUNCH] = { .fn = h_accel_launch, .work = true },
+	[SMIO_ACCEL_LOAD] = { .fn = h_accel_load, .work = true },
 	[SMIO_PEER_STEP] = { .fn = h_peer_step },
 	[SMIO_PEER_INVALIDATE] = { .fn = h_peer_invalidate },
 	[SMIO_PEER_DB] = { .fn = h_peer_db },
@@ -171,6 +172,9 @@ static void work_keys(struct smd *d, const struct smd_req *r, struct smd_work *w
 			w->key2 = KEY_DEV(m->peer_bdf);
 		break;
 	}
+	case SMIO_ACCEL_LOAD:
+		w->key = KEY_DEV(((const struct smio_accel_load *)p)->bdf);
+		break;
 	case SMIO_ACCEL_LAUNCH: {
 		const struct smio_accel_launch *m = p;
 

@@ -254,8 +254,11 @@ int smd_h_accel_launch(struct smd *d, const void *payload, uint32_t len, void *o
 	uint32_t alen;
 	int rc;
 
-	if (len < sizeof(*m) || len != sizeof(*m) + (uint64_t)m->image_len + m->args_len ||
-	    m->args_len > sizeof(args))
+	bool loaded = m->flags & SMIO_ACCEL_LAUNCH_F_LOADED;
+	const uint8_t *image = loaded ? NULL : m->data;
+
+	if (len < sizeof(*m) || m->args_len > sizeof(args) ||
+	    len != sizeof(*m) + m->args_len + (loaded ? 0 : (uint64_t)m->image_len))
 		return -EINVAL;
 	pdev = bound_accel(d, m->bdf);
 	if (!pdev)
@@ -264,14 +267,14 @@ int smd_h_accel_launch(struct smd *d, const void *payload, uint32_t len, void *o
 	if (rc)
 		return rc;
 	alen = m->args_len;
-	memcpy(args, m->data + m->image_len, alen);
+	memcpy(args, m->data + (loaded ? 0 : m->image_len), alen);
 	code_off = m->code_off == SMIO_ACCEL_CODE_TOP ? ACCEL_DRV_KERNEL_TOP : m->code_off;
 	if (m->flags & SMIO_ACCEL_LAUNCH_F_NVMEQ) {
 		rc = nvmeq_setup(d, pdev, m, &in, args, &alen, &code_off, &lq);
 		if (rc)
 			goto out;
 	}
-	rc = accel_drv_kernel(pdev, m->data, m->image_len, args, alen, code_off,
+	rc = accel_drv_kernel(pdev, image, m->image_len, args, alen, code_off,
 			      (int)m->timeout_ms, &pr, &placed);
 	if (rc && rc != -ETIMEDOUT)
 		goto out;
@@ -287,4 +290,26 @@ out:
 		smio_warn("%s: nvme: the queue pair of a kernel (qid %u) was not deleted; "
 			  "the next controller reset removes it", lq.nvme->name, lq.q.qid);
 	return rc;
+}
+
+/* SMIO_ACCEL_LOAD: bytes into device memory (a large kernel image, before its launch). */
+int smd_h_accel_load(struct smd *d, const void *payload, uint32_t len)
+{
+	const struct smio_accel_load *m = payload;
+	struct accel_drv_info in;
+	struct pci_dev *pdev;
+	int rc;
+
+	if (len < sizeof(*m) || len != sizeof(*m) + (uint64_t)m->len)
+		return -EINVAL;
+	pdev = bound_accel(d, m->bdf);
+	if (!pdev)
+		return -ENODEV;
+	rc = accel_drv_get_info(pdev, &in);
+	if (rc)
+		return rc;
+	if (m->off > in.mem_size || m->len > in.mem_size - m->off)
+		return -ERANGE;
+	memcpy(in.mem + m->off, m->data, m->len);
+	return 0;
 }

@@ -19,6 +19,11 @@
 
 int64_t accel_kernel_main(struct accel_kctx *k, int argc, char **argv);
 
+#ifdef K_TEST_BIG
+/* k_big.so: the same kernel with 96 KiB of data, larger than one request. */
+static const uint8_t big[96 << 10] = { 1, 2, 3 };
+#endif
+
 static uint64_t num(int argc, char **argv, int i)
 {
 	return i < argc ? strtoull(argv[i], NULL, 0) : 0;
@@ -61,6 +66,10 @@ int64_t accel_kernel_main(struct accel_kctx *k, int argc, char **argv)
 			return -2;
 		return k->read(k, num(argc, argv, 2), k->mem + off, len);
 	}
+#ifdef K_TEST_BIG
+	if (!strcmp(op, "big"))
+		return big[0] + big[1] + big[2] + big[sizeof(big) - 1];
+#endif
 	if (!strcmp(op, "crash"))
 		*(volatile int *)(uintptr_t)argc = 1;   /* argc is a tiny address: SIGSEGV */
 	if (!strcmp(op, "spin"))

@@ -309,45 +309,85 @@ out:
 
 /* ---------- launch ---------- */
 
-/* The image and the argument block (NUL-ended strings) in one request. */
-static struct smio_accel_launch *launch_req(const struct opts *o, uint16_t bdf, uint32_t *len)
+/* The kernel's image, whole (at most ACCEL_KERN_IMAGE_MAX); NULL after saying why. */
+static uint8_t *read_image(const char *path, size_t *len)
 {
-	const uint32_t room = SMIO_MAX_PAYLOAD - sizeof(struct smio_accel_launch);
-	struct smio_accel_launch *m = calloc(1, SMIO_MAX_PAYLOAD);
-	uint32_t alen = 0;
-	ssize_t n;
+	uint8_t *img = malloc(ACCEL_KERN_IMAGE_MAX + 1);
+	size_t n;
 	FILE *f;
 
-	if (!m)
+	if (!img)
 		return cli_err("launch: out of memory"), NULL;
-	f = fopen(o->kargv[0], "rb");
+	f = fopen(path, "rb");
 	if (!f) {
-		cli_err("launch: cannot open %s: %s", o->kargv[0], strerror(errno));
-		free(m);
+		cli_err("launch: cannot open %s: %s", path, strerror(errno));
+		free(img);
 		return NULL;
 	}
-	n = (ssize_t)fread(m->data, 1, room, f);
-	if (n > 0 && (uint32_t)n == room && fgetc(f) != EOF)
-		n = -2;
+	n = fread(img, 1, ACCEL_KERN_IMAGE_MAX + 1, f);
 	fclose(f);
-	if (n <= 0) {
-		cli_err("launch: %s: %s", o->kargv[0], n == -2 ?
-			"larger than one request carries (64 KiB with the arguments; strip it)" :
-			"empty or unreadable");
-		free(m);
+	if (!n || n > ACCEL_KERN_IMAGE_MAX) {
+		cli_err("launch: %s: %s", path, n ? "larger than 64 MiB" : "empty or unreadable");
+		free(img);
 		return NULL;
+	}
+	*len = n;
+	return img;
+}
+
+/*
+ * An image too large to travel with the launch goes ahead in ACCEL_LOAD
+ * pieces, to where the launch will say it is.
+ */
+static int load_image(struct conn *c, uint16_t bdf, const uint8_t *img, size_t len,
+		      uint64_t off)
+{
+	const uint32_t room = SMIO_MAX_PAYLOAD - sizeof(struct smio_accel_load);
+	struct smio_accel_load *m = malloc(SMIO_MAX_PAYLOAD);
+	uint32_t rlen;
+	int rc = 0;
+
+	if (!m)
+		return -ENOMEM;
+	for (size_t done = 0; done < len && !rc; done += m->len) {
+		*m = (struct smio_accel_load){ .bdf = bdf, .off = off + done,
+			.len = (uint32_t)(len - done < room ? len - done : room) };
+		memcpy(m->data, img + done, m->len);
+		rc = smio_call(c->fd, SMIO_ACCEL_LOAD, m, sizeof(*m) + m->len, NULL, 0, &rlen, NULL,
+			       CLI_TIMEOUT_MS);
+	}
+	free(m);
+	return rc;
+}
+
+/* The launch request: the image inline when it fits, else loaded ahead. */
+static struct smio_accel_launch *launch_req(struct conn *c, const struct opts *o, uint16_t bdf,
+					    uint32_t *len, int *err)
+{
+	struct smio_accel_launch *m = calloc(1, SMIO_MAX_PAYLOAD);
+	uint32_t alen = 0, inline_len;
+	uint8_t *img = NULL;
+	size_t n = 0;
+	char *args;
+
+	*err = 1;
+	if (!m || !(args = calloc(1, ACCEL_KERN_ARGS_MAX))) {
+		free(m);
+		return cli_err("launch: out of memory"), NULL;
 	}
 	for (int i = 1; i < o->kargc; i++) {
 		size_t l = strlen(o->kargv[i]) + 1;
 
-		if (l > room - (uint32_t)n - alen || alen + l > 4096) {
+		if (alen + l > ACCEL_KERN_ARGS_MAX) {
 			cli_err("launch: the kernel's arguments are too long (4096 bytes at most)");
-			free(m);
-			return NULL;
+			goto fail;
 		}
-		memcpy(m->data + n + alen, o->kargv[i], l);
+		memcpy(args + alen, o->kargv[i], l);
 		alen += (uint32_t)l;
 	}
+	img = read_image(o->kargv[0], &n);
+	if (!img)
+		goto fail;
 	m->bdf = bdf;
 	m->image_len = (uint32_t)n;
 	m->args_len = alen;
@@ -359,8 +399,44 @@ static struct smio_accel_launch *launch_req(const struct opts *o, uint16_t bdf, 
 		m->nsid = (uint32_t)o->nsid;
 		m->qdepth = (uint16_t)o->qdepth;
 	}
-	*len = (uint32_t)(sizeof(*m) + (uint32_t)n + alen);
+	inline_len = n <= SMIO_MAX_PAYLOAD - sizeof(*m) - alen ? (uint32_t)n : 0;
+	if (!inline_len) {
+		struct smio_accel_op q = { .bdf = bdf, .kind = SMIO_ACCEL_INFO };
+		struct smio_accel_result r;
+		int rc;
+
+		/* Room for the nvme.* arguments the daemon adds (see h_accel.c). */
+		if (m->code_off == SMIO_ACCEL_CODE_TOP) {
+			rc = accel_call(c, &q, CLI_TIMEOUT_MS, &r);
+			if (rc) {
+				*err = rc;
+				goto fail;
+			}
+			m->code_off = smio_accel_code_top(r.result, n, (uint64_t)alen +
+							  (o->nvme ? 512 : 0));
+			if (!m->code_off) {
+				*err = -ERANGE;
+				goto fail;
+			}
+		}
+		rc = load_image(c, bdf, img, n, m->code_off);
+		if (rc) {
+			*err = rc;
+			goto fail;
+		}
+		m->flags |= SMIO_ACCEL_LAUNCH_F_LOADED;
+	}
+	memcpy(m->data, img, inline_len);
+	memcpy(m->data + inline_len, args, alen);
+	*len = (uint32_t)(sizeof(*m) + inline_len + alen);
+	free(img);
+	free(args);
 	return m;
+fail:
+	free(img);
+	free(args);
+	free(m);
+	return NULL;
 }
 
 static int do_launch(struct conn *c, uint16_t bdf, const struct opts *o)
@@ -372,9 +448,9 @@ static int do_launch(struct conn *c, uint16_t bdf, const struct opts *o)
 	char b[16], off[24];
 	int rc;
 
-	m = launch_req(o, bdf, &len);
+	m = launch_req(c, o, bdf, &len, &rc);
 	if (!m)
-		return 1;
+		return rc;
 	rc = smio_call(c->fd, SMIO_ACCEL_LAUNCH, m, len, &r, sizeof(r), &rlen, NULL,
 		       (int)o->timeout_ms + MARGIN_MS);
 	free(m);

@@ -108,6 +108,8 @@ struct smio_accel_result {
 #define SMIO_ACCEL_LAUNCH_MAX_MS (24u * 3600u * 1000u)
 
 #define SMIO_ACCEL_LAUNCH_F_NVMEQ 0x1  /* lend the kernel a queue pair of nvme_bdf */
+#define SMIO_ACCEL_LAUNCH_F_LOADED 0x2 /* the image is in device memory at code_off
+					  (ACCEL_LOAD): only the arguments follow */
 #define SMIO_ACCEL_QDEPTH_MAX 1024u
 
 struct smio_accel_launch {
@@ -122,7 +124,32 @@ struct smio_accel_launch {
 	uint16_t pad;
 	uint32_t nsid;             /* F_NVMEQ: the namespace the kernel is told about */
 	uint32_t pad2;
-	uint8_t data[];            /* image, then arguments */
+	uint8_t data[];            /* image (unless F_LOADED), then arguments */
 };
+
+/*
+ * ACCEL_LOAD: len bytes into the accelerator's memory at off, by the driver's
+ * stores to BAR2: how an image too large for one ACCEL_LAUNCH gets there.
+ * The reply is empty.
+ */
+struct smio_accel_load {
+	uint16_t bdf;
+	uint16_t pad;
+	uint32_t len;
+	uint64_t off;
+	uint8_t data[];
+};
+
+/* Where a launch puts an image by default (SMIO_ACCEL_CODE_TOP): as high as it fits
+ * with its arguments, 4 KiB aligned, below the last 64 bytes; 0 if it cannot fit. */
+static inline uint64_t smio_accel_code_top(uint64_t mem_size, uint64_t image_len,
+					   uint64_t args_len)
+{
+	uint64_t need = ((image_len + 7) & ~7ull) + args_len;
+
+	if (need + 64 > mem_size)
+		return 0;
+	return (mem_size - 64 - need) & ~4095ull;
+}
 
 #endif

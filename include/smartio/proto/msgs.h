@@ -415,6 +415,9 @@ enum smio_payload_kind {
 	X(ACCEL_LAUNCH,         225, DRIVER, SMIO_R_LOCAL, 0, /* + image + args */		\
 	  SMIO_PL_VAR(smio_accel_launch, smio_check_accel_launch),				\
 	  SMIO_PL_FIXED(smio_accel_result, smio_check_accel_result))				\
+	X(ACCEL_LOAD,           226, DRIVER, SMIO_R_LOCAL, 0, /* + bytes for device memory */	\
+	  SMIO_PL_VAR(smio_accel_load, smio_check_accel_load),					\
+	  SMIO_PL_EMPTY)									\
 												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\

@@ -146,6 +146,12 @@ int main(int argc, char **argv)
 		last_word(c.chan, ACCEL_KCH_NO_KERNEL, 0);
 		return 1;
 	}
+	/* A kernel's fault ends the context by its signal, which the device
+	 * reports (a sanitizer runtime would catch it and exit instead). */
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
+	signal(SIGILL, SIG_DFL);
+	signal(SIGFPE, SIG_DFL);
 	/* Nothing the daemon may have left open reaches the kernel. */
 	close_range(ACCEL_KCH_FD_CHAN + 1, ~0u, 0);
 	k.read = k_read;

@@ -430,14 +430,18 @@ int accel_drv_kernel(struct pci_dev *pdev, const void *image, size_t image_len,
 	need = ((image_len + 7) & ~7ull) + args_len;
 	if (need + ACCEL_DRV_PP_MAILBOX > a->mem_size)
 		return -ERANGE;
-	if (code_off == ACCEL_DRV_KERNEL_TOP)
+	if (code_off == ACCEL_DRV_KERNEL_TOP) {
+		if (!image)
+			return -EINVAL;
 		code_off = accel_drv_kernel_top(a->mem_size, image_len, args_len);
+	}
 	if (code_off > a->mem_size || need > a->mem_size - code_off)
 		return -ERANGE;
 	if (a->busy || a->prog_pending)
 		return -EBUSY;
 	args_off = code_off + ((image_len + 7) & ~7ull);
-	memcpy(a->mem + code_off, image, image_len);
+	if (image)           /* NULL: the caller put it there already */
+		memcpy(a->mem + code_off, image, image_len);
 	if (args_len)
 		memcpy(a->mem + args_off, args, args_len);
 	p.src = code_off;

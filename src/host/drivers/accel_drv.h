@@ -103,7 +103,8 @@ int accel_drv_pingpong_timeout_ms(uint64_t iters);
  * Run a kernel (an ELF .so defining accel_kernel_main, <smartio/accel_kernel.h>)
  * on the device: copy image and the argument block (NUL-ended strings) into
  * device memory at code_off (ACCEL_DRV_KERNEL_TOP: the top of memory below
- * the mailbox; *placed tells where) and wait up to timeout_ms. res->result is
+ * the mailbox; *placed tells where) and wait up to timeout_ms. image NULL:
+ * the image is at code_off already (not with ACCEL_DRV_KERNEL_TOP). res->result is
  * what the kernel returned (status OK), or the signal it died of (KERNEL_FAULT).
  */
 #define ACCEL_DRV_KERNEL_TOP  UINT64_MAX
