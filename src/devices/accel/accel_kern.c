@@ -193,14 +193,14 @@ uint32_t accel_kern_start(struct accel *a)
 		return ACCEL_SC_BAD_FIELD;
 	if (p->dst > a->mem_size || alen > a->mem_size - p->dst)
 		return ACCEL_SC_RANGE;
-	if (a->d->fn.bar_fd[ACCEL_BAR_MEM] <= 0 || !a->kern.buf)
-		return ACCEL_SC_NO_KERNEL;   /* memory no other process can map */
 	/* Latch the arguments: software may reuse the block once we run. */
 	memcpy(args, a->mem + p->dst, alen);
 	n = split_args((const uint8_t *)args, alen, argv + KERN_FIXED_ARGS,
 		       (int)(sizeof(argv) / sizeof(argv[0])) - KERN_FIXED_ARGS - 1);
 	if (n < 0)
 		return ACCEL_SC_BAD_FIELD;
+	if (a->d->fn.bar_fd[ACCEL_BAR_MEM] <= 0 || !a->kern.buf)
+		return ACCEL_SC_NO_KERNEL;   /* memory no other process can map */
 	fd = memfd_create("accel-kernel", MFD_CLOEXEC);
 	if (fd < 0)
 		return ACCEL_SC_NO_KERNEL;
