@@ -687,6 +687,8 @@ int cmd_accel(int argc, char **argv)
 		default: return usage(stderr), 2;
 		}
 	}
+	if (s != S_LAUNCH && (o.nvme || o.code_off != SMIO_ACCEL_CODE_TOP))
+		return cli_err("--nvme and --code-offset go with accel launch"), 2;
 	if (s == S_LAUNCH) {
 		if (optind >= argc)
 			return cli_err("accel launch needs KERNEL.so"), 2;
