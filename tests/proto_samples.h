@@ -330,6 +330,9 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 	struct smio_nvme_io nio = { .op = SMIO_NVME_READ, .nsid = 1, .slba = 8, .nlb = 8 };
 	struct smio_nvme_cpl cpl = { .data_len = 512 };
 	struct smio_accel_op aop = { .kind = SMIO_ACCEL_COPY, .len = 4096 };
+	struct smio_accel_launch alau = { .image_len = 12, .args_len = 4, .timeout_ms = 1000,
+					  .code_off = SMIO_ACCEL_CODE_TOP };
+	struct smio_accel_load aload = { .len = 8, .off = 0x1000 };
 	struct smio_accel_result ares = { .result = 4096 };
 	struct smio_dev_borrow dbr = { .fdid = SMIO_FDID(8, 0x400) };
 	struct smio_dev_borrowed dbd = { .handle = 1, .info = { .fdid = SMIO_FDID(8, 0x400),
@@ -392,6 +395,19 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 		memset(buf + sizeof(cpl), 0xa5, cpl.data_len);
 		return sizeof(cpl) + cpl.data_len;
 	case SMIO_ACCEL_OP:	return reply ? SAMPLE_PUT(ares) : SAMPLE_PUT(aop);
+	case SMIO_ACCEL_LOAD:
+		if (reply)
+			return 0;
+		memcpy(buf, &aload, sizeof(aload));
+		memset(buf + sizeof(aload), 0x7f, 8);
+		return sizeof(aload) + 8;
+	case SMIO_ACCEL_LAUNCH:
+		if (reply)
+			return SAMPLE_PUT(ares);
+		memcpy(buf, &alau, sizeof(alau));
+		memset(buf + sizeof(alau), 0x7f, 12);    /* an "image" */
+		memcpy(buf + sizeof(alau) + 12, "a\0b", 4);  /* two arguments */
+		return sizeof(alau) + 16;
 	case SMIO_DEV_LIST:
 	case SMIO_PEER_DEV_LIST: return reply ? fill_dev_list(buf) : 0;
 	case SMIO_DEV_BORROW:	return reply ? SAMPLE_PUT(dbd) : SAMPLE_PUT(dbr);

@@ -215,7 +215,7 @@ static void test_ident(void **state)
 	assert_int_equal(rd32(h, ACCEL_REG_DMA_BITS), 40);
 	for (unsigned op = ACCEL_OP_COPY; op <= ACCEL_OP_FENCE; op++)
 		assert_true(caps & ACCEL_CAPS_OP(op));
-	for (unsigned p = ACCEL_PROG_MEMCPY; p <= ACCEL_PROG_PINGPONG; p++)
+	for (unsigned p = ACCEL_PROG_MEMCPY; p <= ACCEL_PROG_KERNEL; p++)
 		assert_true(caps & ACCEL_CAPS_PROG(p));
 	assert_int_equal(rd32(h, ACCEL_REG_RING_MAX), ACCEL_RING_MAX);
 	assert_int_equal(rd32(h, ACCEL_REG_CHUNK), ACCEL_CHUNK);
@@ -728,6 +728,38 @@ static void test_prog_mem(void **state)
 	acc_free(h);
 }
 
+/*
+ * KERNEL's checks, all before a device context starts (the integration test
+ * runs real kernels): ranges, the argument block, and memory no other
+ * process can map (this harness's BARs are plain memory) is NO_KERNEL.
+ */
+static void test_prog_kernel_checks(void **state)
+{
+	struct harness *h = acc_new();
+	uint8_t *m = devmem(h);
+
+	memcpy(m + 0x1000, "x\0y", 4);
+	wr64(h, ACCEL_REG_KERN_ARGS_LEN, 0);
+	assert_int_equal(prog_run(h, ACCEL_PROG_KERNEL, 0, 0, 0, 0),
+			 ACCEL_ST_MAKE(ACCEL_SC_RANGE, 0));
+	assert_int_equal(prog_run(h, ACCEL_PROG_KERNEL, MEM_SIZE - 8, 0, 16, 0),
+			 ACCEL_ST_MAKE(ACCEL_SC_RANGE, 0));
+	assert_int_equal(rd64(h, ACCEL_REG_ERR_ADDR), MEM_SIZE - 8);
+	wr64(h, ACCEL_REG_KERN_ARGS_LEN, ACCEL_KERN_ARGS_MAX + 1);
+	assert_int_equal(prog_run(h, ACCEL_PROG_KERNEL, 0, 0x1000, 64, 0),
+			 ACCEL_ST_MAKE(ACCEL_SC_BAD_FIELD, 0));
+	wr64(h, ACCEL_REG_KERN_ARGS_LEN, 3);     /* "x\0y": the last string has no NUL */
+	assert_int_equal(prog_run(h, ACCEL_PROG_KERNEL, 0, 0x1000, 64, 0),
+			 ACCEL_ST_MAKE(ACCEL_SC_BAD_FIELD, 0));
+	wr64(h, ACCEL_REG_KERN_ARGS_LEN, 4);
+	assert_int_equal(prog_run(h, ACCEL_PROG_KERNEL, 0, MEM_SIZE - 2, 64, 0),
+			 ACCEL_ST_MAKE(ACCEL_SC_RANGE, 0));
+	assert_int_equal(prog_run(h, ACCEL_PROG_KERNEL, 0, 0x1000, 64, 0),
+			 ACCEL_ST_MAKE(ACCEL_SC_NO_KERNEL, 0));
+	assert_true(rd32(h, ACCEL_REG_ERROR) & ACCEL_ERR_PROG);
+	acc_free(h);
+}
+
 /* ---- two accelerators whose buses reach each other's BAR2 ---- */
 
 struct pair_ctx {
@@ -1013,6 +1045,7 @@ int main(void)
 		cmocka_unit_test(test_bad_desc_and_ring),
 		cmocka_unit_test(test_disable_aborts),
 		cmocka_unit_test(test_prog_mem),
+		cmocka_unit_test(test_prog_kernel_checks),
 		cmocka_unit_test(test_p2p_copy),
 		cmocka_unit_test(test_pingpong),
 		cmocka_unit_test(test_prog_abort),

@@ -118,6 +118,15 @@
 #define ACCEL_PROG_MEMSET       2
 #define ACCEL_PROG_CHECKSUM     3        /* CRC32C, like ACCEL_OP_CHECKSUM */
 #define ACCEL_PROG_PINGPONG     4
+#define ACCEL_PROG_KERNEL       5        /* user code: <smartio/accel_kernel.h> */
+
+/* KERNEL's parameters, in the PROG_* registers (docs/devices.md "Kernels"). */
+#define ACCEL_REG_KERN_IMAGE     ACCEL_REG_PROG_SRC   /* device-memory offset of the ELF .so */
+#define ACCEL_REG_KERN_IMAGE_LEN ACCEL_REG_PROG_LEN   /* its bytes */
+#define ACCEL_REG_KERN_ARGS      ACCEL_REG_PROG_DST   /* offset of the arguments: NUL-ended strings */
+#define ACCEL_REG_KERN_ARGS_LEN  ACCEL_REG_PROG_ITERS /* their bytes, 0 .. ACCEL_KERN_ARGS_MAX */
+#define ACCEL_KERN_IMAGE_MAX    (64u << 20)
+#define ACCEL_KERN_ARGS_MAX     4096u
 #define ACCEL_ROLE_INITIATOR    0
 #define ACCEL_ROLE_RESPONDER    1
 
@@ -189,5 +198,7 @@ _Static_assert(ACCEL_DESC_SIZE == ACCEL_RING_ALIGN, "ring alignment is one descr
 #define ACCEL_SC_NO_MASTER      6        /* DMA needed while bus mastering was off */
 #define ACCEL_SC_RANGE          7        /* device-memory range outside the memory */
 #define ACCEL_SC_ABORTED        8        /* stopped by ABORT, disable or reset */
+#define ACCEL_SC_NO_KERNEL      9        /* KERNEL: the image would not load (no entry, ABI) */
+#define ACCEL_SC_KERNEL_FAULT   10       /* KERNEL: the kernel crashed; PROG_RESULT = signal */
 
 #endif

@@ -71,6 +71,9 @@ int smd_h_nvme_io(struct smd *d, const void *payload, uint32_t len, void *out,
 		  uint32_t *outlen);
 int smd_h_accel_op(struct smd *d, const void *payload, uint32_t len, void *out,
 		   uint32_t *outlen);
+int smd_h_accel_launch(struct smd *d, const void *payload, uint32_t len, void *out,
+		       uint32_t *outlen);
+int smd_h_accel_load(struct smd *d, const void *payload, uint32_t len);
 
 /*
  * SISCI segment service (h_segment.c). smd_h_segment serves the SEG_*,

@@ -63,6 +63,8 @@ static const struct {
 	[SMIO_NVME_ADMIN] = { .fn = h_nvme_admin, .work = true },
 	[SMIO_NVME_IO] = { .fn = h_nvme_io, .work = true },
 	[SMIO_ACCEL_OP] = { .fn = h_accel_op, .work = true },
+	[SMIO_ACCEL_LAUNCH] = { .fn = h_accel_launch, .work = true },
+	[SMIO_ACCEL_LOAD] = { .fn = h_accel_load, .work = true },
 	[SMIO_PEER_STEP] = { .fn = h_peer_step },
 	[SMIO_PEER_INVALIDATE] = { .fn = h_peer_invalidate },
 	[SMIO_PEER_DB] = { .fn = h_peer_db },
@@ -169,6 +171,17 @@ static void work_keys(struct smd *d, const struct smd_req *r, struct smd_work *w
 		w->key = KEY_DEV(m->bdf);
 		if (m->kind == SMIO_ACCEL_PINGPONG && m->peer_bdf != m->bdf)
 			w->key2 = KEY_DEV(m->peer_bdf);
+		break;
+	}
+	case SMIO_ACCEL_LOAD:
+		w->key = KEY_DEV(((const struct smio_accel_load *)p)->bdf);
+		break;
+	case SMIO_ACCEL_LAUNCH: {
+		const struct smio_accel_launch *m = p;
+
+		w->key = KEY_DEV(m->bdf);
+		if ((m->flags & SMIO_ACCEL_LAUNCH_F_NVMEQ) && m->nvme_bdf != m->bdf)
+			w->key2 = KEY_DEV(m->nvme_bdf);   /* its queue pair's driver */
 		break;
 	}
 	case SMIO_CFG_READ:

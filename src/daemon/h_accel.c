@@ -17,6 +17,7 @@
 #include "util/log.h"
 #include "util/smio_time.h"
 #include "host/drivers/accel_drv.h"
+#include "host/drivers/nvme_drv.h"
 
 /* Repeats of one ring op in a single request (benchmarking), at most. */
 #define ACCEL_OP_MAX_REPEAT  4096u
@@ -167,5 +168,148 @@ int smd_h_accel_op(struct smd *d, const void *payload, uint32_t len, void *out,
 	}
 	memcpy(out, &res, sizeof(res));
 	*outlen = sizeof(res);
+	return 0;
+}
+
+/* A kernel's NVMe queue pair (F_NVMEQ), lent for the length of one launch. */
+struct launch_nvmeq {
+	struct pci_dev *nvme;
+	struct nvme_drv_extq q;
+	bool made;
+};
+
+/*
+ * Place SQ and CQ just below the image in the accelerator's memory, have the
+ * NVMe driver create the pair there, and tell the kernel by nvme.* arguments
+ * appended to its own (args: the block, grown in place; *alen its length).
+ */
+static int nvmeq_setup(struct smd *d, struct pci_dev *accel, const struct smio_accel_launch *m,
+		       const struct accel_drv_info *in, char *args, uint32_t *alen,
+		       uint64_t *code_off, struct launch_nvmeq *lq)
+{
+	uint64_t mem_for_nvme, bar0_for_accel;
+	uint64_t sqb = ((uint64_t)m->qdepth * 64 + 4095) & ~4095ull;
+	uint64_t cqb = ((uint64_t)m->qdepth * 16 + 4095) & ~4095ull;
+	uint64_t code, qoff;
+	struct nvme_drv_ns ns;
+	char more[512];
+	int n, rc;
+
+	lq->nvme = pci_get_dev(d->pci, m->nvme_bdf);
+	if (!lq->nvme || !nvme_drv_bound(lq->nvme))
+		return -ENODEV;
+	rc = nvme_drv_ns_info(lq->nvme, m->nsid, &ns);
+	if (rc)
+		return rc;
+	/* Each device's own view of the other, resolved by the P2P rules (local,
+	 * same lender, borrower-local, another lender: docs/lending.md). */
+	rc = pci_p2pdma_bus(lq->nvme, accel, ACCEL_BAR_MEM, &mem_for_nvme);
+	if (!rc)
+		rc = pci_p2pdma_bus(accel, lq->nvme, 0, &bar0_for_accel);
+	if (rc)
+		return rc;
+	/* The arguments' final length decides where the image goes: reserve the
+	 * longest nvme.* text first, then place, then write the real one. */
+	code = m->code_off != SMIO_ACCEL_CODE_TOP ? m->code_off :
+	       accel_drv_kernel_top(in->mem_size, m->image_len, *alen + sizeof(more));
+	if (code < sqb + cqb)
+		return -ERANGE;
+	qoff = (code - sqb - cqb) & ~4095ull;
+	memset(in->mem + qoff, 0, sqb + cqb);    /* CQ entries start with phase 0 */
+	rc = nvme_drv_ext_queue(lq->nvme, mem_for_nvme + qoff, mem_for_nvme + qoff + sqb,
+				m->qdepth, &lq->q);
+	if (rc)
+		return rc;
+	lq->made = true;
+	n = snprintf(more, sizeof(more),
+		     "nvme.sq_db=0x%llx%cnvme.cq_db=0x%llx%cnvme.qid=%u%cnvme.depth=%u%c"
+		     "nvme.sq=0x%llx%cnvme.cq=0x%llx%cnvme.nsid=%u%cnvme.lba_shift=%u%c"
+		     "nvme.nsze=%llu%cnvme.mem_bus=0x%llx",
+		     (unsigned long long)(bar0_for_accel + lq->q.sq_db_off), 0,
+		     (unsigned long long)(bar0_for_accel + lq->q.cq_db_off), 0, lq->q.qid, 0,
+		     lq->q.depth, 0, (unsigned long long)qoff, 0, (unsigned long long)(qoff + sqb), 0,
+		     m->nsid, 0, ns.lba_shift, 0, (unsigned long long)ns.nsze, 0,
+		     (unsigned long long)mem_for_nvme);
+	if (n < 0 || (size_t)n >= sizeof(more) || *alen + (uint32_t)n + 1 > ACCEL_KERN_ARGS_MAX)
+		return -E2BIG;
+	memcpy(args + *alen, more, (size_t)n + 1);
+	*alen += (uint32_t)n + 1;
+	*code_off = code;
+	return 0;
+}
+
+/* SMIO_ACCEL_LAUNCH: a kernel from the request, run by the driver (the wait is bounded by
+ * the request's timeout; the driver aborts a kernel that overruns it). */
+int smd_h_accel_launch(struct smd *d, const void *payload, uint32_t len, void *out,
+		       uint32_t *outlen)
+{
+	const struct smio_accel_launch *m = payload;
+	struct smio_accel_result res = { 0 };
+	struct accel_prog_res pr = { 0 };
+	struct launch_nvmeq lq = { 0 };
+	struct accel_drv_info in;
+	char args[ACCEL_KERN_ARGS_MAX];
+	struct pci_dev *pdev;
+	uint64_t placed = 0, code_off;
+	uint32_t alen;
+	int rc;
+
+	bool loaded = m->flags & SMIO_ACCEL_LAUNCH_F_LOADED;
+	const uint8_t *image = loaded ? NULL : m->data;
+
+	if (len < sizeof(*m) || m->args_len > sizeof(args) ||
+	    len != sizeof(*m) + m->args_len + (loaded ? 0 : (uint64_t)m->image_len))
+		return -EINVAL;
+	pdev = bound_accel(d, m->bdf);
+	if (!pdev)
+		return -ENODEV;
+	rc = accel_drv_get_info(pdev, &in);
+	if (rc)
+		return rc;
+	alen = m->args_len;
+	memcpy(args, m->data + (loaded ? 0 : m->image_len), alen);
+	code_off = m->code_off == SMIO_ACCEL_CODE_TOP ? ACCEL_DRV_KERNEL_TOP : m->code_off;
+	if (m->flags & SMIO_ACCEL_LAUNCH_F_NVMEQ) {
+		rc = nvmeq_setup(d, pdev, m, &in, args, &alen, &code_off, &lq);
+		if (rc)
+			goto out;
+	}
+	rc = accel_drv_kernel(pdev, image, m->image_len, args, alen, code_off,
+			      (int)m->timeout_ms, &pr, &placed);
+	if (rc && rc != -ETIMEDOUT)
+		goto out;
+	res.status = pr.status;
+	res.result = pr.result;
+	res.bus = placed;
+	res.elapsed_ns = pr.elapsed_ns;
+	memcpy(out, &res, sizeof(res));
+	*outlen = sizeof(res);
+out:
+	/* The pair goes back once the kernel has ended (or never ran). */
+	if (lq.made && nvme_drv_ext_queue_delete(lq.nvme, lq.q.qid))
+		smio_warn("%s: nvme: the queue pair of a kernel (qid %u) was not deleted; "
+			  "the next controller reset removes it", lq.nvme->name, lq.q.qid);
+	return rc;
+}
+
+/* SMIO_ACCEL_LOAD: bytes into device memory (a large kernel image, before its launch). */
+int smd_h_accel_load(struct smd *d, const void *payload, uint32_t len)
+{
+	const struct smio_accel_load *m = payload;
+	struct accel_drv_info in;
+	struct pci_dev *pdev;
+	int rc;
+
+	if (len < sizeof(*m) || len != sizeof(*m) + (uint64_t)m->len)
+		return -EINVAL;
+	pdev = bound_accel(d, m->bdf);
+	if (!pdev)
+		return -ENODEV;
+	rc = accel_drv_get_info(pdev, &in);
+	if (rc)
+		return rc;
+	if (m->off > in.mem_size || m->len > in.mem_size - m->off)
+		return -ERANGE;
+	memcpy(in.mem + m->off, m->data, m->len);
 	return 0;
 }

@@ -454,6 +454,16 @@ int h_accel_op(struct smd_req *r)
 	return smd_h_accel_op(r->d, r->p, r->len, r->out, &r->outlen);
 }
 
+int h_accel_launch(struct smd_req *r)
+{
+	return smd_h_accel_launch(r->d, r->p, r->len, r->out, &r->outlen);
+}
+
+int h_accel_load(struct smd_req *r)
+{
+	return smd_h_accel_load(r->d, r->p, r->len);
+}
+
 /* SISCI segments (h_segment.c). */
 int h_segment(struct smd_req *r)
 {

@@ -48,6 +48,9 @@ struct dev_bus_ops {
 struct dev_func {
 	uint8_t *bar[6];            /* mapped BAR memory (NULL if absent / not backed) */
 	uint64_t bar_size[6];
+	/* The memfd behind each BAR, for a model that hands its memory to another
+	 * process (accelerator kernels); 0: none (plain memory, as in unit tests). */
+	int bar_fd[6];
 	uint16_t bdf;
 	uint16_t msix_cap;          /* config offset of the MSI-X capability, 0 if none */
 	const struct topo_device *td; /* name, model, params from the topology */

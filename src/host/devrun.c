@@ -337,6 +337,7 @@ static int setup(struct runner *r, struct fab_func *fn, const struct dev_model_o
 			continue;
 		f->bar[b] = fab_mem_map(h, (uint32_t)fn->bars[b].mem);
 		f->bar_size[b] = fn->bars[b].size;
+		f->bar_fd[b] = h->mems[fn->bars[b].mem].fd;
 		if (!f->bar[b]) {
 			snprintf(err, errlen, "%s: cannot map BAR%d", fn->name, b);
 			return -ENOMEM;

@@ -82,8 +82,48 @@ int smio_check_accel_result(const void *p, uint32_t len)
 	return m.pad ? -EINVAL : 0;
 }
 
+int smio_check_accel_launch(const void *p, uint32_t len)
+{
+	struct smio_accel_launch m;
+
+	if (len < sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || m.pad2 || !m.image_len || m.args_len > 4096 || !m.timeout_ms ||
+	    m.timeout_ms > SMIO_ACCEL_LAUNCH_MAX_MS ||
+	    (m.flags & ~(SMIO_ACCEL_LAUNCH_F_NVMEQ | SMIO_ACCEL_LAUNCH_F_LOADED)))
+		return -EINVAL;
+	if ((m.flags & SMIO_ACCEL_LAUNCH_F_LOADED) && m.code_off == SMIO_ACCEL_CODE_TOP)
+		return -EINVAL;
+	if ((m.flags & SMIO_ACCEL_LAUNCH_F_NVMEQ) ?
+	    (m.qdepth < 2 || m.qdepth > SMIO_ACCEL_QDEPTH_MAX || !m.nsid) :
+	    (m.qdepth || m.nsid || m.nvme_bdf))
+		return -EINVAL;
+	if ((uint64_t)len != sizeof(m) + m.args_len +
+	    ((m.flags & SMIO_ACCEL_LAUNCH_F_LOADED) ? 0 : (uint64_t)m.image_len))
+		return -EINVAL;
+	/* The argument block is NUL-ended strings. */
+	if (m.args_len && ((const uint8_t *)p)[len - 1])
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_accel_load(const void *p, uint32_t len)
+{
+	struct smio_accel_load m;
+
+	if (len < sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || !m.len || m.off + m.len < m.off)
+		return -EINVAL;
+	return (uint64_t)len == sizeof(m) + (uint64_t)m.len ? 0 : -EINVAL;
+}
+
 /* ---- SmartIO device pool ---- */
 
+_Static_assert(sizeof(struct smio_accel_launch) == 40, "accel_launch layout");
+_Static_assert(sizeof(struct smio_accel_load) == 16, "accel_load layout");
 _Static_assert(sizeof(struct smio_dev_info) == 120, "dev_info layout");
 _Static_assert(sizeof(struct smio_dev_list) == 8, "dev_list layout");
 _Static_assert(sizeof(struct smio_dev_borrow) == 8, "dev_borrow layout");

@@ -80,6 +80,8 @@ int smio_check_nvme_io(const void *p, uint32_t len);
 int smio_check_nvme_cpl(const void *p, uint32_t len);
 int smio_check_accel_op(const void *p, uint32_t len);
 int smio_check_accel_result(const void *p, uint32_t len);
+int smio_check_accel_launch(const void *p, uint32_t len);
+int smio_check_accel_load(const void *p, uint32_t len);
 int smio_check_dev_list(const void *p, uint32_t len);
 int smio_check_dev_borrow(const void *p, uint32_t len);
 int smio_check_dev_borrowed(const void *p, uint32_t len);

@@ -113,7 +113,7 @@ _smartio()
 			mapfile -t COMPREPLY < <(compgen -W "list identify read write dd" -- "$cur") ;;
 	accel)
 		[[ $prev == accel ]] &&
-			mapfile -t COMPREPLY < <(compgen -W "list info copy fill checksum pingpong bench" -- "$cur") ;;
+			mapfile -t COMPREPLY < <(compgen -W "list info copy fill checksum pingpong bench launch" -- "$cur") ;;
 	predict)
 		[[ $prev == predict ]] &&
 			mapfile -t COMPREPLY < <(compgen -W "link path pingpong nvme-read paper figure" -- "$cur") ;;

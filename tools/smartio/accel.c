@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "util/cli_conv.h"
+#include "smartio/accel_regs.h"
 
 /*
  * The daemon's waits are bounded by the driver (accel_drv_timeout_ms and
@@ -22,15 +23,19 @@
 #define MARGIN_MS        5000
 #define MAX_REPEAT       4096u          /* the daemon's limit on repeated ring ops */
 
-enum sub { S_LIST, S_INFO, S_COPY, S_FILL, S_CHECKSUM, S_PINGPONG, S_BENCH };
+enum sub { S_LIST, S_INFO, S_COPY, S_FILL, S_CHECKSUM, S_PINGPONG, S_BENCH, S_LAUNCH };
 
 static const char *const sub_names[] = { "list", "info", "copy", "fill", "checksum",
-					 "pingpong", "bench" };
+					 "pingpong", "bench", "launch" };
 
 struct opts {
 	const char *host_opt, *dir_opt, *dev, *peer, *src, *dst;
-	uint64_t len, pattern, iters, repeat;
+	uint64_t len, pattern, iters, repeat, timeout_ms, code_off, nsid, qdepth;
+	const char *nvme;               /* launch --nvme: lend the kernel a queue pair */
 	bool have_len, have_pattern, have_iters, json;
+	uint16_t nvme_bdf;
+	int kargc;                      /* launch: KERNEL.so and its arguments */
+	char **kargv;
 };
 
 struct conn {
@@ -53,7 +58,12 @@ static void usage(FILE *f)
 		"  pingpong --peer BDF|NAME --iters N   the papers' GPU latency benchmark\n"
 		"                                between --dev (initiator) and --peer\n"
 		"  bench                         copy bandwidth RAM->device and device->RAM,\n"
-		"                                4K..16M\n\n"
+		"                                4K..16M\n"
+		"  launch [--timeout MS] [--code-offset OFF] [--nvme BDF|NAME [--ns N]\n"
+		"         [--queue-depth D]] KERNEL.so [ARGS...]\n"
+		"                                run a kernel (device code, an ELF .so) on the\n"
+		"                                device; options go before KERNEL.so, the rest\n"
+		"                                are the kernel's arguments\n\n"
 		"Operands (OP):\n"
 		"  dev:OFF    offset in the accelerator's memory (BAR2)\n"
 		"  ram:OFF    offset in the driver's DMA buffer in host RAM (16 MiB)\n"
@@ -63,9 +73,18 @@ static void usage(FILE *f)
 		"  --host N        the host (or $SMARTIO_HOST)\n"
 		"  --dev BDF|NAME  the accelerator (not needed for list)\n"
 		"  --repeat R      run the op R times in one request (1..%u)\n"
-		"  --json          one JSON object instead of text (copy, checksum, pingpong, bench)\n"
+		"  --timeout MS    launch: abort the kernel after MS milliseconds (default 10000)\n"
+		"  --code-offset OFF  launch: where the image goes in device memory\n"
+		"                  (default: the top, below the last 64 bytes)\n"
+		"  --nvme BDF|NAME launch: lend the kernel an I/O queue pair of this NVMe, SQ\n"
+		"                  and CQ in device memory below the image (nvme.* arguments)\n"
+		"  --ns N          launch --nvme: the namespace the kernel is told about (default 1)\n"
+		"  --queue-depth D launch --nvme: entries per queue, 2..%u (default 64)\n"
+		"  --json          one JSON object instead of text (copy, checksum, pingpong, bench,\n"
+		"                  launch)\n"
 		"Only accelerators the host keeps (lendable: false in the topology) have a\n"
-		"driver; lendable ones belong to smartio for lending.\n", MAX_REPEAT);
+		"driver; lendable ones belong to smartio for lending.\n", MAX_REPEAT,
+		SMIO_ACCEL_QDEPTH_MAX);
 }
 
 static int parse_num(const char *what, const char *s, uint64_t max, uint64_t *v)
@@ -87,7 +106,7 @@ static const char *code_str(uint32_t st)
 {
 	static const char *const codes[] = { "ok", "bad op", "bad field", "beyond the DMA limit",
 		"read fault", "write fault", "bus mastering off", "outside device memory",
-		"aborted" };
+		"aborted", "no kernel (the image did not load)", "kernel fault (it crashed)" };
 	uint32_t c = st & 0xff;
 
 	return c < sizeof(codes) / sizeof(codes[0]) ? codes[c] : "unknown";
@@ -288,6 +307,186 @@ out:
 	return rc;
 }
 
+/* ---------- launch ---------- */
+
+/* The kernel's image, whole (at most ACCEL_KERN_IMAGE_MAX); NULL after saying why. */
+static uint8_t *read_image(const char *path, size_t *len)
+{
+	uint8_t *img = malloc(ACCEL_KERN_IMAGE_MAX + 1);
+	size_t n;
+	FILE *f;
+
+	if (!img)
+		return cli_err("launch: out of memory"), NULL;
+	f = fopen(path, "rb");
+	if (!f) {
+		cli_err("launch: cannot open %s: %s", path, strerror(errno));
+		free(img);
+		return NULL;
+	}
+	n = fread(img, 1, ACCEL_KERN_IMAGE_MAX + 1, f);
+	fclose(f);
+	if (!n || n > ACCEL_KERN_IMAGE_MAX) {
+		cli_err("launch: %s: %s", path, n ? "larger than 64 MiB" : "empty or unreadable");
+		free(img);
+		return NULL;
+	}
+	*len = n;
+	return img;
+}
+
+/*
+ * An image too large to travel with the launch goes ahead in ACCEL_LOAD
+ * pieces, to where the launch will say it is.
+ */
+static int load_image(struct conn *c, uint16_t bdf, const uint8_t *img, size_t len,
+		      uint64_t off)
+{
+	const uint32_t room = SMIO_MAX_PAYLOAD - sizeof(struct smio_accel_load);
+	struct smio_accel_load *m = malloc(SMIO_MAX_PAYLOAD);
+	uint32_t rlen;
+	int rc = 0;
+
+	if (!m)
+		return -ENOMEM;
+	for (size_t done = 0; done < len && !rc; done += m->len) {
+		*m = (struct smio_accel_load){ .bdf = bdf, .off = off + done,
+			.len = (uint32_t)(len - done < room ? len - done : room) };
+		memcpy(m->data, img + done, m->len);
+		rc = smio_call(c->fd, SMIO_ACCEL_LOAD, m, sizeof(*m) + m->len, NULL, 0, &rlen, NULL,
+			       CLI_TIMEOUT_MS);
+	}
+	free(m);
+	return rc;
+}
+
+/* The launch request: the image inline when it fits, else loaded ahead. */
+static struct smio_accel_launch *launch_req(struct conn *c, const struct opts *o, uint16_t bdf,
+					    uint32_t *len, int *err)
+{
+	struct smio_accel_launch *m = calloc(1, SMIO_MAX_PAYLOAD);
+	uint32_t alen = 0, inline_len;
+	uint8_t *img = NULL;
+	size_t n = 0;
+	char *args;
+
+	*err = 1;
+	if (!m || !(args = calloc(1, ACCEL_KERN_ARGS_MAX))) {
+		free(m);
+		return cli_err("launch: out of memory"), NULL;
+	}
+	for (int i = 1; i < o->kargc; i++) {
+		size_t l = strlen(o->kargv[i]) + 1;
+
+		if (alen + l > ACCEL_KERN_ARGS_MAX) {
+			cli_err("launch: the kernel's arguments are too long (4096 bytes at most)");
+			goto fail;
+		}
+		memcpy(args + alen, o->kargv[i], l);
+		alen += (uint32_t)l;
+	}
+	img = read_image(o->kargv[0], &n);
+	if (!img)
+		goto fail;
+	m->bdf = bdf;
+	m->image_len = (uint32_t)n;
+	m->args_len = alen;
+	m->timeout_ms = (uint32_t)o->timeout_ms;
+	m->code_off = o->code_off;
+	if (o->nvme) {
+		m->flags = SMIO_ACCEL_LAUNCH_F_NVMEQ;
+		m->nvme_bdf = o->nvme_bdf;
+		m->nsid = (uint32_t)o->nsid;
+		m->qdepth = (uint16_t)o->qdepth;
+	}
+	inline_len = n <= SMIO_MAX_PAYLOAD - sizeof(*m) - alen ? (uint32_t)n : 0;
+	if (!inline_len) {
+		struct smio_accel_op q = { .bdf = bdf, .kind = SMIO_ACCEL_INFO };
+		struct smio_accel_result r;
+		int rc;
+
+		/* Room for the nvme.* arguments the daemon adds (see h_accel.c). */
+		if (m->code_off == SMIO_ACCEL_CODE_TOP) {
+			rc = accel_call(c, &q, CLI_TIMEOUT_MS, &r);
+			if (rc) {
+				*err = rc;
+				goto fail;
+			}
+			m->code_off = smio_accel_code_top(r.result, n, (uint64_t)alen +
+							  (o->nvme ? 512 : 0));
+			if (!m->code_off) {
+				*err = -ERANGE;
+				goto fail;
+			}
+		}
+		rc = load_image(c, bdf, img, n, m->code_off);
+		if (rc) {
+			*err = rc;
+			goto fail;
+		}
+		m->flags |= SMIO_ACCEL_LAUNCH_F_LOADED;
+	}
+	memcpy(m->data, img, inline_len);
+	memcpy(m->data + inline_len, args, alen);
+	*len = (uint32_t)(sizeof(*m) + inline_len + alen);
+	free(img);
+	free(args);
+	return m;
+fail:
+	free(img);
+	free(args);
+	free(m);
+	return NULL;
+}
+
+static int do_launch(struct conn *c, uint16_t bdf, const struct opts *o)
+{
+	struct smio_accel_result r = { 0 };
+	struct smio_accel_launch *m;
+	struct json_object *j;
+	uint32_t len, rlen;
+	char b[16], off[24];
+	int rc;
+
+	m = launch_req(c, o, bdf, &len, &rc);
+	if (!m)
+		return rc;
+	rc = smio_call(c->fd, SMIO_ACCEL_LAUNCH, m, len, &r, sizeof(r), &rlen, NULL,
+		       (int)o->timeout_ms + MARGIN_MS);
+	free(m);
+	if (rc && rc != -ETIMEDOUT)
+		return rc;
+	bdf_str(b, sizeof(b), bdf);
+	snprintf(off, sizeof(off), "0x%" PRIx64, r.bus);
+	if (o->json) {
+		j = json_object_new_object();
+		if (!j || smio_json_add_uint(j, "host", c->host) || smio_json_add_str(j, "dev", b) ||
+		    smio_json_add_str(j, "op", "launch") ||
+		    smio_json_add_str(j, "kernel", o->kargv[0]) ||
+		    smio_json_add_str(j, "status", rc ? "timed out" : code_str(r.status)) ||
+		    smio_json_add_uint(j, "status_word", r.status) ||
+		    smio_json_add_int(j, "result", (int64_t)r.result) ||
+		    smio_json_add_str(j, "code_offset", off) ||
+		    smio_json_add_uint(j, "elapsed_ns", r.elapsed_ns)) {
+			json_object_put(j);
+			return cli_err("launch: out of memory"), 1;
+		}
+		if (cli_json_print(j))
+			rc = 1;
+		json_object_put(j);
+	} else if (rc) {
+		printf("kernel %s on %s: timed out after %" PRIu64 " ms, aborted\n", o->kargv[0], b,
+		       o->timeout_ms);
+	} else if ((r.status & 0xff) == ACCEL_SC_KERNEL_FAULT) {
+		printf("kernel %s on %s: %s: signal %" PRIu64 " (%s)\n", o->kargv[0], b,
+		       code_str(r.status), r.result, strsignal((int)r.result));
+	} else {
+		printf("kernel %s on %s: %s, returned %" PRId64 " in %.3f ms\n", o->kargv[0], b,
+		       code_str(r.status), (int64_t)r.result, (double)r.elapsed_ns / 1e6);
+	}
+	return rc || (r.status & 0xff) ? 1 : 0;
+}
+
 /* ---------- the one-shot ops ---------- */
 
 /* The one object of info, pingpong, copy, fill and checksum; 0 or -errno (said). */
@@ -405,8 +604,13 @@ int cmd_accel(int argc, char **argv)
 		{ "src", required_argument, NULL, 's' }, { "dst", required_argument, NULL, 't' },
 		{ "len", required_argument, NULL, 'l' }, { "pattern", required_argument, NULL, 'P' },
 		{ "iters", required_argument, NULL, 'i' }, { "repeat", required_argument, NULL, 'r' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "code-offset", required_argument, NULL, 'C' },
+		{ "nvme", required_argument, NULL, 'N' }, { "ns", required_argument, NULL, 'n' },
+		{ "queue-depth", required_argument, NULL, 'Q' },
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
-	struct opts o = { 0 };
+	struct opts o = { .timeout_ms = 10000, .code_off = SMIO_ACCEL_CODE_TOP, .nsid = 1,
+			  .qdepth = 64 };
 	struct conn c = { .fd = -1 };
 	enum sub s = S_LIST;
 	const char *name;
@@ -431,7 +635,8 @@ int cmd_accel(int argc, char **argv)
 	optind = 1;
 	argc--;
 	argv++;
-	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	/* launch: the first non-option is KERNEL.so, the rest are the kernel's. */
+	while ((ch = getopt_long(argc, argv, s == S_LAUNCH ? "+h" : "h", lopts, NULL)) != -1) {
 		switch (ch) {
 		case 'H': o.host_opt = optarg; break;
 		case 'd': o.dir_opt = optarg; break;
@@ -459,9 +664,37 @@ int cmd_accel(int argc, char **argv)
 			if (parse_num("--repeat", optarg, MAX_REPEAT, &o.repeat) || !o.repeat)
 				return cli_err("--repeat is 1..%u", MAX_REPEAT), 2;
 			break;
+		case 'T':
+			if (parse_num("--timeout", optarg, SMIO_ACCEL_LAUNCH_MAX_MS, &o.timeout_ms) ||
+			    !o.timeout_ms)
+				return cli_err("--timeout is 1..%u ms", SMIO_ACCEL_LAUNCH_MAX_MS), 2;
+			break;
+		case 'C':
+			if (parse_num("--code-offset", optarg, UINT64_MAX - 1, &o.code_off))
+				return 2;
+			break;
+		case 'N': o.nvme = optarg; break;
+		case 'n':
+			if (parse_num("--ns", optarg, UINT32_MAX, &o.nsid) || !o.nsid)
+				return cli_err("--ns is 1..%u", UINT32_MAX), 2;
+			break;
+		case 'Q':
+			if (parse_num("--queue-depth", optarg, SMIO_ACCEL_QDEPTH_MAX, &o.qdepth) ||
+			    o.qdepth < 2)
+				return cli_err("--queue-depth is 2..%u", SMIO_ACCEL_QDEPTH_MAX), 2;
+			break;
 		case 'h': return usage(stdout), 0;
 		default: return usage(stderr), 2;
 		}
+	}
+	if (s != S_LAUNCH && (o.nvme || o.code_off != SMIO_ACCEL_CODE_TOP))
+		return cli_err("--nvme and --code-offset go with accel launch"), 2;
+	if (s == S_LAUNCH) {
+		if (optind >= argc)
+			return cli_err("accel launch needs KERNEL.so"), 2;
+		o.kargc = argc - optind;
+		o.kargv = argv + optind;
+		optind = argc;
 	}
 	if (optind < argc)
 		return cli_err("accel %s: unexpected argument '%s'", name, argv[optind]), 2;
@@ -481,7 +714,8 @@ int cmd_accel(int argc, char **argv)
 	rc = conn_open(&c, &o);
 	if (rc)
 		return rc;
-	if (s != S_LIST && cli_parse_func(c.fd, o.dev, &bdf)) {
+	if ((s != S_LIST && cli_parse_func(c.fd, o.dev, &bdf)) ||
+	    (o.nvme && cli_parse_func(c.fd, o.nvme, &o.nvme_bdf))) {
 		close(c.fd);
 		return 2;
 	}
@@ -489,6 +723,8 @@ int cmd_accel(int argc, char **argv)
 		rc = do_list(&c);
 	else if (s == S_BENCH)
 		rc = do_bench(&c, bdf, o.json);
+	else if (s == S_LAUNCH)
+		rc = do_launch(&c, bdf, &o);
 	else
 		rc = do_op(&c, s, bdf, &o);
 	close(c.fd);

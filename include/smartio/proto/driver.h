@@ -97,4 +97,59 @@ struct smio_accel_result {
 	uint64_t avg_ns;
 };
 
+/*
+ * ACCEL_LAUNCH: run a kernel (an ELF .so, <smartio/accel_kernel.h>) on the
+ * accelerator. The image and then the argument block (NUL-ended strings)
+ * follow. Reply: smio_accel_result with status (PROG_STATUS), result (the
+ * kernel's return value, or the signal it died of), bus = where the image
+ * went in device memory (an offset), elapsed_ns.
+ */
+#define SMIO_ACCEL_CODE_TOP   UINT64_MAX  /* code_off: as high in memory as it fits */
+#define SMIO_ACCEL_LAUNCH_MAX_MS (24u * 3600u * 1000u)
+
+#define SMIO_ACCEL_LAUNCH_F_NVMEQ 0x1  /* lend the kernel a queue pair of nvme_bdf */
+#define SMIO_ACCEL_LAUNCH_F_LOADED 0x2 /* the image is in device memory at code_off
+					  (ACCEL_LOAD): only the arguments follow */
+#define SMIO_ACCEL_QDEPTH_MAX 1024u
+
+struct smio_accel_launch {
+	uint16_t bdf;
+	uint16_t nvme_bdf;         /* F_NVMEQ: the NVMe whose queue pair the kernel drives */
+	uint32_t image_len;
+	uint32_t args_len;
+	uint32_t timeout_ms;       /* 1 .. SMIO_ACCEL_LAUNCH_MAX_MS */
+	uint64_t code_off;         /* device-memory offset of the image, or SMIO_ACCEL_CODE_TOP */
+	uint32_t flags;            /* SMIO_ACCEL_LAUNCH_F_* */
+	uint16_t qdepth;           /* F_NVMEQ: entries per queue, 2..SMIO_ACCEL_QDEPTH_MAX */
+	uint16_t pad;
+	uint32_t nsid;             /* F_NVMEQ: the namespace the kernel is told about */
+	uint32_t pad2;
+	uint8_t data[];            /* image (unless F_LOADED), then arguments */
+};
+
+/*
+ * ACCEL_LOAD: len bytes into the accelerator's memory at off, by the driver's
+ * stores to BAR2: how an image too large for one ACCEL_LAUNCH gets there.
+ * The reply is empty.
+ */
+struct smio_accel_load {
+	uint16_t bdf;
+	uint16_t pad;
+	uint32_t len;
+	uint64_t off;
+	uint8_t data[];
+};
+
+/* Where a launch puts an image by default (SMIO_ACCEL_CODE_TOP): as high as it fits
+ * with its arguments, 4 KiB aligned, below the last 64 bytes; 0 if it cannot fit. */
+static inline uint64_t smio_accel_code_top(uint64_t mem_size, uint64_t image_len,
+					   uint64_t args_len)
+{
+	uint64_t need = ((image_len + 7) & ~7ull) + args_len;
+
+	if (need + 64 > mem_size)
+		return 0;
+	return (mem_size - 64 - need) & ~4095ull;
+}
+
 #endif

@@ -411,6 +411,14 @@ enum smio_payload_kind {
 	  SMIO_PL_FIXED(smio_mc_tree_req, smio_check_mc_tree_req),				\
 	  SMIO_PL_VAR(smio_mc_tree, smio_check_mc_tree))					\
 												\
+	/* accelerator kernels (driver.h), issue 14 */					\
+	X(ACCEL_LAUNCH,         225, DRIVER, SMIO_R_LOCAL, 0, /* + image + args */		\
+	  SMIO_PL_VAR(smio_accel_launch, smio_check_accel_launch),				\
+	  SMIO_PL_FIXED(smio_accel_result, smio_check_accel_result))				\
+	X(ACCEL_LOAD,           226, DRIVER, SMIO_R_LOCAL, 0, /* + bytes for device memory */	\
+	  SMIO_PL_VAR(smio_accel_load, smio_check_accel_load),					\
+	  SMIO_PL_EMPTY)									\
+												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
 	/* SR-IOV: a PF's VFs enabled or disabled live (core.h) */				\
 	X(SRIOV,                215, CORE,   SMIO_R_ADMIN, 0,					\

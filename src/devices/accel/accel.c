@@ -32,7 +32,7 @@ static uint32_t take_cmd(struct accel *a, uint32_t off)
 }
 
 /* BAR2's bus address as software programmed it; 0 while unassigned. */
-static uint64_t bar2_base(struct accel *a)
+uint64_t accel_bar2_base(struct accel *a)
 {
 	const struct dev_func *f = &a->d->fn;
 	uint32_t lo = f->bus->cfg_read(f->bus_ctx, PCI_BASE_ADDRESS_2, 4);
@@ -51,7 +51,7 @@ static uint64_t bar2_base(struct accel *a)
  */
 uint32_t accel_resolve(struct accel *a, uint64_t addr, uint64_t len, struct accel_span *sp)
 {
-	uint64_t bar = bar2_base(a);
+	uint64_t bar = accel_bar2_base(a);
 
 	a->fail_addr = addr;
 	if (bar && addr >= bar && addr - bar < a->mem_size) {
@@ -491,7 +491,7 @@ static void accel_do_reset(struct accel *a)
 		dev_set_reg32(d, ACCEL_BAR_REGS, off, 0);
 	for (unsigned op = 1; op <= ACCEL_OP_MAX; op++)
 		caps |= ACCEL_CAPS_OP(op);
-	for (unsigned p = ACCEL_PROG_MEMCPY; p <= ACCEL_PROG_PINGPONG; p++)
+	for (unsigned p = ACCEL_PROG_MEMCPY; p <= ACCEL_PROG_KERNEL; p++)
 		caps |= ACCEL_CAPS_PROG(p);
 	dev_set_reg32(d, ACCEL_BAR_REGS, ACCEL_REG_MAGIC, ACCEL_MAGIC);
 	dev_set_reg32(d, ACCEL_BAR_REGS, ACCEL_REG_VERSION, ACCEL_VERSION);
@@ -534,9 +534,15 @@ static int accel_create(struct dev_instance *d, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	a->d = d;
+	if (accel_kern_init(a)) {
+		free(a->bounce);
+		free(a);
+		return -ENOMEM;
+	}
 	if (f->timing) {
 		a->paths = calloc(ACCEL_TIMING_PATHS, sizeof(*a->paths));
 		if (!a->paths) {
+			accel_kern_fini(a);
 			free(a->bounce);
 			free(a);
 			return -ENOMEM;
@@ -557,6 +563,7 @@ static void accel_destroy(struct dev_instance *d)
 
 	if (!a)
 		return;
+	accel_kern_fini(a);
 	free(a->paths);
 	free(a->bounce);
 	free(a);

@@ -41,6 +41,15 @@ struct accel_prog {
 	uint64_t result, done_iters, elapsed, avg, seq;
 };
 
+/* A kernel's device context (accel_kern.c): a process and its channel. */
+struct accel_kern {
+	int pid;                  /* running context, 0: none */
+	int reap_pid;             /* a finished context not waited for yet, 0: none */
+	int chan;                 /* our end of the request channel, -1: none */
+	int64_t value;            /* what the kernel returned */
+	uint8_t *buf;             /* one request or reply */
+};
+
 /* Timing-faithful mode: a route's hops, kept while the route epoch holds. */
 #define ACCEL_TIMING_PATHS      4
 struct accel_path {
@@ -77,6 +86,7 @@ struct accel {
 	uint32_t cur_crc;
 
 	struct accel_prog prog;
+	struct accel_kern kern;
 
 	/* timing-faithful mode (accel_timing.c) */
 	uint64_t desc_t0;         /* when the descriptor in progress was fetched */
@@ -89,6 +99,7 @@ struct accel {
 uint64_t accel_desc_cost_ns(struct accel *a);
 
 /* accel.c */
+uint64_t accel_bar2_base(struct accel *a);
 uint32_t accel_resolve(struct accel *a, uint64_t addr, uint64_t len, struct accel_span *sp);
 uint32_t accel_rd(struct accel *a, const struct accel_span *sp, uint64_t off, void *buf,
 		  size_t len);
@@ -102,6 +113,17 @@ void accel_publish(struct accel *a);
 /* accel_prog.c */
 int accel_prog_poll(struct accel *a);
 void accel_prog_reset(struct accel *a);
+
+/* accel_kern.c: program KERNEL. start returns 0 or an ACCEL_SC_* code; poll
+ * serves the context's requests and ends the program when the context ends;
+ * stop kills a running context (abort, reset, destroy). */
+int accel_kern_init(struct accel *a);
+uint32_t accel_kern_start(struct accel *a);
+int accel_kern_poll(struct accel *a);
+void accel_kern_stop(struct accel *a);
+void accel_kern_fini(struct accel *a);
+/* accel_prog.c: end the running program with status sc. */
+void accel_prog_finish(struct accel *a, uint32_t sc);
 
 /* accel_crc.c: CRC32C (Castagnoli), chainable: crc(crc(0, a), b) == crc(0, a || b). */
 uint32_t accel_crc32c(uint32_t crc, const void *buf, size_t len);

@@ -18,18 +18,22 @@
 
 void accel_prog_reset(struct accel *a)
 {
+	accel_kern_stop(a);          /* a reset ends a kernel's device context */
 	memset(&a->prog, 0, sizeof(a->prog));
 }
 
-static void prog_finish(struct accel *a, uint32_t sc)
+void accel_prog_finish(struct accel *a, uint32_t sc)
 {
 	struct accel_prog *p = &a->prog;
 	uint64_t fail = a->fail_addr;
 
+	if (p->op == ACCEL_PROG_KERNEL)
+		accel_kern_stop(a);  /* abort: nothing of the kernel runs on */
 	p->running = false;
 	p->elapsed = smio_now_ns() - p->t0;
 	p->avg = p->done_iters ? p->elapsed / p->done_iters : 0;
-	p->result = p->op == ACCEL_PROG_CHECKSUM && !sc ? p->crc : p->off;
+	p->result = p->op == ACCEL_PROG_CHECKSUM && !sc ? p->crc :
+		    p->op == ACCEL_PROG_KERNEL ? (uint64_t)a->kern.value : p->off;
 	p->status = ACCEL_ST_DONE | sc;
 	p->seq++;
 	if (sc && ACCEL_ST_CODE(sc) != ACCEL_SC_ABORTED)
@@ -83,6 +87,9 @@ static void prog_start(struct accel *a)
 		if (!mem_range_ok(a, p->src, p->len))
 			sc = ACCEL_SC_RANGE;
 		break;
+	case ACCEL_PROG_KERNEL:
+		sc = accel_kern_start(a);
+		break;
 	case ACCEL_PROG_PINGPONG:
 		a->fail_addr = p->watch;
 		if (p->role > ACCEL_ROLE_RESPONDER || (p->watch & 7))
@@ -99,11 +106,11 @@ static void prog_start(struct accel *a)
 	}
 	accel_publish(a);
 	if (sc)
-		prog_finish(a, sc);
-	else if (p->op != ACCEL_PROG_PINGPONG && !p->len)
-		prog_finish(a, 0);
+		accel_prog_finish(a, sc);
+	else if (p->op != ACCEL_PROG_PINGPONG && p->op != ACCEL_PROG_KERNEL && !p->len)
+		accel_prog_finish(a, 0);
 	else if (p->op == ACCEL_PROG_PINGPONG && !p->iters)
-		prog_finish(a, 0);
+		accel_prog_finish(a, 0);
 }
 
 /* One slice of memcpy / memset / checksum. */
@@ -125,7 +132,7 @@ static int prog_step_mem(struct accel *a)
 	}
 	p->off += n;
 	if (p->off == p->len)
-		prog_finish(a, 0);
+		accel_prog_finish(a, 0);
 	return 1;
 }
 
@@ -148,14 +155,14 @@ static int prog_step_pingpong(struct accel *a)
 			work = 1;
 			steps++;
 			if (sc) {
-				prog_finish(a, sc);
+				accel_prog_finish(a, sc);
 				break;
 			}
 			p->pp_send = false;
 			if (p->role == ACCEL_ROLE_RESPONDER) {
 				p->done_iters = p->n;
 				if (p->n++ == p->iters)
-					prog_finish(a, 0);
+					accel_prog_finish(a, 0);
 			}
 			continue;
 		}
@@ -168,7 +175,7 @@ static int prog_step_pingpong(struct accel *a)
 		if (p->role == ACCEL_ROLE_INITIATOR) {
 			p->done_iters = p->n;
 			if (p->n++ == p->iters) {
-				prog_finish(a, 0);
+				accel_prog_finish(a, 0);
 				break;
 			}
 		}
@@ -187,7 +194,7 @@ int accel_prog_poll(struct accel *a)
 	if (cmd & ACCEL_PCTL_ABORT) {
 		__atomic_fetch_and(ctl, ~ACCEL_PCTL_ABORT, __ATOMIC_ACQ_REL);
 		if (p->running)
-			prog_finish(a, ACCEL_SC_ABORTED);
+			accel_prog_finish(a, ACCEL_SC_ABORTED);
 		work = 1;
 	}
 	/* A START while a program runs waits for it to end. */
@@ -196,8 +203,18 @@ int accel_prog_poll(struct accel *a)
 		prog_start(a);
 		work = 1;
 	}
-	if (!p->running)
+	if (!p->running) {
+		if (a->kern.reap_pid)
+			accel_kern_poll(a);  /* wait for a finished kernel's context */
 		return work;
+	}
+	if (p->op == ACCEL_PROG_KERNEL) {
+		if (accel_kern_poll(a))
+			work = 1;
+		if (work)
+			accel_publish(a);
+		return work;
+	}
 	if (p->op == ACCEL_PROG_PINGPONG) {
 		if (prog_step_pingpong(a))
 			work = 1;

@@ -408,6 +408,51 @@ int accel_drv_program(struct pci_dev *pdev, const struct accel_prog_args *args, 
 	return rc ? rc : accel_drv_prog_wait(pdev, timeout_ms, res);
 }
 
+/*
+ * A kernel: the image goes into device memory at code_off (ACCEL_DRV_KERNEL_TOP:
+ * as high as it fits, 4 KiB aligned, below the ping-pong mailbox), its
+ * argument block (NUL-ended strings) right after it; then program KERNEL
+ * runs it. Device memory outside [code_off, args end) is the kernel's.
+ */
+int accel_drv_kernel(struct pci_dev *pdev, const void *image, size_t image_len,
+		     const void *args, size_t args_len, uint64_t code_off, int timeout_ms,
+		     struct accel_prog_res *res, uint64_t *placed)
+{
+	struct accel_drv *a = drv_of(pdev);
+	struct accel_prog_args p = { .op = ACCEL_PROG_KERNEL };
+	uint64_t need, args_off;
+
+	if (!a)
+		return -ENODEV;
+	if (!image_len || image_len > ACCEL_KERN_IMAGE_MAX || args_len > ACCEL_KERN_ARGS_MAX ||
+	    (args_len && ((const char *)args)[args_len - 1]) || timeout_ms <= 0)
+		return -EINVAL;
+	need = ((image_len + 7) & ~7ull) + args_len;
+	if (need + ACCEL_DRV_PP_MAILBOX > a->mem_size)
+		return -ERANGE;
+	if (code_off == ACCEL_DRV_KERNEL_TOP) {
+		if (!image)
+			return -EINVAL;
+		code_off = accel_drv_kernel_top(a->mem_size, image_len, args_len);
+	}
+	if (code_off > a->mem_size || need > a->mem_size - code_off)
+		return -ERANGE;
+	if (a->busy || a->prog_pending)
+		return -EBUSY;
+	args_off = code_off + ((image_len + 7) & ~7ull);
+	if (image)           /* NULL: the caller put it there already */
+		memcpy(a->mem + code_off, image, image_len);
+	if (args_len)
+		memcpy(a->mem + args_off, args, args_len);
+	p.src = code_off;
+	p.len = image_len;
+	p.dst = args_off;
+	p.iters = args_len;
+	if (placed)
+		*placed = code_off;
+	return accel_drv_program(pdev, &p, timeout_ms, res);
+}
+
 int accel_drv_pingpong_timeout_ms(uint64_t iters)
 {
 	/* A round trip takes microseconds; allow a millisecond (idle wake-ups). */

@@ -99,4 +99,27 @@ int accel_drv_pingpong(struct pci_dev *init, struct pci_dev *resp, uint64_t iter
 /* A bounded wait for iters round trips. */
 int accel_drv_pingpong_timeout_ms(uint64_t iters);
 
+/*
+ * Run a kernel (an ELF .so defining accel_kernel_main, <smartio/accel_kernel.h>)
+ * on the device: copy image and the argument block (NUL-ended strings) into
+ * device memory at code_off (ACCEL_DRV_KERNEL_TOP: the top of memory below
+ * the mailbox; *placed tells where) and wait up to timeout_ms. image NULL:
+ * the image is at code_off already (not with ACCEL_DRV_KERNEL_TOP). res->result is
+ * what the kernel returned (status OK), or the signal it died of (KERNEL_FAULT).
+ */
+#define ACCEL_DRV_KERNEL_TOP  UINT64_MAX
+/* Where ACCEL_DRV_KERNEL_TOP puts an image (0 if it cannot fit). */
+static inline uint64_t accel_drv_kernel_top(uint64_t mem_size, uint64_t image_len,
+					    uint64_t args_len)
+{
+	uint64_t need = ((image_len + 7) & ~7ull) + args_len;
+
+	if (need + ACCEL_DRV_PP_MAILBOX > mem_size)
+		return 0;
+	return (mem_size - ACCEL_DRV_PP_MAILBOX - need) & ~4095ull;
+}
+int accel_drv_kernel(struct pci_dev *pdev, const void *image, size_t image_len,
+		     const void *args, size_t args_len, uint64_t code_off, int timeout_ms,
+		     struct accel_prog_res *res, uint64_t *placed);
+
 #endif

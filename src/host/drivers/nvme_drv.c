@@ -274,6 +274,8 @@ static int io_queues_create(struct nvme_dev *dev)
 	if (granted < 0)
 		return granted;
 	n = dev->want_ioq < (unsigned)granted ? dev->want_ioq : (unsigned)granted;
+	dev->granted = (unsigned)granted;
+	dev->ext_qids = 0;          /* a reset took every queue pair away */
 	for (unsigned i = 0; i < n; i++) {
 		struct nvme_q *q = &dev->ioq[i];
 
@@ -304,6 +306,79 @@ static void io_queues_delete(struct nvme_dev *dev)
 			break;   /* the disable that follows removes them anyway */
 	}
 	dev->nioq = 0;
+}
+
+/*
+ * A queue pair for another owner: an accelerator kernel's device-resident
+ * queues (docs/devices.md "Kernels"). The caller's memory holds SQ and CQ
+ * (bus addresses, page aligned, the CQ zeroed); the pair has no interrupt
+ * (the owner polls its CQ) and the first queue id above the driver's own
+ * and other lent-out pairs, up to what the controller allocated.
+ */
+int nvme_drv_ext_queue(struct pci_dev *pdev, uint64_t sq_bus, uint64_t cq_bus, unsigned depth,
+		       struct nvme_drv_extq *q)
+{
+	struct nvme_dev *dev;
+	unsigned qid;
+	int rc;
+
+	if (!nvme_drv_bound(pdev))
+		return -ENODEV;
+	dev = pdev->drvdata;
+	if (dev->busy)
+		return -EBUSY;
+	if (dev->needs_reset || pci_channel_offline(pdev))
+		return -EIO;
+	if (depth < 2 || depth > NVME_CAP_MQES(dev->cap) + 1u || !q ||
+	    ((sq_bus | cq_bus) & 4095))
+		return -EINVAL;
+	for (qid = dev->nioq + 1; qid <= dev->granted && qid < 32; qid++)
+		if (!(dev->ext_qids & (1u << qid)))
+			break;
+	if (qid > dev->granted || qid >= 32)
+		return -ENOSPC;
+	dev->busy = true;
+	rc = admin_queue_cmd(dev, nvme_admin_create_cq, cq_bus, nvme_cdw10_queue((uint16_t)qid, depth),
+			     nvme_cdw11_create_cq(0, false));
+	if (!rc) {
+		rc = admin_queue_cmd(dev, nvme_admin_create_sq, sq_bus,
+				     nvme_cdw10_queue((uint16_t)qid, depth),
+				     nvme_cdw11_create_sq((uint16_t)qid, NVME_QPRIO_MEDIUM));
+		if (rc)
+			(void)admin_queue_cmd(dev, nvme_admin_delete_cq, 0, qid, 0);
+	}
+	dev->busy = false;
+	if (rc)
+		return rc;
+	dev->ext_qids |= 1u << qid;
+	q->qid = (uint16_t)qid;
+	q->depth = (uint16_t)depth;
+	q->dstrd = dev->dstrd;
+	q->sq_db_off = nvme_sq_tail_db(qid, dev->dstrd);
+	q->cq_db_off = nvme_cq_head_db(qid, dev->dstrd);
+	return 0;
+}
+
+int nvme_drv_ext_queue_delete(struct pci_dev *pdev, unsigned qid)
+{
+	struct nvme_dev *dev;
+	int rc;
+
+	if (!nvme_drv_bound(pdev))
+		return -ENODEV;
+	dev = pdev->drvdata;
+	if (qid >= 32 || !(dev->ext_qids & (1u << qid)))
+		return -ENOENT;
+	if (dev->busy)
+		return -EBUSY;
+	dev->busy = true;
+	rc = admin_queue_cmd(dev, nvme_admin_delete_sq, 0, qid, 0);
+	if (!rc)
+		rc = admin_queue_cmd(dev, nvme_admin_delete_cq, 0, qid, 0);
+	dev->busy = false;
+	/* A failed delete leaves needs_reset set: the reset removes the pair. */
+	dev->ext_qids &= ~(1u << qid);
+	return rc;
 }
 
 /* Bring the controller back after a timeout or a fatal status. */

@@ -95,6 +95,23 @@ int nvme_drv_io(struct pci_dev *pdev, uint32_t nsid, enum nvme_drv_op op, uint64
 int nvme_drv_io_queue(struct pci_dev *pdev, unsigned q, uint32_t nsid, enum nvme_drv_op op,
 		      uint64_t slba, uint32_t nlb, void *buf, struct nvme_drv_cpl *cpl);
 
+/*
+ * A queue pair lent to another owner (an accelerator kernel that drives the
+ * NVMe itself): SQ and CQ in the caller's memory at sq_bus/cq_bus (page
+ * aligned, the CQ zeroed, as the NVMe reaches them), depth entries each, no
+ * interrupt. The doorbells are at sq_db_off/cq_db_off in BAR0, for the owner
+ * to write (pci_p2pdma_bus gives BAR0 as the owner's device reaches it). -ENOSPC when the
+ * controller allocated no further pair. A controller reset removes it.
+ */
+struct nvme_drv_extq {
+	uint16_t qid, depth;
+	unsigned dstrd;
+	uint64_t sq_db_off, cq_db_off;
+};
+int nvme_drv_ext_queue(struct pci_dev *pdev, uint64_t sq_bus, uint64_t cq_bus, unsigned depth,
+		       struct nvme_drv_extq *q);
+int nvme_drv_ext_queue_delete(struct pci_dev *pdev, unsigned qid);
+
 /* Commands completed on I/O queue q (tests check the spread). */
 uint64_t nvme_drv_queue_cmds(struct pci_dev *pdev, unsigned q);
 /* The MSI-X vector of I/O queue q, or -1 when polled. */

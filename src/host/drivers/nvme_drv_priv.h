@@ -57,6 +57,8 @@ struct nvme_dev {
 	struct nvme_q ioq[NVME_DRV_MAX_IOQ];
 	unsigned nioq;           /* created */
 	unsigned want_ioq;       /* asked for at probe: reused by a reset */
+	unsigned granted;        /* I/O queue pairs the controller allocated */
+	uint32_t ext_qids;       /* bit q: queue pair q is lent out (nvme_drv_ext_queue) */
 	unsigned rr;             /* next I/O queue for nvme_drv_io */
 	int nvec;
 	struct nvme_id_ctrl *idc;
