@@ -151,4 +151,34 @@ expect "manager log: the limit in the policy and on the queue" "node 8 medium @2
 	"200 IOPS at most"
 check "nvme-fair down" "$SMARTIO" cluster down
 
+# ---- the lender's NTB out of windows: a clear error, not "all I/O queues in use" ----
+# The same cluster with a 4-window lender NTB: host 1's client holds its
+# queues (a CQ in its own RAM takes a window), and the next client's find none.
+sed 's/model: PXH830, cable/model: PXH830, lut_entries: 4, cable/' \
+	"$SRC/tests/topologies/nvme-fair.yaml" >"$WORK/nvme-fair-4.yaml"
+check "nvme-fair with 4 lender NTB windows up" "$SMARTIO" cluster up "$WORK/nvme-fair-4.yaml"
+check "manager" start_manager
+fdid=$(sed -n 's/.*manager of \(0x[0-9a-f]*\):.*/\1/p' "$WORK/manager.log")
+"$SMARTIO" exec --host 1 -- "$NVME" bench -d "$fdid" --time 30 --qd 4 --poll-sleep 1000 \
+	--ready-file "$WORK/hold.ready" --go-file "$WORK/hold.go" >"$WORK/hold.out" 2>&1 &
+HOLD=$!
+for _ in $(seq 400); do [ -e "$WORK/hold.ready" ] && break; sleep 0.05; done
+check "host 1 holds its queue pair" test -e "$WORK/hold.ready"
+busy=0
+for h in 2 3 4 5; do
+	if ! on_host "$h" bench -d "$fdid" --ios 10 >"$WORK/nowin.out" 2>&1; then busy=$h; break; fi
+done
+cp "$WORK/manager.log" "$WORK/manager.snap"
+check "some client finds no window left" test "$busy" -ne 0
+cp "$WORK/nowin.out" "$OUT"
+expect "it says the lender's NTB has no free window" "lender's NTB has no free window"
+expect "and that --cq device saves one" "--cq device"
+expect_not "not that all I/O queues are in use" "all I/O queues are in use"
+cp "$WORK/manager.snap" "$OUT"
+expect "the manager's log says so too" "CREATE_QP: the lender's NTB has no free window"
+kill -TERM "$HOLD" 2>/dev/null || true
+wait "$HOLD" 2>/dev/null || true
+check "manager stops" stop_manager
+check "nvme-fair-4 down" "$SMARTIO" cluster down
+
 tap_done

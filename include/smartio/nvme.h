@@ -192,7 +192,11 @@ int snv_ns_info(struct snv_client *c, uint32_t nsid, struct snv_ns_info *out);
 
 /* ---- DMA buffers: memory the controller can read and write ---- */
 
-/* A new buffer in the client's host RAM, mapped for the device. */
+/*
+ * A new buffer in the client's host RAM, mapped for the device: one window of
+ * the lender's NTB; -EADDRNOTAVAIL when it has none free (docs/nvme-driver.md,
+ * "Resource limits").
+ */
 int snv_buf_alloc(struct snv_client *c, size_t size, struct snv_buf **out);
 /* Make existing page-aligned memory of the program device-visible in place
  * (SCIRegisterSegmentMemory); size a multiple of the page size. */
@@ -217,7 +221,10 @@ struct snv_qpair_opts {
  * not allow the class asked for to this host (its log says which class is),
  * -ENOTSUP when a class other than SNV_PRIO_DEFAULT is asked for and the
  * manager runs round robin (the controller has no weighted round robin, or
- * the manager was told to use round robin).
+ * the manager was told to use round robin). -ENOSPC: every I/O queue of the
+ * controller is in use; -EADDRNOTAVAIL: the lender's NTB has no free window
+ * onto this host's memory for a queue placed in it (SNV_PLACE_DEVICE for the
+ * CQ saves one).
  */
 int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struct snv_qpair **out);
 /* The class the manager granted (SNV_PRIO_NONE under round robin). */

@@ -255,12 +255,9 @@ static void *run(void *arg)
 	struct runner *r = arg;
 	uint64_t last_work = smio_now_ns(), idle = DEVRUN_IDLE_MIN_NS;
 	unsigned quiet = 0;
-	bool sleeping = false;
+	bool sleeping = false, slack = false;
 
 	fab_thread_set_worker();
-	/* A faithful device wakes for its deadlines, not up to 50 us after them. */
-	if (r->inst.fn.timing)
-		(void)prctl(PR_SET_TIMERSLACK, DEVRUN_TIMER_SLACK_NS, 0, 0, 0);
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		uint32_t flr = __atomic_load_n(&r->fn->flr_seq, __ATOMIC_ACQUIRE);
 		int busy;
@@ -292,6 +289,12 @@ static void *run(void *arg)
 			 * in slices, spin only for its last few microseconds. */
 			uint64_t now = smio_now_ns(), until = r->inst.wake_ns - DEVRUN_WAKE_SPIN_NS;
 
+			/* A timed device wakes for its deadlines, not up to 50 us
+			 * after them (set once, when it first has one). */
+			if (!slack) {
+				(void)prctl(PR_SET_TIMERSLACK, DEVRUN_TIMER_SLACK_NS, 0, 0, 0);
+				slack = true;
+			}
 			last_work = now;
 			sleeping = false;
 			quiet = 0;

@@ -21,12 +21,12 @@
 #define DEVRUN_SPIN_YIELD   1024u          /* quiet passes between yields of the CPU */
 #define DEVRUN_IDLE_MIN_NS  50000ull
 #define DEVRUN_IDLE_MAX_NS  8000000ull
-/* Timing-faithful mode: work due later (dev_instance.wake_ns) is waited for
+/* Work due later (dev_instance.wake_ns: faithful mode, an NVMe latency_us) is waited for
  * by sleeping in slices of at most DEVRUN_WAKE_SLICE_NS (so other queues'
  * new work is still seen), then spinning for the last DEVRUN_WAKE_SPIN_NS. */
 #define DEVRUN_WAKE_SPIN_NS  20000ull
 #define DEVRUN_WAKE_SLICE_NS 100000ull
-#define DEVRUN_TIMER_SLACK_NS 1000ul   /* faithful mode: wake on time, not 50 us late */
+#define DEVRUN_TIMER_SLACK_NS 1000ul   /* timed work: wake on time, not 50 us late */
 
 struct devrun_set;
 struct dev_instance;

@@ -284,7 +284,12 @@ static void admin(struct snv_manager *m, struct snv_mclient *c, const struct snv
 	}
 }
 
-/* Connect to a client's device segment and map it for the device. */
+/*
+ * Connect to a client's device segment and map it for the device. A segment
+ * in the client's RAM takes a window of the lender's NTB; with none free the
+ * map fails with SCI_ERR_HW_NOSPC, told apart as -EADDRNOTAVAIL so that the
+ * client can say so instead of "no queue free" (-ENOSPC).
+ */
 static int qseg(struct snv_manager *m, uint32_t id, size_t need, sci_remote_segment_t *rs,
 		bool *mapped, sci_ioaddr_t *io)
 {
@@ -298,6 +303,8 @@ static int qseg(struct snv_manager *m, uint32_t id, size_t need, sci_remote_segm
 	if (SCIGetRemoteSegmentSize(*rs) < need)
 		return -EINVAL;
 	SCIMapRemoteSegmentForDevice(*rs, m->dev, io, 0, need, 0, &se);
+	if (se == SCI_ERR_HW_NOSPC)
+		return -EADDRNOTAVAIL;
 	if (se)
 		return snv_errno(se);
 	*mapped = true;
@@ -380,7 +387,9 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 		rc = qseg(m, r.cq_segid, (size_t)r.depth * 16, &q->cq_rs, &q->cq_mapped, &cq_io);
 	if (rc) {
 		disconnect_q(m, q);
-		refuse(m, "CREATE_QP: segment missing, too small or unaligned", h->client);
+		refuse(m, rc == -EADDRNOTAVAIL ? "CREATE_QP: the lender's NTB has no free window "
+		       "onto the client's queue memory" : "CREATE_QP: segment missing, too small or "
+		       "unaligned", h->client);
 		reply(m, c->reply, h, rc, 0, NULL, 0, NULL, 0);
 		return;
 	}

@@ -119,7 +119,8 @@ int snv_dmamem_alloc(sci_desc_t sd, unsigned adapter, sci_smartio_device_t dev, 
 		m->mapped_dev = !err;
 	}
 	if (err) {
-		int rc = snv_errno(err);
+		/* SCI_ERR_HW_NOSPC: no free window of the lender's NTB (not "no memory") */
+		int rc = m->vaddr && err == SCI_ERR_HW_NOSPC ? -EADDRNOTAVAIL : snv_errno(err);
 
 		snv_dmamem_free(m, adapter, dev);
 		return rc;

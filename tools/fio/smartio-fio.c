@@ -287,6 +287,9 @@ static int sfio_init(struct thread_data *td)
 			rc == -ENOTSUP && qo.prio ? " (the manager runs round robin: no prio= classes)" :
 			rc == -ENOTSUP ? " (no CMB for SQs on this controller)" :
 			rc == -ENOSPC ? " (all I/O queues are in use)" :
+			rc == -EADDRNOTAVAIL ? " (the lender's NTB has no free window onto this "
+			"host's memory: other clients use them all; cq_place=device puts the CQ "
+			"in the lender's memory, where it needs none)" :
 			rc == -EINVAL ? " (iodepth beyond the controller's queue size?)" : "");
 		return 1;
 	}

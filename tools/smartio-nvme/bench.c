@@ -283,7 +283,8 @@ int cmd_bench(int argc, char **argv)
 	t_sub = calloc(qd, sizeof(*t_sub));
 	rc = lat && t_sub ? snv_buf_alloc(c, (size_t)(bs * qd), &buf) : -ENOMEM;
 	if (rc) {
-		fprintf(stderr, "smartio-nvme bench: buffers: %s\n", strerror(-rc));
+		fprintf(stderr, "smartio-nvme bench: buffers: %s%s\n", strerror(-rc),
+			tool_qp_hint(rc == -EADDRNOTAVAIL ? rc : 0, qo.cq_place));
 		goto fail;
 	}
 	memset(snv_buf_vaddr(buf), 0xa5, (size_t)(bs * qd));

@@ -331,7 +331,8 @@ int cmd_dd(int argc, char **argv)
 	j.pat = malloc(j.lba_size);
 	rc = j.pat ? snv_buf_alloc(c, (size_t)bs * j.qd, &j.buf) : -ENOMEM;
 	if (rc) {
-		fprintf(stderr, "smartio-nvme dd: buffer: %s\n", strerror(-rc));
+		fprintf(stderr, "smartio-nvme dd: buffer: %s%s\n", strerror(-rc),
+			tool_qp_hint(rc == -EADDRNOTAVAIL ? rc : 0, cqp));
 		goto out;
 	}
 	t0 = smio_now_ns();

@@ -44,6 +44,13 @@ const char *tool_qp_hint(int rc, enum snv_place cq)
 		return " (the controller's CMB is full: other clients' SQs use it)";
 	if (rc == -ENOSPC)
 		return " (all I/O queues are in use)";
+	if (rc == -EADDRNOTAVAIL)
+		return cq == SNV_PLACE_DEVICE ?
+			" (the lender's NTB has no free window onto this host's memory: other "
+			"clients' queues and buffers use them all)" :
+			" (the lender's NTB has no free window onto this host's memory: other "
+			"clients' queues and buffers use them all; --cq device puts the CQ in the "
+			"lender's memory, where it needs none)";
 	return "";
 }
 
