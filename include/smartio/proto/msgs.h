@@ -411,6 +411,11 @@ enum smio_payload_kind {
 	  SMIO_PL_FIXED(smio_mc_tree_req, smio_check_mc_tree_req),				\
 	  SMIO_PL_VAR(smio_mc_tree, smio_check_mc_tree))					\
 												\
+	/* SR-IOV: a PF's VFs enabled or disabled live (core.h) */				\
+	X(SRIOV,                215, CORE,   SMIO_R_ADMIN, 0,					\
+	  SMIO_PL_FIXED(smio_sriov_req, check_sriov_req),					\
+	  SMIO_PL_FIXED(smio_sriov_state, check_sriov_state))					\
+												\
 	/* accelerator kernels (driver.h), issue 14 */					\
 	X(ACCEL_LAUNCH,         225, DRIVER, SMIO_R_LOCAL, 0, /* + image + args */		\
 	  SMIO_PL_VAR(smio_accel_launch, smio_check_accel_launch),				\
@@ -420,11 +425,6 @@ enum smio_payload_kind {
 	  SMIO_PL_EMPTY)									\
 												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
-	/* SR-IOV: a PF's VFs enabled or disabled live (core.h) */				\
-	X(SRIOV,                215, CORE,   SMIO_R_ADMIN, 0,					\
-	  SMIO_PL_FIXED(smio_sriov_req, check_sriov_req),					\
-	  SMIO_PL_FIXED(smio_sriov_state, check_sriov_state))					\
-												\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\
 	  SMIO_PL_FIXED(smio_dma_queue_ref, smio_check_dma_queue_ref),				\
 	  SMIO_PL_FIXED(smio_dma_state, smio_check_dma_state))
