@@ -10,35 +10,7 @@
 set -euo pipefail
 
 . "$(dirname "$0")/tap.sh"
-
-NVME=$(realpath "$BUILD/tools/smartio-nvme/smartio-nvme")
-[ -x "$NVME" ] || { echo "Bail out! no smartio-nvme at $NVME"; exit 2; }
-MGR_PID=
-
-on_host() { local h=$1; shift; "$SMARTIO" exec --host "$h" -- "$NVME" "$@"; }
-
-# start_manager HOST DEVICE: in the background; waits (bounded) until it serves.
-start_manager() {
-	rm -f "$WORK/ready"
-	"$SMARTIO" exec --host "$1" -- "$NVME" manager -d "$2" --ready-file "$WORK/ready" \
-		>"$WORK/manager.log" 2>&1 &
-	MGR_PID=$!
-	for _ in $(seq 200); do
-		[ -e "$WORK/ready" ] && return 0
-		kill -0 "$MGR_PID" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-stop_manager() {
-	[ -n "$MGR_PID" ] || return 0
-	kill -TERM "$MGR_PID" 2>/dev/null || true
-	local rc=0
-	wait "$MGR_PID" || rc=$?
-	MGR_PID=
-	return $rc
-}
-trap 'stop_manager || true; tap_cleanup' EXIT
+. "$(dirname "$0")/nvme_manager.sh"
 
 # ---- help and errors without a cluster ----
 check "--help" "$NVME" --help

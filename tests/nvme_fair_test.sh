@@ -12,33 +12,9 @@
 set -euo pipefail
 
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/nvme_manager.sh"
 
-NVME=$(realpath "$BUILD/tools/smartio-nvme/smartio-nvme")
 REPORT="$SRC/bench/fair-report.py"
-MGR_PID=
-
-on_host() { local h=$1; shift; "$SMARTIO" exec --host "$h" -- "$NVME" "$@"; }
-start_manager() {
-	rm -f "$WORK/ready"
-	"$SMARTIO" exec --host 0 -- "$NVME" manager -d nvme0 --ready-file "$WORK/ready" "$@" \
-		>"$WORK/manager.log" 2>&1 &
-	MGR_PID=$!
-	for _ in $(seq 200); do
-		[ -e "$WORK/ready" ] && return 0
-		kill -0 "$MGR_PID" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-stop_manager() {
-	[ -n "$MGR_PID" ] || return 0
-	kill -TERM "$MGR_PID" 2>/dev/null || true
-	local rc=0
-	wait "$MGR_PID" || rc=$?
-	MGR_PID=
-	return $rc
-}
-trap 'stop_manager || true; tap_cleanup' EXIT
 
 # run_clients NAME HOST[:CLASS]...: one QD32 4 KiB random-read bench per host
 # (32 in flight: at its share, even a high client's SQ holds ~50 ms of work,
@@ -79,10 +55,10 @@ figures() { jq -c '.checks[] | [.check, .value]' "$OUT" 2>/dev/null | sed 's/^/#
 check "nvme-fair up" "$SMARTIO" cluster up "$SRC/tests/topologies/nvme-fair.yaml"
 
 # ---- the policy: hosts 1, 2 high; 3, 4 medium (default); 5, 6 low ----
-check_fails "a bad policy is refused at start" start_manager --policy "host:1=fast"
+check_fails "a bad policy is refused at start" start_manager 0 nvme0 --policy "host:1=fast"
 cp "$WORK/manager.log" "$OUT"
 expect "says what a policy item looks like" "want host:N=CLASS"
-check "manager with a class policy" start_manager --policy "host:1=high,host:2=high,host:5=low,host:6=low"
+check "manager with a class policy" start_manager 0 nvme0 --policy "host:1=high,host:2=high,host:5=low,host:6=low"
 cp "$WORK/manager.log" "$OUT"
 expect "manager: weighted round robin, weights 8 4 1, the policy" \
 	"weighted round robin with urgent class, weights high 8 medium 4 low 1, burst 8" \
@@ -110,7 +86,7 @@ expect "manager log: classes granted, refusals logged" "class high" "class low" 
 	"class high asked for, node 24 may use low at most"
 
 # ---- everyone equal (the default policy) ----
-check "manager, default policy" start_manager
+check "manager, default policy" start_manager 0 nvme0
 check "6 equal clients run at once" run_clients eq 1 2 3 4 5 6
 check "equal shares: Jain >= 0.9 over the SQs' fetch counts" \
 	python3 "$REPORT" "$WORK/eq/before.json" "$WORK/eq/after.json" "$WORK"/eq/c.*.json \
@@ -119,7 +95,7 @@ figures
 check "manager stops" stop_manager
 
 # ---- round robin: no classes ----
-check "manager --arb rr" start_manager --arb rr
+check "manager --arb rr" start_manager 0 nvme0 --arb rr
 cp "$WORK/manager.log" "$OUT"
 expect "says round robin" "arbitration: round robin .as asked."
 check_fails "asking for a class under round robin" on_host 1 bench -d "$fdid" --prio high --ios 10
@@ -134,10 +110,10 @@ figures
 check "manager stops" stop_manager
 
 # ---- a rate limit: host 1 at 200 commands per second, paced by its library ----
-check_fails "a bad rate is refused at start" start_manager --policy "host:1=medium@0"
+check_fails "a bad rate is refused at start" start_manager 0 nvme0 --policy "host:1=medium@0"
 cp "$WORK/manager.log" "$OUT"
 expect "says what the rate must be" "rate after @ must be"
-check "manager, host 1 limited to 200 IOPS" start_manager --policy "host:1=medium@200"
+check "manager, host 1 limited to 200 IOPS" start_manager 0 nvme0 --policy "host:1=medium@200"
 check "host 1 runs at its limit" on_host 1 bench -d "$fdid" --qd 8 --time 1 --poll-sleep 200 --json
 expect "the pair knows its limit" '"iops_limit":200'
 check "about 200 IOPS (150..230)" jq -e '.iops > 150 and .iops < 230' "$OUT"
@@ -157,7 +133,7 @@ check "nvme-fair down" "$SMARTIO" cluster down
 sed 's/model: PXH830, cable/model: PXH830, lut_entries: 4, cable/' \
 	"$SRC/tests/topologies/nvme-fair.yaml" >"$WORK/nvme-fair-4.yaml"
 check "nvme-fair with 4 lender NTB windows up" "$SMARTIO" cluster up "$WORK/nvme-fair-4.yaml"
-check "manager" start_manager
+check "manager" start_manager 0 nvme0
 fdid=$(sed -n 's/.*manager of \(0x[0-9a-f]*\):.*/\1/p' "$WORK/manager.log")
 "$SMARTIO" exec --host 1 -- "$NVME" bench -d "$fdid" --time 30 --qd 4 --poll-sleep 1000 \
 	--ready-file "$WORK/hold.ready" --go-file "$WORK/hold.go" >"$WORK/hold.out" 2>&1 &
