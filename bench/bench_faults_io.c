@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sisci_api.h"
+#include "bench_pool.h"
 #include "smartio/nvme.h"
 #include "util/smio_time.h"
 
@@ -188,29 +188,12 @@ static int parse(int argc, char **argv)
 
 static int open_client(struct snv_client **c, char *err, size_t errlen)
 {
-	sci_smartio_device_info_t f = { .pci_class = 0x010802 };
 	struct snv_client_opts o = { .timeout_ms = 5000, .multipath = opt.backup_adapter >= 0,
 				     .backup_adapter = opt.backup_adapter >= 0 ?
 						       (unsigned)opt.backup_adapter : 0 };
-	unsigned int ids[8];
-	sci_error_t se;
-	sci_desc_t sd;
+	int rc = bench_first_nvme(&o.fdid, err, errlen);
 
-	SCIInitialize(0, &se);
-	if (!se)
-		SCIOpen(&sd, 0, &se);
-	if (se) {
-		snprintf(err, errlen, "SISCI: %s", SCIGetErrorString(se));
-		return -EIO;
-	}
-	if (SCIGetDeviceList(sd, ids, 8, &f, 0, &se) < 1) {
-		SCIClose(sd, 0, &se);
-		snprintf(err, errlen, "no NVMe controller in the pool");
-		return -ENODEV;
-	}
-	SCIClose(sd, 0, &se);
-	o.fdid = ids[0];
-	return snv_client_open(&o, c, err, errlen);
+	return rc ? rc : snv_client_open(&o, c, err, errlen);
 }
 
 /* Submit the next command into slot s (index i of the buffer). */
