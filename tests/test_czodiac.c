@@ -273,6 +273,31 @@ static void test_nap_too_small(void **state)
 	assert_int_equal(*(uint32_t *)in, 0);
 }
 
+/*
+ * RING + 4 messages sent before reading any echo: the sender runs out of
+ * credits and waits until the peer has consumed; nothing is lost or reordered.
+ */
+static void test_nap_credit(void **state)
+{
+	const uint32_t n = RING + 4;
+	struct cz_stats s0, s1;
+	uint32_t v, st = 0xdead;
+
+	(void)state;
+	cz_stats(ep, &s0);
+	send_cmd(C_ECHO, n);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(cz_nap_send(qp, &i, sizeof(i)), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(cz_nap_recv(qp, &v, sizeof(v), WAIT_MS), (int)sizeof(v));
+		assert_int_equal(v, i);
+	}
+	assert_int_equal(get(peer.from, &st, PIPE_MS), 0);
+	assert_int_equal(st, 0);
+	cz_stats(ep, &s1);
+	assert_true(s1.credit_waits > s0.credit_waits);
+}
+
 /* RDMA PUT after the NAP handshake: sizes from a byte to 1 MiB, unaligned source. */
 static void test_put(void **state)
 {
@@ -350,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_dap),
 		cmocka_unit_test(test_nap_order_wrap),
 		cmocka_unit_test(test_nap_too_small),
+		cmocka_unit_test(test_nap_credit),
 		cmocka_unit_test(test_put),
 		cmocka_unit_test(test_put_refused),
 		cmocka_unit_test(test_get),

@@ -84,7 +84,11 @@ int cz_dap_load(struct cz_ep *ep, uint64_t gaddr, void *dst, size_t len);
  */
 int cz_qp_open(struct cz_ep *ep, unsigned int peer_node, unsigned int qpn, struct cz_qp **out);
 void cz_qp_close(struct cz_qp *qp);
-/* Send len (0..CZ_NAP_MAX) bytes; -EMSGSIZE if larger, -ETIMEDOUT if the ring stays full. */
+/*
+ * Send len (0..CZ_NAP_MAX) bytes; -EMSGSIZE if larger, -ETIMEDOUT if the
+ * peer's ring stays full. A full ring waits for the peer to consume: two
+ * sides that both send a full ring's worth without receiving time out.
+ */
 int cz_nap_send(struct cz_qp *qp, const void *buf, size_t len);
 /*
  * The next message, in order: its length (copied up to cap; -EMSGSIZE and the
