@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sisci_harness.h"
+#include "czodiac/cz_priv.h"    /* the ring's layout: the forged message */
 #include "smartio/czodiac.h"
 
 #define NODE_HOST0 4
@@ -21,7 +22,7 @@
 #define PIPE_MS    20000
 #define WAIT_MS    20000
 
-enum cmd { C_QUIT = 1, C_ECHO, C_DAP_CHECK, C_ACCEPT, C_SERVE, C_FILL };
+enum cmd { C_QUIT = 1, C_ECHO, C_DAP_CHECK, C_ACCEPT, C_SERVE, C_FILL, C_FORGE };
 
 static struct child peer = { .pid = -1, .to = -1, .from = -1 };
 static struct cz_ep *ep;
@@ -55,6 +56,46 @@ static struct cz_config config(void)
 }
 
 /* ---------- the peer (host 0) ---------- */
+
+/*
+ * Open QP 1 and, bypassing the library, write one message with a wrong magic
+ * number into the test's ring of that QP (white box: the ring's layout). The
+ * library's QP 1 never sends: its first message would reuse the slot.
+ */
+static int peer_forge(struct cz_ep *e)
+{
+	unsigned int id = (JOB << 12) | (CZ_SUB_RING + NODE_HOST0 * CZ_MAX_QPS + 1);
+	sci_remote_segment_t seg;
+	volatile uint8_t *ring, *ent;
+	struct cz_msg m = { .kind = CZ_K_NAP, .len = 4 };
+	struct cz_qp *q1;
+	sci_desc_t sd;
+	sci_map_t map;
+	sci_error_t err;
+
+	if (cz_qp_open(e, 8, 1, &q1))
+		return __LINE__;
+	SCIOpen(&sd, 0, &err);
+	if (err)
+		return __LINE__;
+	SCIConnectSegment(sd, &seg, 8, id, 0, NULL, NULL, WAIT_MS, 0, &err);
+	if (err)
+		return __LINE__;
+	ring = SCIMapRemoteSegment(seg, &map, 0, CZ_RING_HDR + CZ_NAP_ENTRY, NULL, 0, &err);
+	if (err)
+		return __LINE__;
+	m.magic = *(volatile uint32_t *)(ring + CZ_RING_MAGIC_OFF) ^ 0x5a5a;
+	ent = ring + CZ_RING_HDR;
+	memcpy((void *)(ent + 4), (const uint8_t *)&m + 4, sizeof(m) - 4);
+	memcpy((void *)(ent + CZ_NAP_HDR), "evil", 4);
+	__atomic_store_n((uint32_t *)(void *)ent, 1u, __ATOMIC_RELEASE);
+	SCIFlush(NULL, 0);
+	SCIUnmapSegment(map, 0, &err);
+	SCIDisconnectSegment(seg, 0, &err);
+	SCIClose(sd, 0, &err);
+	/* QP 1 stays open until the end (cz_close): the test may still be connecting. */
+	return 0;
+}
 
 /* Echo n messages back, each as it came (length and bytes). */
 static int peer_echo(struct cz_qp *q, uint32_t n)
@@ -118,6 +159,9 @@ static int peer_body(int in, int out, void *arg)
 			fill(mem + (1u << 20), 1u << 20, v);
 			rc = 0;
 			break;
+		case C_FORGE:
+			rc = peer_forge(e);
+			break;
 		case C_SERVE: {          /* serve GETs until a 4-byte "done" NAP */
 			uint32_t done = 0;
 			int n = cz_nap_recv(q, &done, sizeof(done), WAIT_MS);
@@ -169,12 +213,14 @@ static int group_teardown(void **state)
 	int st = -1, rc;
 
 	(void)state;
+	/* Both sides close at once: each removes its rings as the other disconnects. */
 	if (peer.pid > 0) {
 		put(peer.to, C_QUIT);
 		put(peer.to, 0);
-		st = end_child(&peer);
 	}
 	cz_close(ep);
+	if (peer.pid > 0)
+		st = end_child(&peer);
 	rc = sh_down();
 	return rc == 0 && st == 0 ? 0 : -1;
 }
@@ -369,6 +415,27 @@ static void test_get(void **state)
 	assert_int_equal(s1.gets - s0.gets, 5);
 }
 
+/* A message whose magic number does not match the ring's is dropped and counted. */
+static void test_bad_magic(void **state)
+{
+	struct cz_qp *q1;
+	struct cz_stats s0, s1;
+	uint32_t st = 0xdead;
+	uint8_t buf[16];
+
+	(void)state;
+	cz_stats(ep, &s0);
+	send_cmd(C_FORGE, 0);
+	assert_int_equal(cz_qp_open(ep, NODE_HOST0, 1, &q1), 0);
+	assert_int_equal(get(peer.from, &st, PIPE_MS), 0);
+	assert_int_equal(st, 0);
+	assert_int_equal(cz_nap_recv(q1, buf, sizeof(buf), 200), -ETIMEDOUT);
+	cz_stats(ep, &s1);
+	assert_int_equal(s1.bad_magic - s0.bad_magic, 1);
+	assert_int_equal(s1.nap_received, s0.nap_received);
+	/* QP 1 is closed by cz_close at the end, after the peer's. */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_put),
 		cmocka_unit_test(test_put_refused),
 		cmocka_unit_test(test_get),
+		cmocka_unit_test(test_bad_magic),
 	};
 
 	return cmocka_run_group_tests_name("czodiac", tests, group_setup, group_teardown);
