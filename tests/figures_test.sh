@@ -21,13 +21,13 @@ expect_not "no stated number drifts" 'OUTSIDE 10%'
 for f in "$D"/figures.json "$D"/paper.json "$D"/smartio-fig31.json "$D"/czodiac-fig13.json; do
 	check "$(basename "$f") is valid JSON" python3 -m json.tool "$f" "$WORK/pretty.json"
 done
-json_check "13 figures, none outside 10%" "$D/figures.json" \
-	'len(d["figures"]) == 13 and d["outside"] == 0 and d["tolerance"] == 0.1'
+json_check "14 figures, none outside 10%" "$D/figures.json" \
+	'len(d["figures"]) == 14 and d["outside"] == 0 and d["tolerance"] == 0.1'
 json_check "every figure has model series, curves 4 KiB..128 MiB" "$D/figures.json" \
 	'all(f["model"] and all(len(s["points"]) == (1 if f["kind"] == "bars" else 16)
 	     for s in f["model"]) for f in d["figures"])'
 json_check "every stated number is within 10% and carries its source" "$D/figures.json" \
-	'(sum(len(f["paper"]) for f in d["figures"]) == 8 and
+	'(sum(len(f["paper"]) for f in d["figures"]) == 11 and
 	  all(c["ok"] and abs(c["drift_pct"]) <= 10 for f in d["figures"] for c in f["paper"]))'
 json_check "the quick pass measured DMA and ping-pong on the emulated cluster" \
 	"$D/figures.json" \
@@ -39,7 +39,7 @@ json_check "figure 31 states 10.2 and 1.5 GB/s" "$D/smartio-fig31.json" \
 	'[c["stated"] for c in d["figures"][0]["paper"]] == [10.2, 1.5]'
 
 if command -v gnuplot >/dev/null; then
-	check "13 PNGs" test "$(ls "$D"/*.png | wc -l)" -eq 13
+	check "14 PNGs" test "$(ls "$D"/*.png | wc -l)" -eq 14
 	check "the PNGs are PNG images" bash -c 'for f in "$1"/*.png; do
 		[ "$(head -c 8 "$f" | od -An -tx1 | tr -d " \n")" = 89504e470d0a1a0a ] || exit 1; done' \
 		_ "$D"
@@ -55,7 +55,7 @@ check_fails "a drifting stated number fails bench/figures" \
 expect "it names the drifting number" 'paper: iommu-on-read .*OUTSIDE 10%'
 
 check "predict figure list" "$SMARTIO" predict figure list
-expect "it lists every figure" '^smartio-fig22 ' '^smartio-fig34 ' '^dl-fig19 ' '^czodiac-fig13 '
+expect "it lists every figure" '^smartio-fig22 ' '^smartio-fig34 ' '^dl-fig19 ' '^czodiac-fig12 ' '^czodiac-fig13 '
 check_fails "predict figure: unknown figure" "$SMARTIO" predict figure nosuch
 check "predict figure --help" "$SMARTIO" predict figure --help
 expect "the help names the options" '--measured FILE' '--gnuplot DIR'

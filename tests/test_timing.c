@@ -705,6 +705,42 @@ static void test_paper_czodiac(void **state)
 	within10(r.bw_gbs, 3.19, "cZodiac RDMA PUT (GB/s)");
 }
 
+/*
+ * cZodiac sec. 6.2, fig. 12: the primitives' minimum latencies (DAP store
+ * 0.53, NAP 1.12, RDMA 1.73 us) and their order; NAP immediate vs indirect;
+ * GET a crossbar pass above PUT; fig. 13's plateau.
+ */
+static void test_czodiac_primitives(void **state)
+{
+	struct timing_cz o[TIMING_CZ_N], imm, ind, big;
+	uint32_t chip;
+
+	for (int i = 0; i < TIMING_CZ_N; i++)
+		assert_int_equal(timing_czodiac(&P, i, TIMING_CZ_MIN_BYTES, &o[i]), 0);
+	within10(o[TIMING_CZ_DAP_STORE].latency_ns, 530, "DAP store (ns)");
+	within10(o[TIMING_CZ_NAP].latency_ns, 1120, "NAP (ns)");
+	within10(o[TIMING_CZ_PUT].latency_ns, 1730, "RDMA PUT (ns)");
+	assert_true(o[TIMING_CZ_DAP_STORE].latency_ns < o[TIMING_CZ_NAP].latency_ns);
+	assert_true(o[TIMING_CZ_NAP].latency_ns < o[TIMING_CZ_PUT].latency_ns);
+	assert_int_equal(timing_chip_ns(&P, "cZodiac", &chip), 0);
+	assert_true(o[TIMING_CZ_GET].latency_ns - o[TIMING_CZ_PUT].latency_ns == chip);
+	/* Immediate: no payload fetch; one byte more goes indirect and pays it. */
+	assert_int_equal(timing_czodiac(&P, TIMING_CZ_NAP, TIMING_CZ_NAP_IMM, &imm), 0);
+	assert_int_equal(timing_czodiac(&P, TIMING_CZ_NAP, TIMING_CZ_NAP_IMM + 1, &ind), 0);
+	assert_true(imm.payload_read_ns == 0 && ind.payload_read_ns > 0);
+	assert_true(ind.latency_ns > imm.latency_ns + ind.payload_read_ns / 2);
+	assert_int_equal(timing_czodiac(&P, TIMING_CZ_NAP, TIMING_CZ_NAP_MAX + 1, &big),
+			 -EMSGSIZE);
+	assert_int_equal(timing_czodiac(&P, TIMING_CZ_N, 8, &big), -EINVAL);
+	assert_int_equal(timing_czodiac(&P, TIMING_CZ_PUT, 0, &big), -EINVAL);
+	/* NAP's copy-out makes its latency grow faster with size than a PUT's. */
+	assert_int_equal(timing_czodiac(&P, TIMING_CZ_NAP, TIMING_CZ_NAP_MAX, &big), 0);
+	assert_true(big.copy_ns > 100);
+	/* Large PUTs approach the Gen2 x8 posted-write limit (fig. 13: 3.19 GB/s). */
+	assert_int_equal(timing_czodiac(&P, TIMING_CZ_PUT, 128 * MIB, &big), 0);
+	within10(big.bw_gbs, 3.19, "RDMA PUT 128 MiB (GB/s)");
+}
+
 /* The library's paper table agrees and every entry is within 10%. */
 static void test_paper_table(void **state)
 {
@@ -755,7 +791,7 @@ static void test_figures(void **state)
 	struct timing_check c;
 	(void)state;
 
-	assert_int_equal(timing_figure_count(), 13);
+	assert_int_equal(timing_figure_count(), 14);
 	assert_int_equal(timing_figure_find("nosuch"), -ENOENT);
 	assert_int_equal(timing_figure(&P, timing_figure_count(), &f), -EINVAL);
 	for (unsigned i = 0; i < timing_figure_count(); i++) {
@@ -873,6 +909,7 @@ int main(void)
 		cmocka_unit_test(test_paper_pingpong),
 		cmocka_unit_test(test_paper_lender_iommu),
 		cmocka_unit_test(test_paper_czodiac),
+		cmocka_unit_test(test_czodiac_primitives),
 		cmocka_unit_test(test_paper_table),
 		cmocka_unit_test(test_figures),
 	};

@@ -90,6 +90,7 @@ struct timing_params {
 	uint32_t tags;             /* outstanding non-posted requests of a device */
 	uint32_t cpu_outstanding;  /* a CPU core's outstanding uncached reads */
 	uint32_t cpu_tlp_bytes;    /* a CPU's write-combined TLP payload */
+	uint32_t cpu_copy_mbs;     /* a core's memcpy DRAM to DRAM, MB/s (cZodiac's NAP copy-out) */
 	/* NVMe composition */
 	uint32_t nvme_media_read_ns;
 	uint32_t nvme_sqe_bytes, nvme_cqe_bytes;
@@ -246,6 +247,32 @@ int timing_hops_cpu_to(const struct timing_hop *dev_to_mem, unsigned n, struct t
 
 const char *timing_limit_str(int limit);
 const char *timing_hop_kind_str(int kind);
+
+/*
+ * cZodiac's communication primitives on its Gen2 x8 prototype, MPS 128
+ * (src/fabric/timing_czodiac.c): one message of `size` bytes from host 0 to
+ * host 1, issue to the data usable at the receiver, in its parts.
+ */
+enum timing_cz_prim { TIMING_CZ_DAP_STORE, TIMING_CZ_NAP, TIMING_CZ_PUT, TIMING_CZ_GET,
+		      TIMING_CZ_N };
+#define TIMING_CZ_NAP_MAX   2000  /* NAP payload: a 2 KiB ring entry less its header */
+#define TIMING_CZ_NAP_IMM   64    /* NAP immediate: the data rides in the descriptor */
+#define TIMING_CZ_MIN_BYTES 8     /* the papers' "minimum latency" message */
+struct timing_cz {
+	double latency_ns;        /* the sum of the parts below */
+	double bw_gbs;            /* one message at a time: size / latency */
+	double doorbell_ns;       /* CPU write into the CPUPort's doorbell */
+	double descriptor_ns;     /* the engine's descriptor fetch (round trip) */
+	double get_desc_ns;       /* GET: the descriptor to the remote engine */
+	double payload_read_ns;   /* the engine's payload fetch (NAP indirect, RDMA) */
+	double wire_ns;           /* the data's posted write into the receiver's RAM */
+	double completion_ns;     /* the completion entry behind the data */
+	double copy_ns;           /* NAP: the receiver's copy out of the ring */
+	double wire_bw_gbs;       /* sustained posted-write bandwidth of the data path */
+};
+/* 0, -EINVAL, -EMSGSIZE (a NAP over TIMING_CZ_NAP_MAX), -ENOENT (no cZodiac chip in p). */
+int timing_czodiac(const struct timing_params *p, int prim, uint64_t size, struct timing_cz *out);
+const char *timing_cz_name(int prim);
 
 /*
  * The papers' stated numbers and the model's prediction of each, from hop

@@ -104,5 +104,12 @@ void timing_setup_k40(struct pathb *b, bool lender_iommu);
 /* cZodiac sec. 6: RDMA PUT from host 0's CPUPort engine into host 1's RAM (MPS 128). */
 void timing_setup_czodiac(struct pathb *b);
 #define TIMING_CZODIAC_MPS 128
+/* cZodiac's primitives (timing_czodiac.c): a DAP store's path, the checks, figs. 12-13. */
+void timing_setup_czodiac_dap(struct pathb *b);
+int timing_check_cz_dap(const struct timing_params *p, struct timing_check *c);
+int timing_check_cz_nap(const struct timing_params *p, struct timing_check *c);
+int timing_check_cz_rdma(const struct timing_params *p, struct timing_check *c);
+int timing_fig_cz12(const struct timing_params *p, struct timing_figure *f);
+int timing_fig_cz13(const struct timing_params *p, struct timing_figure *f);
 
 #endif

@@ -579,16 +579,7 @@ static int dl19(const struct timing_params *p, struct timing_figure *f)
 	return rc;
 }
 
-/* ---------- cZodiac (JCST 2014) ---------- */
-
-static int cz13(const struct timing_params *p, struct timing_figure *f)
-{
-	struct pathb b = { .p = p };
-
-	timing_setup_czodiac(&b);
-	return curve(f, "RDMA PUT", "CPUPort0 engine -> Gen2 x8 -> crossbar -> Gen2 x8 -> "
-		     "receiver RAM, MPS 128", &b, true, TIMING_CZODIAC_MPS);
-}
+/* ---------- cZodiac (JCST 2014): timing_czodiac.c ---------- */
 
 /* ---------- the table ---------- */
 
@@ -646,10 +637,15 @@ static const struct {
 	  "ntb-ram-to-ram,ntb-adds,nvme-remote-adds",
 	  "The stated 700-730 ns is the command fetch crossing; the whole read adds more "
 	  "(doorbell and completion cross too).", true, dl19 },
+	{ "czodiac-fig12", "cZodiac JCST 2014, sec. 6.2, fig. 12",
+	  "point-to-point minimum latency of the four primitives (8 B), Gen2 x8", "ns",
+	  "czodiac-gen2x8.yaml", "czodiac-dap,czodiac-nap,czodiac-rdma",
+	  "One CPUPort pass per chip crossing; the engine's doorbell, descriptor and payload "
+	  "stages add theirs.", true, timing_fig_cz12 },
 	{ "czodiac-fig13", "cZodiac JCST 2014, sec. 6.2, fig. 13",
-	  "RDMA PUT point-to-point bandwidth vs size, Gen2 x8", "GB/s", "czodiac-gen2x8.yaml",
-	  "czodiac-put", "Posted writes of 128 B TLPs; the stated 3.19 GB/s is the plateau.",
-	  false, cz13 },
+	  "RDMA PUT/GET point-to-point bandwidth vs size, Gen2 x8", "GB/s", "czodiac-gen2x8.yaml",
+	  "czodiac-put", "One message at a time; posted writes of 128 B TLPs, the stated "
+	  "3.19 GB/s is the plateau.", false, timing_fig_cz13 },
 };
 
 unsigned timing_figure_count(void)

@@ -300,6 +300,13 @@ static const struct {
 	{ "czodiac-put", "cZodiac JCST 2014, sec. 6, fig. 13",
 	  "RDMA PUT point-to-point bandwidth, Gen2 x8", "GB/s", 3.19, 3.19, 3.19,
 	  check_czodiac },
+	{ "czodiac-dap", "cZodiac JCST 2014, sec. 6.2",
+	  "DAP store latency (lowest), Gen2 x8", "ns", 530, 530, 530, timing_check_cz_dap },
+	{ "czodiac-nap", "cZodiac JCST 2014, sec. 6.2, fig. 12",
+	  "NAP minimum latency, Gen2 x8", "ns", 1120, 1120, 1120, timing_check_cz_nap },
+	{ "czodiac-rdma", "cZodiac JCST 2014, sec. 6.2, fig. 12",
+	  "RDMA (PUT) minimum latency, Gen2 x8", "ns", 1730, 1730, 1730,
+	  timing_check_cz_rdma },
 };
 
 unsigned timing_paper_count(void)

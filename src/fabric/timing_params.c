@@ -24,6 +24,7 @@
 
 #define PARAMS_FILE_MAX (1u << 20)
 #define NS_MAX          1000000u
+#define CZODIAC_NS      80      /* cZodiac: one CPUPort pass (see timing.yaml) */
 
 void timing_params_default(struct timing_params *p)
 {
@@ -34,11 +35,12 @@ void timing_params_default(struct timing_params *p)
 	p->address_bits = 64;
 	p->ecrc = false;
 	p->cable_ns = 10;
-	p->nchips = 4;
+	p->nchips = 5;
 	p->chips[0] = (struct timing_chip){ "PEX8733", 110 };
 	p->chips[1] = (struct timing_chip){ "PEX8796", 150 };
 	p->chips[2] = (struct timing_chip){ "PM8536", 170 };
 	p->chips[3] = (struct timing_chip){ "PXH830", 110 };
+	p->chips[4] = (struct timing_chip){ "cZodiac", CZODIAC_NS };
 	snprintf(p->default_switch, sizeof(p->default_switch), "PEX8796");
 	snprintf(p->default_ntb, sizeof(p->default_ntb), "PXH830");
 	snprintf(p->default_cswitch, sizeof(p->default_cswitch), "PM8536");
@@ -58,6 +60,7 @@ void timing_params_default(struct timing_params *p)
 	p->tags = 32;
 	p->cpu_outstanding = 1;
 	p->cpu_tlp_bytes = 64;
+	p->cpu_copy_mbs = 5000;
 	p->nvme_media_read_ns = 8000;
 	p->nvme_sqe_bytes = 64;
 	p->nvme_cqe_bytes = 16;
@@ -77,6 +80,7 @@ bool timing_params_equal(const struct timing_params *a, const struct timing_para
 	    a->devmem_write_ns != b->devmem_write_ns || a->reg_read_ns != b->reg_read_ns ||
 	    a->reg_write_ns != b->reg_write_ns || a->tags != b->tags ||
 	    a->cpu_outstanding != b->cpu_outstanding || a->cpu_tlp_bytes != b->cpu_tlp_bytes ||
+	    a->cpu_copy_mbs != b->cpu_copy_mbs ||
 	    a->nvme_media_read_ns != b->nvme_media_read_ns ||
 	    a->nvme_sqe_bytes != b->nvme_sqe_bytes || a->nvme_cqe_bytes != b->nvme_cqe_bytes)
 		return false;
@@ -243,7 +247,8 @@ static const struct u32key cpl_keys[] = {
 	F("reg_write_ns", reg_write_ns, 0, NS_MAX, false), { 0 } };
 static const struct u32key req_keys[] = {
 	F("tags", tags, 1, 1024, false), F("cpu_outstanding", cpu_outstanding, 1, 1024, false),
-	F("cpu_tlp_bytes", cpu_tlp_bytes, 4, 4096, true), { 0 } };
+	F("cpu_tlp_bytes", cpu_tlp_bytes, 4, 4096, true),
+	F("cpu_copy_mbs", cpu_copy_mbs, 100, 1000000, false), { 0 } };
 static const struct u32key nvme_keys[] = {
 	F("media_read_ns", nvme_media_read_ns, 0, 100 * NS_MAX, false),
 	F("sqe_bytes", nvme_sqe_bytes, 16, 256, true),
@@ -481,7 +486,7 @@ static int parse_root(struct pb *b, struct fy_node *root, struct timing_params *
 					 "reg_read_ns, reg_write_ns", p, NULL);
 		} else if (!strcmp(key, "requester")) {
 			rc = u32_section(b, v, "'requester'", req_keys,
-					 "tags, cpu_outstanding, cpu_tlp_bytes", p, NULL);
+					 "tags, cpu_outstanding, cpu_tlp_bytes, cpu_copy_mbs", p, NULL);
 		} else if (!strcmp(key, "nvme")) {
 			rc = u32_section(b, v, "'nvme'", nvme_keys,
 					 "media_read_ns, sqe_bytes, cqe_bytes", p, NULL);
