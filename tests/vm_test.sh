@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Virtual machines on a cluster host (docs/vm.md): `smartio vm run` boots the
+# guest image (Debian's cloud kernel + the busybox initramfs of
+# tools/vm/build-image.sh) in the QEMU built with smartio's device
+# (tools/qemu/build-qemu.sh) as a process of host 0, runs a command in it and
+# returns its status; vm list / stop; a --device becomes a smartio-mdev
+# device, which refuses clearly while the daemon has no MDEV parent.
+# Skips (77) when the QEMU build or the image is missing: `make vm` makes both.
+set -euo pipefail
+
+. "$(dirname "$0")/tap.sh"
+
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/smartio
+QEMU=${SMARTIO_QEMU:-$cache/qemu-system-x86_64}
+IMAGE=$cache/image
+if [ ! -x "$QEMU" ] || [ ! -f "$IMAGE/vmlinuz" ] || [ ! -f "$IMAGE/initrd.img" ]; then
+	echo "1..0 # SKIP no QEMU build ($QEMU) or guest image ($IMAGE): run 'make vm' (needs apt and the network once)"
+	exit 77
+fi
+
+check "cluster up (default topology)" "$SMARTIO" cluster up
+
+# A command in the guest; its status is vm run's. The boot time is reported.
+t0=$(date +%s%N)
+"$SMARTIO" vm run --host 0 --mem 512M --console "$WORK/console" \
+	--cmd 'echo guest-says-$((6*7)); uname -r; grep -c ^processor /proc/cpuinfo; exit 3' \
+	>"$OUT" 2>&1 && rc=0 || rc=$?
+t1=$(date +%s%N)
+echo "# guest boot + command + power-off: $(( (t1 - t0) / 1000000 )) ms wall (TCG)"
+cat "$WORK/console" >>"$OUT" 2>/dev/null || true
+if [ "$rc" = 3 ]; then ok "vm run: the guest command's exit status (3) is vm run's"; else
+	echo "# rc=$rc" >>"$OUT"; not_ok "vm run: the guest command's exit status (3) is vm run's"; fi
+expect "the guest ran the command (its console)" 'guest-says-42' 'SMARTIO-EXIT 3' \
+	'Linux version [0-9.]+-[0-9]+-cloud-amd64'
+expect "the guest runs on q35 with the memfd RAM asked for" 'Memory: [0-9]+K/5[0-9]{5}K available'
+
+# The guest's tools are there (mkfs.ext4, nvme, fio) with their libraries.
+check "the guest image has mkfs.ext4, nvme-cli and fio" \
+	"$SMARTIO" vm run --host 0 --mem 512M --console "$WORK/console2" \
+	--cmd 'mkfs.ext4 -V 2>&1 | head -1 && nvme version && fio --version'
+cat "$WORK/console2" >>"$OUT"
+expect "their versions print in the guest" 'mke2fs [0-9.]+' 'nvme version' 'fio-[0-9.]+'
+
+# vm list shows a running VM as host 0's; vm stop powers it off.
+"$SMARTIO" vm run --host 0 --mem 512M --name sleeper --console "$WORK/console3" \
+	--cmd 'sleep 600' >/dev/null 2>&1 &
+vmpid=$!
+for _ in $(seq 100); do
+	grep -q SMARTIO-START "$WORK/console3" 2>/dev/null && break
+	sleep 0.2
+done
+check "vm list" "$SMARTIO" vm list
+expect "vm list names the VM with its host" "^$vmpid +0 +sleeper\$"
+check "vm stop sleeper" "$SMARTIO" vm stop sleeper
+if wait "$vmpid"; then st=0; else st=$?; fi
+[ "$st" != 0 ] && ok "the stopped VM's vm run ends (status $st)" || not_ok "the stopped VM's vm run ends"
+check "vm list after stop" "$SMARTIO" vm list
+expect_not "vm list no longer shows it" 'sleeper'
+check_fails "vm stop of an unknown VM fails" "$SMARTIO" vm stop nosuchvm
+expect "it says which" "no running VM 'nosuchvm'"
+
+# A --device is a smartio-mdev device behind a PCIe root port: compiled into
+# this QEMU; it reaches host 0's daemon and says that the MDEV parent is missing.
+check_fails "vm run --device lender-b:nvme0 is refused (no MDEV parent yet)" \
+	"$SMARTIO" vm run --host 0 --mem 128M --device lender-b:nvme0 --cmd true
+expect "QEMU's smartio-mdev says why, naming the device and the daemon" \
+	"smartio-mdev: device 0x[0-9a-f]{8}: the daemon at .*/host-0.sock has no MDEV parent"
+
+check_fails "vm run on a host the cluster lacks fails" "$SMARTIO" vm run --host 9 --cmd true
+check_fails "vm run --mem beyond one low window is a usage error" \
+	"$SMARTIO" vm run --host 0 --mem 3G --cmd true
+check "cluster down" "$SMARTIO" cluster down
+check "only the daemons' logs are left" only_logs_left
+tap_done
