@@ -360,6 +360,9 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 	struct smio_lend_req lrq = { .fdid = SMIO_FDID(8, 0x400) };
 	struct smio_lend_req lrt = { .fdid = SMIO_FDID(8, 0x400), .flags = SMIO_LEND_F_UNBIND };
 	struct smio_lend_hold lhd = { .bdf = 0xf000, .what = "smartio mount /mnt" };
+	struct smio_vm_mem vmm = { .size = 512ull << 20 };
+	struct smio_vm_mem_reply vmr = { .phys = 1ull << 30, .offset = 1ull << 30,
+					 .size = 512ull << 20 };
 	struct smio_lend_info lin = { .fdid = SMIO_FDID(8, 0x400), .lender = 1, .bdf = 0x300,
 				      .bar_addr = { 0x40000000 }, .bar_size = { 0x4000 },
 				      .name = "nvme0", .driver = "nvme" };
@@ -414,6 +417,7 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_PEER_LEND_HOPS: return SAMPLE_PUT(plp);
 	case SMIO_LEND_P2P:	return SAMPLE_PUT(lp);
 	case SMIO_LEND_HOLD:	return reply ? 0 : SAMPLE_PUT(lhd);
+	case SMIO_VM_MEM:	return reply ? SAMPLE_PUT(vmr) : SAMPLE_PUT(vmm);
 	case SMIO_LEND_HOLDERS:	return reply ? fill_lend_holders(buf) : SAMPLE_PUT(lrt);
 	}
 	return NO_DIR;

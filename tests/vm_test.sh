@@ -5,7 +5,8 @@
 # guest image (Debian's cloud kernel + the busybox initramfs of
 # tools/vm/build-image.sh) in the QEMU built with smartio's device
 # (tools/qemu/build-qemu.sh) as a process of host 0, runs a command in it and
-# returns its status; vm list / stop; a --device becomes a smartio-mdev
+# returns its status; the guest's RAM is host 0's RAM (VM_MEM); vm list /
+# stop; a --device becomes a smartio-mdev
 # device, which refuses clearly while the daemon has no MDEV parent.
 # Skips (77) when the QEMU build or the image is missing: `make vm` makes both.
 set -euo pipefail
@@ -34,7 +35,7 @@ if [ "$rc" = 3 ]; then ok "vm run: the guest command's exit status (3) is vm run
 	echo "# rc=$rc" >>"$OUT"; not_ok "vm run: the guest command's exit status (3) is vm run's"; fi
 expect "the guest ran the command (its console)" 'guest-says-42' 'SMARTIO-EXIT 3' \
 	'Linux version [0-9.]+-[0-9]+-cloud-amd64'
-expect "the guest runs on q35 with the memfd RAM asked for" 'Memory: [0-9]+K/5[0-9]{5}K available'
+expect "the guest runs on q35 with the RAM asked for" 'Memory: [0-9]+K/5[0-9]{5}K available'
 
 # The guest's tools are there (mkfs.ext4, nvme, fio) with their libraries.
 check "the guest image has mkfs.ext4, nvme-cli and fio" \
@@ -43,19 +44,40 @@ check "the guest image has mkfs.ext4, nvme-cli and fio" \
 cat "$WORK/console2" >>"$OUT"
 expect "their versions print in the guest" 'mke2fs [0-9.]+' 'nvme version' 'fio-[0-9.]+'
 
-# vm list shows a running VM as host 0's; vm stop powers it off.
+# vm list shows a running VM as host 0's; vm stop powers it off. The guest's
+# RAM is host 0's RAM (VM_MEM): a string the guest computes and keeps in its
+# tmpfs is found in host 0's RAM memfd, in the range the daemon logged; the
+# range is freed when QEMU is gone.
 "$SMARTIO" vm run --host 0 --mem 512M --name sleeper --console "$WORK/console3" \
-	--cmd 'sleep 600' >/dev/null 2>&1 &
+	--cmd 'x=$((6*7*1000+123)); echo "MARK-$x-MARK" >/tmp/m; echo marked; sleep 600' \
+	>/dev/null 2>&1 &
 vmpid=$!
-for _ in $(seq 100); do
-	grep -q SMARTIO-START "$WORK/console3" 2>/dev/null && break
+for _ in $(seq 150); do
+	grep -q marked "$WORK/console3" 2>/dev/null && break
 	sleep 0.2
 done
+grep "VM RAM: 512 MiB" "$SMARTIO_CLUSTER/host-0.log" >"$OUT" 2>&1 || true
+expect "host 0's daemon gave the guest 512 MiB of its RAM" 'VM RAM: 512 MiB at 0x[0-9a-f]+ for pid [0-9]+'
+phys=$(sed -n 's/.*VM RAM: 512 MiB at \(0x[0-9a-f]*\).*/\1/p' "$SMARTIO_CLUSTER/host-0.log" | tail -n1)
+check "the guest's data is in host 0's RAM at that address" python3 - \
+	"$(cat "$SMARTIO_CLUSTER/host-0.pid")" "${phys:-0}" <<'PY'
+import mmap, os, sys
+pid, phys = int(sys.argv[1]), int(sys.argv[2], 16)
+fds = "/proc/%d/fd" % pid
+ram = [f for f in os.listdir(fds) if os.readlink(os.path.join(fds, f)).startswith("/memfd:ram")]
+with open(os.path.join(fds, ram[0]), "rb") as f:
+    m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+    at = m.find(b"MARK-42123-MARK", phys, phys + (512 << 20))   # below 3 GiB: offset = phys
+    print("found at host physical 0x%x (guest-physical 0x%x)" % (at, at - phys) if at >= 0 else "not found")
+    sys.exit(0 if at >= 0 else 1)
+PY
 check "vm list" "$SMARTIO" vm list
 expect "vm list names the VM with its host" "^$vmpid +0 +sleeper\$"
 check "vm stop sleeper" "$SMARTIO" vm stop sleeper
 if wait "$vmpid"; then st=0; else st=$?; fi
 [ "$st" != 0 ] && ok "the stopped VM's vm run ends (status $st)" || not_ok "the stopped VM's vm run ends"
+grep "VM RAM at ${phys:-none} freed" "$SMARTIO_CLUSTER/host-0.log" >"$OUT" 2>&1 || true
+expect "the guest's RAM went back to host 0 when QEMU ended" "VM RAM at ${phys:-none} freed"
 check "vm list after stop" "$SMARTIO" vm list
 expect_not "vm list no longer shows it" 'sleeper'
 check_fails "vm stop of an unknown VM fails" "$SMARTIO" vm stop nosuchvm

@@ -151,3 +151,22 @@ int smio_check_lend_holders(const void *p, uint32_t len)
 	}
 	return 0;
 }
+
+int smio_check_vm_mem(const void *p, uint32_t len)
+{
+	struct smio_vm_mem m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return !m.size || m.size % SMIO_VM_MEM_ALIGN || m.size > SMIO_VM_MEM_MAX ? -EINVAL : 0;
+}
+
+int smio_check_vm_mem_reply(const void *p, uint32_t len)
+{
+	struct smio_vm_mem_reply m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return !m.size || m.size % SMIO_VM_MEM_ALIGN || m.size > SMIO_VM_MEM_MAX ||
+	       m.offset % SMIO_VM_MEM_ALIGN || m.phys % SMIO_VM_MEM_ALIGN ? -EINVAL : 0;
+}

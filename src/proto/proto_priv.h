@@ -156,6 +156,8 @@ int smio_check_peer_lend_p2p(const void *p, uint32_t len);
 int smio_check_lend_p2p(const void *p, uint32_t len);
 int smio_check_lend_hold(const void *p, uint32_t len);
 int smio_check_lend_holders(const void *p, uint32_t len);
+int smio_check_vm_mem(const void *p, uint32_t len);
+int smio_check_vm_mem_reply(const void *p, uint32_t len);
 
 /* Diagnostics: counters and the event log (proto_diag.c). */
 int smio_check_stats_req(const void *p, uint32_t len);

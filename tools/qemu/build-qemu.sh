@@ -3,7 +3,8 @@
 # with smartio's own PCI device, tools/qemu/smartio-mdev.c, compiled in.
 # Nothing is vendored: the source comes through `apt-get source` (deb-src twins
 # of the configured apt sources, tools/lib/debsrc.sh), our file is copied into
-# the unpacked tree and added to hw/misc/meson.build there. The tree and its
+# the unpacked tree and added to hw/misc/meson.build there (its memory
+# backend also to qapi/qom.json, tools/qemu/qom-schema.py). The tree and its
 # build live in a cache directory outside this repository and are reused; the
 # finished binary is installed under a name keyed by QEMU's version and our
 # file's hash, so a changed device file rebuilds (incrementally) and a
@@ -26,7 +27,7 @@ cache=${SMARTIO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smartio}
 ver=$(dpkg-query -W -f='${source:Version}' qemu-system-data 2>/dev/null || true)
 [ -n "$ver" ] || ver=$(apt-cache show qemu-system-x86 2>/dev/null | sed -n 's/^Version: //p' | head -n1)
 [ -n "$ver" ] || die "cannot tell Debian's qemu version (apt-get install qemu-system-data)"
-hash=$(sha256sum "$dev" | cut -c1-12)
+hash=$(cat "$dev" "$here/qom-schema.py" | sha256sum | cut -c1-12)
 safever=$(echo "${ver#*:}" | tr -c 'A-Za-z0-9.+\n' '_')
 bin="$cache/qemu-$safever-$hash/qemu-system-x86_64"
 if [ "${1:-}" = "--print-path" ]; then
@@ -68,6 +69,8 @@ if ! [ -f "$src/configured" ]; then
 		{ tail -20 "$src/configure.log" >&2; die "QEMU's configure failed (log: $src/configure.log)"; }
 	touch "$src/configured"
 fi
+# -object validates types against the QAPI schema: our memory backend joins it.
+python3 "$here/qom-schema.py" "$tree" || die "cannot add memory-backend-smartio to qapi/qom.json"
 # Copy only when changed, so ninja rebuilds only when our file did.
 cmp -s "$dev" "$tree/hw/misc/smartio-mdev.c" || cp "$dev" "$tree/hw/misc/smartio-mdev.c"
 echo "$me: building QEMU $ver in $tree/build (minutes the first time)"

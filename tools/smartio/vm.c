@@ -5,8 +5,9 @@
  *
  * `vm run` starts QEMU (the build with smartio's own device compiled in,
  * tools/qemu/build-qemu.sh) as a process of host N through `smartio exec`
- * (so the daemons know it as host N's): q35, TCG, guest RAM in a shared
- * memfd, the serial console on the terminal or in a file, the guest image of
+ * (so the daemons know it as host N's): q35, TCG, guest RAM taken from host
+ * N's RAM (memory-backend-smartio: VM_MEM, docs/vm.md), the serial console
+ * on the terminal or in a file, the guest image of
  * tools/vm/build-image.sh, and per --device a PCIe root port with a
  * smartio-mdev device connected to host N's daemon. --cmd runs a shell
  * command in the guest; with --console the exit status of `vm run` is that
@@ -41,7 +42,7 @@ static void usage(FILE *f)
 		"                     [--name NAME] [--qemu PATH] [--image DIR] [--dir DIR]\n"
 		"       smartio vm list [--dir DIR]\n"
 		"       smartio vm stop NAME|PID [--dir DIR]\n\n"
-		"run: starts a QEMU virtual machine (q35, TCG, memfd RAM) as a process of host N\n"
+		"run: starts a QEMU virtual machine (q35, TCG, RAM from host N's) as a process of host N\n"
 		"with the guest image of 'make vm-image'; --cmd runs a command in the guest, which\n"
 		"then powers off (with --console FILE the exit status is the command's). QEMU\n"
 		"is 'make vm-qemu's build ($SMARTIO_QEMU or ~/.cache/smartio/qemu-system-x86_64);\n"
@@ -170,9 +171,10 @@ static int vm_run(int argc, char **argv)
 		case 'H': host_opt = optarg; break;
 		case 'd': dir_opt = optarg; break;
 		case 'm':
-			if (cli_parse_u64(optarg, &mem) || mem < (64ull << 20) || mem > (2ull << 30))
-				return cli_err("--mem: a size from 64M to 2G (guest RAM below 4 GiB: "
-					       "one DMA window)"), 2;
+			if (cli_parse_u64(optarg, &mem) || mem < (64ull << 20) ||
+			    mem > (2ull << 30) || mem % (2ull << 20))
+				return cli_err("--mem: a multiple of 2M from 64M to 2G (guest RAM "
+					       "below 4 GiB: one DMA window)"), 2;
 			break;
 		case 'c':
 			if (cli_parse_u64(optarg, &cpus) || !cpus || cpus > 64)
@@ -232,7 +234,9 @@ static int vm_run(int argc, char **argv)
 	add(a, "-m");
 	add(a, "%llu", (unsigned long long)(mem >> 20));
 	add(a, "-object");
-	add(a, "memory-backend-memfd,id=mem,size=%llu,share=on", (unsigned long long)mem);
+	/* The guest's RAM is host N's RAM (VM_MEM), where borrowed devices' DMA lands. */
+	add(a, "memory-backend-smartio,id=mem,size=%llu,socket=%s/host-%u.sock,host=%u",
+	    (unsigned long long)mem, dir, host, host);
 	add(a, "-smp");
 	add(a, "%llu", (unsigned long long)cpus);
 	add(a, "-L");

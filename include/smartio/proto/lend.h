@@ -131,4 +131,24 @@ struct smio_lend_holders {
 	struct smio_lend_holder h[];
 };
 
+/*
+ * VM_MEM (docs/vm.md): a virtual machine's RAM, taken from this host's
+ * physical memory (as a VFIO guest's pages are host pages), for as long as
+ * the connection lasts. The reply carries the host's RAM memfd: the guest's
+ * RAM is [offset, offset + size) of it, at physical address phys, where a
+ * device's DMA through this host's IOMMU can reach it.
+ */
+#define SMIO_VM_MEM_ALIGN (2ull << 20)
+#define SMIO_VM_MEM_MAX   (64ull << 30)
+
+struct smio_vm_mem {
+	uint64_t size;              /* > 0, a multiple of SMIO_VM_MEM_ALIGN, <= SMIO_VM_MEM_MAX */
+};
+
+struct smio_vm_mem_reply {
+	uint64_t phys;              /* host physical address of guest-physical 0 */
+	uint64_t offset;            /* of the RAM memfd passed with the reply */
+	uint64_t size;
+};
+
 #endif

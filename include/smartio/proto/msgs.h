@@ -411,6 +411,11 @@ enum smio_payload_kind {
 	  SMIO_PL_FIXED(smio_mc_tree_req, smio_check_mc_tree_req),				\
 	  SMIO_PL_VAR(smio_mc_tree, smio_check_mc_tree))					\
 												\
+	/* Virtual machines (lend.h, docs/vm.md) */						\
+	X(VM_MEM,               205, LEND,   SMIO_R_LOCAL, 0, /* reply + fd (host RAM) */	\
+	  SMIO_PL_FIXED(smio_vm_mem, smio_check_vm_mem),					\
+	  SMIO_PL_FIXED(smio_vm_mem_reply, smio_check_vm_mem_reply))				\
+												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\
 	  SMIO_PL_FIXED(smio_dma_queue_ref, smio_check_dma_queue_ref),				\
