@@ -6,8 +6,10 @@
 # tools/vm/build-image.sh) in the QEMU built with smartio's device
 # (tools/qemu/build-qemu.sh) as a process of host 0, runs a command in it and
 # returns its status; the guest's RAM is host 0's RAM (VM_MEM); vm list /
-# stop; a --device becomes a smartio-mdev
-# device, which refuses clearly while the daemon has no MDEV parent.
+# stop; lender-b's NVMe passed through to the guest (smartio-mdev and the
+# MDEV parent) and driven by Linux's own nvme driver with MSI-X: ext4 with
+# checksummed files, fio randrw with crc32c verification; the device goes
+# back when QEMU ends; a lender without an IOMMU is refused.
 # Skips (77) when the QEMU build or the image is missing: `make vm` makes both.
 set -euo pipefail
 
@@ -83,12 +85,56 @@ expect_not "vm list no longer shows it" 'sleeper'
 check_fails "vm stop of an unknown VM fails" "$SMARTIO" vm stop nosuchvm
 expect "it says which" "no running VM 'nosuchvm'"
 
-# A --device is a smartio-mdev device behind a PCIe root port: compiled into
-# this QEMU; it reaches host 0's daemon and says that the MDEV parent is missing.
-check_fails "vm run --device lender-b:nvme0 is refused (no MDEV parent yet)" \
-	"$SMARTIO" vm run --host 0 --mem 128M --device lender-b:nvme0 --cmd true
-expect "QEMU's smartio-mdev says why, naming the device and the daemon" \
-	"smartio-mdev: device 0x[0-9a-f]{8}: the daemon at .*/host-0.sock has no MDEV parent"
+# A --device is a smartio-mdev device behind a PCIe root port, its MDEV parent
+# host 0's daemon: lender-b's NVMe (lender IOMMU on) in the guest, driven by
+# Linux's own nvme driver with MSI-X: ext4 with checksummed files, then fio
+# randrw with crc32c verification, straight onto the namespace.
+guest_cmd='set -e
+dmesg | grep -E "nvme|NVMe"
+grep -E "nvme0q[0-9]" /proc/interrupts
+mkfs.ext4 -q -F /dev/nvme0n1
+mkdir -p /mnt/d
+mount -t ext4 /dev/nvme0n1 /mnt/d
+for i in 1 2 3 4; do head -c $((i * 300000)) /dev/urandom >/mnt/d/f$i; done
+(cd /mnt/d && sha256sum f1 f2 f3 f4 >SUMS)
+umount /mnt/d
+mount -t ext4 -o ro /dev/nvme0n1 /mnt/d
+(cd /mnt/d && sha256sum -c SUMS)
+umount /mnt/d
+fio --name=verify --filename=/dev/nvme0n1 --offset=64M --size=16M --rw=randrw --bs=4k \
+	--ioengine=libaio --direct=1 --iodepth=8 --verify=crc32c --do_verify=1 \
+	--verify_fatal=1 >/tmp/fio.out 2>&1 || { cat /tmp/fio.out; exit 9; }
+grep -E "READ:|WRITE:|err=" /tmp/fio.out
+echo fio-verify-passed'
+t0=$(date +%s%N)
+"$SMARTIO" vm run --host 0 --mem 512M --cpus 2 --device lender-b:nvme0 \
+	--console "$WORK/console4" --cmd "$guest_cmd" >"$OUT" 2>&1 && rc=0 || rc=$?
+t1=$(date +%s%N)
+echo "# guest with the borrowed NVMe: boot + mkfs + files + fio + power-off: $(( (t1 - t0) / 1000000 )) ms wall"
+cat "$WORK/console4" >>"$OUT" 2>/dev/null || true
+if [ "$rc" = 0 ]; then ok "vm run --device lender-b:nvme0: the guest's workload passed"; else
+	echo "# rc=$rc" >>"$OUT"; not_ok "vm run --device lender-b:nvme0: the guest's workload passed"; fi
+expect "Linux's nvme driver bound it with I/O queues" 'nvme nvme0: pci function 0000:' \
+	'nvme nvme0: [1-9][0-9]*/[0-9]+/[0-9]+ default/read/poll queues'
+expect "its interrupts are MSI-X, admin and I/O vectors" 'PCI-MSI.*nvme0q0' 'PCI-MSI.*nvme0q1'
+expect "ext4 on it: the files' checksums hold after a remount" \
+	'EXT4-fs \(nvme0n1\): mounted' 'f1: OK' 'f2: OK' 'f3: OK' 'f4: OK'
+expect "fio randrw with crc32c verification passed" 'fio-verify-passed' 'SMARTIO-EXIT 0'
+grep -h "VM device\|VM:" "$SMARTIO_CLUSTER"/host-[02].log >"$OUT" 2>&1 || true
+expect "the parent borrowed it with the guest's RAM as DMA window; lender-b mirrors guest-physical addresses" \
+	'VM device 0x000c0200 attached for pid [0-9]+: DMA window 0x[0-9a-f]+ -> RAM 0x[0-9a-f]+' \
+	"host 0's VM: 02:00.0 DMAs at guest-physical \[0x0, \+512 MiB\)" \
+	'VM device 0x000c0200 returned'
+check "after the VM: the pool" "$SMARTIO" devices
+expect "the NVMe went back to lender-b when QEMU ended" '^0x000c0200 +2 +.*available'
+
+# A lender without an IOMMU cannot mirror guest-physical addresses: refused.
+check_fails "vm run --device lender-a:nvme0 (lender without IOMMU) is refused" \
+	"$SMARTIO" vm run --host 0 --mem 128M --device lender-a:nvme0 --cmd true
+expect "QEMU's smartio-mdev says why" \
+	'smartio-mdev: device 0x00080400: the MDEV parent of host 0 refused: .*its lender has no IOMMU'
+check "after the refusal: the pool" "$SMARTIO" devices
+expect "lender-a's NVMe is available again" '^0x00080400 +1 +.*available'
 
 check_fails "vm run on a host the cluster lacks fails" "$SMARTIO" vm run --host 9 --cmd true
 check_fails "vm run --mem beyond one low window is a usage error" \

@@ -27,6 +27,14 @@ struct smd_vm_mem {
 	uint64_t phys, size;
 };
 
+/* A device attached to a VM (VM_ATTACH): borrowed while its connection lives. */
+struct smd_vm_dev {
+	bool used;
+	uint32_t cid, fdid;
+	struct pci_dev *pdev;     /* the shadow (no driver binds) */
+	uint64_t bus, size;       /* the guest RAM's device address, mapped in our IOMMU */
+};
+
 struct smd {
 	const char *dir;
 	struct topo *topo;
@@ -48,6 +56,7 @@ struct smd {
 	struct smd_diag *diag;    /* event log, counters' zero points (diag.c) */
 	struct smd_mc *mc;        /* multicast: broadcast segments, switch registers (h_mcast.c) */
 	struct smd_vm_mem vm_mem[SMD_VM_MAX]; /* virtual machines' RAM (h_vm.c) */
+	struct smd_vm_dev vm_dev[SMD_VM_MAX]; /* devices attached to them */
 };
 
 /*

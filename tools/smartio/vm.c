@@ -280,7 +280,7 @@ static int vm_run(int argc, char **argv)
 		add(a, "-device");
 		add(a, "pcie-root-port,id=rp%u,chassis=%u,slot=%u", i, i + 1, i + 1);
 		add(a, "-device");
-		add(a, "smartio-mdev,bus=rp%u,socket=%s/host-%u.sock,fdid=0x%08x", i, dir, host,
+		add(a, "smartio-mdev,bus=rp%u,socket=%s/host-%u.sock,host=%u,fdid=0x%08x", i, dir, host, host,
 		    fdid);
 	}
 	for (unsigned i = 0; i < 2; i++) {

@@ -151,4 +151,54 @@ struct smio_vm_mem_reply {
 	uint64_t size;
 };
 
+/*
+ * VM_ATTACH: the MDEV parent borrows fdid for a VM of the sending process
+ * whose RAM (VM_MEM, on another connection of the same process) is at phys:
+ * the DMA window is that RAM, the lender's IOMMU mirrors guest-physical
+ * addresses onto it, MSI-X vectors are allocated (VM_IRQ hands out their
+ * eventfds), no driver of this host binds. The device goes back when the
+ * connection closes. The reply: the shadow's BAR windows (map them with
+ * SMIO_MAP), the vectors, and the function's config space header and
+ * capabilities (first 256 bytes) as the lender's device has them.
+ */
+#define SMIO_VM_CFG 256
+
+struct smio_vm_attach {
+	uint32_t fdid;
+	uint32_t pad;
+	uint64_t phys, size;        /* the VM's RAM, as VM_MEM gave it */
+};
+
+struct smio_vm_attach_reply {
+	struct smio_lend_info info;
+	uint32_t nvec;              /* MSI-X vectors allocated */
+	uint32_t pad;
+	uint8_t cfg[SMIO_VM_CFG];
+};
+
+/* VM_IRQ: the eventfd of an attached device's vector (reply empty + fd). */
+struct smio_vm_irq {
+	uint32_t fdid;
+	uint32_t vector;
+};
+
+/* VM_BAR: the memory behind an attached device's BAR (reply + its memfd). */
+struct smio_vm_bar {
+	uint32_t fdid;
+	uint32_t bar;               /* < SMIO_DEV_BARS */
+};
+
+struct smio_vm_bar_reply {
+	uint64_t offset;            /* of the BAR in the memfd */
+	uint64_t len;               /* the BAR's size */
+};
+
+/* PEER_VM_DMA: map the lent device's I/O virtual [iova, +size) onto bus (lend_vm_mirror). */
+struct smio_peer_vm_dma {
+	uint16_t bdf;               /* at the lender; first, as in smio_peer_lend_ref */
+	uint16_t pad;
+	uint32_t pad2;
+	uint64_t iova, bus, size;
+};
+
 #endif

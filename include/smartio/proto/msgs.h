@@ -415,6 +415,18 @@ enum smio_payload_kind {
 	X(VM_MEM,               205, LEND,   SMIO_R_LOCAL, 0, /* reply + fd (host RAM) */	\
 	  SMIO_PL_FIXED(smio_vm_mem, smio_check_vm_mem),					\
 	  SMIO_PL_FIXED(smio_vm_mem_reply, smio_check_vm_mem_reply))				\
+	X(VM_ATTACH,            206, LEND,   SMIO_R_LOCAL, 0, /* until the connection closes */ \
+	  SMIO_PL_FIXED(smio_vm_attach, smio_check_vm_attach),					\
+	  SMIO_PL_FIXED(smio_vm_attach_reply, smio_check_vm_attach_reply))			\
+	X(VM_IRQ,               207, LEND,   SMIO_R_LOCAL, 0, /* reply + eventfd */		\
+	  SMIO_PL_FIXED(smio_vm_irq, smio_check_vm_irq),					\
+	  SMIO_PL_EMPTY)									\
+	X(PEER_VM_DMA,          208, LEND,   SMIO_R_PEER,  0,					\
+	  SMIO_PL_FIXED(smio_peer_vm_dma, smio_check_peer_vm_dma),				\
+	  SMIO_PL_EMPTY)									\
+	X(VM_BAR,               209, LEND,   SMIO_R_LOCAL, 0, /* reply + fd (BAR memory) */	\
+	  SMIO_PL_FIXED(smio_vm_bar, smio_check_vm_bar),					\
+	  SMIO_PL_FIXED(smio_vm_bar_reply, smio_check_vm_bar_reply))				\
 												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\
