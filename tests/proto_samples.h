@@ -431,6 +431,18 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_VM_IRQ:	return reply ? 0 : SAMPLE_PUT(vmi);
 	case SMIO_PEER_VM_DMA:	return reply ? 0 : SAMPLE_PUT(pvd);
 	case SMIO_VM_BAR:	return reply ? SAMPLE_PUT(vbr) : SAMPLE_PUT(vbq);
+	case SMIO_VM_STATS:
+		if (!reply)
+			return 0;
+		{
+			struct smio_vm_stats vs = { .n = 1 };
+			struct smio_vm_stat ve = { .fdid = 0x000c0200, .pid = 42, .nvec = 33,
+						   .nbars = 3, .msgs = 37, .irqs = 1000 };
+
+			memcpy(buf, &vs, sizeof(vs));
+			memcpy(buf + sizeof(vs), &ve, sizeof(ve));
+			return sizeof(vs) + sizeof(ve);
+		}
 	case SMIO_LEND_HOLDERS:	return reply ? fill_lend_holders(buf) : SAMPLE_PUT(lrt);
 	}
 	return NO_DIR;

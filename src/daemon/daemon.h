@@ -23,7 +23,8 @@
 #define SMD_VM_MAX 16
 struct smd_vm_mem {
 	bool used;
-	uint32_t cid, pid;
+	uint32_t cid, pid;        /* cid 0: its connection closed while a device still
+				   * DMAs into it: freed when the last one is returned */
 	uint64_t phys, size;
 };
 
@@ -32,6 +33,9 @@ struct smd_vm_dev {
 	bool used;
 	uint32_t cid, fdid;
 	struct pci_dev *pdev;     /* the shadow (no driver binds) */
+	uint64_t phys;            /* the VM's RAM (smd_vm_mem) */
+	uint32_t pid;
+	uint64_t msgs;            /* requests its QEMU device made (VM_STATS) */
 	uint64_t bus, size;       /* the guest RAM's device address, mapped in our IOMMU */
 };
 

@@ -128,6 +128,7 @@ static const struct {
 	[SMIO_VM_ATTACH] = { .fn = h_vm, .work = true },
 	[SMIO_VM_IRQ] = { .fn = h_vm, .work = true },
 	[SMIO_VM_BAR] = { .fn = h_vm, .work = true },
+	[SMIO_VM_STATS] = { .fn = h_vm, .work = true },
 	[SMIO_PEER_VM_DMA] = { .fn = h_lend, .work = true },
 	[SMIO_STATS] = { .fn = h_stats },
 	[SMIO_STATS_CLEAR] = { .fn = h_stats_clear },

@@ -71,6 +71,19 @@ static unsigned msix_vectors(const uint8_t *cfg)
 	return 0;
 }
 
+/* Give a VM's RAM back to the host, unless a device still DMAs into it. */
+static void mem_release(struct smd *d, struct smd_vm_mem *v)
+{
+	for (unsigned i = 0; i < SMD_VM_MAX; i++)
+		if (d->vm_dev[i].used && d->vm_dev[i].phys == v->phys) {
+			v->cid = 0;       /* orphaned: the last device's return frees it */
+			return;
+		}
+	physmem_free(pci_host_physmem(d->pci), v->phys, v->size);
+	smio_info("VM RAM at 0x%llx freed (pid %u gone)", (unsigned long long)v->phys, v->pid);
+	memset(v, 0, sizeof(*v));
+}
+
 static void detach(struct smd *d, struct smd_vm_dev v)
 {
 	if (v.pdev) {
@@ -80,6 +93,10 @@ static void detach(struct smd *d, struct smd_vm_dev v)
 	}
 	smd_lend_vm_return(d, v.fdid);
 	smio_info("VM device 0x%08x returned", v.fdid);
+	/* Its RAM, if QEMU's other connection closed first. */
+	for (unsigned i = 0; i < SMD_VM_MAX; i++)
+		if (d->vm_mem[i].used && !d->vm_mem[i].cid && d->vm_mem[i].phys == v.phys)
+			mem_release(d, &d->vm_mem[i]);
 }
 
 static int vm_attach(struct smd *d, struct smd_conn *c, const struct smio_vm_attach *m,
@@ -116,7 +133,7 @@ static int vm_attach(struct smd *d, struct smd_conn *c, const struct smio_vm_att
 	if (rc)
 		return rc;
 	*v = (struct smd_vm_dev){ .used = true, .cid = c->cid, .fdid = m->fdid, .pdev = v->pdev,
-				  .size = mem->size };
+				  .phys = mem->phys, .size = mem->size, .pid = c->pid, .msgs = 1 };
 	v->bus = dma_map_single(v->pdev, mem->phys, mem->size, &err);
 	rc = v->bus ? 0 : (err ? err : -ENOMEM);
 	if (!rc)
@@ -169,6 +186,7 @@ static int vm_bar(struct smd *d, struct smd_conn *c, const struct smio_vm_bar *m
 
 	if (!dv)
 		return -ENOENT;
+	dv->msgs++;
 	addr = dv->pdev->bar_addr[m->bar];
 	size = dv->pdev->bar_size[m->bar];
 	if (!addr || !size)
@@ -215,10 +233,36 @@ int smd_h_vm(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, vo
 
 		if (!dv)
 			return -ENOENT;
+		dv->msgs++;
 		if ((int)q->vector >= dv->pdev->nvec)
 			return -ERANGE;
 		*out_fd = pci_irq_eventfd(dv->pdev, (int)q->vector);
 		return *out_fd < 0 ? -EIO : 0;
+	}
+	if (type == SMIO_VM_STATS) {
+		struct smio_vm_stats *st = out;
+		struct smio_vm_stat *e = st->s;
+
+		memset(st, 0, sizeof(*st));
+		for (unsigned i = 0; i < SMD_VM_MAX && st->n < SMIO_VM_STATS_MAX; i++) {
+			const struct smd_vm_dev *dv = &d->vm_dev[i];
+
+			if (!dv->used)
+				continue;
+			memset(e, 0, sizeof(*e));
+			e->fdid = dv->fdid;
+			e->pid = dv->pid;
+			e->nvec = (uint32_t)dv->pdev->nvec;
+			for (unsigned b = 0; b < 6; b++)
+				e->nbars += dv->pdev->bar_size[b] != 0;
+			e->msgs = dv->msgs;
+			for (int vec = 0; vec < dv->pdev->nvec; vec++)
+				e->irqs += pci_irq_count(dv->pdev, vec);
+			st->n++;
+			e++;
+		}
+		*outlen = (uint32_t)(sizeof(*st) + st->n * sizeof(*e));
+		return 0;
 	}
 	if (type == SMIO_VM_BAR) {
 		rc = vm_bar(d, c, p, out, out_fd);
@@ -289,9 +333,6 @@ void smd_vm_conn_closed(struct smd *d, struct smd_conn *c)
 		smd_work_queue(d, &x->w);
 	}
 	v = vm_slot(d, c->cid);
-	if (!v)
-		return;
-	physmem_free(pci_host_physmem(d->pci), v->phys, v->size);
-	smio_info("VM RAM at 0x%llx freed (pid %u gone)", (unsigned long long)v->phys, v->pid);
-	memset(v, 0, sizeof(*v));
+	if (v)
+		mem_release(d, v);
 }

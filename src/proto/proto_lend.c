@@ -226,3 +226,20 @@ int smio_check_vm_bar_reply(const void *p, uint32_t len)
 	memcpy(&m, p, sizeof(m));
 	return !m.len || m.offset + m.len < m.offset ? -EINVAL : 0;
 }
+
+int smio_check_vm_stats(const void *p, uint32_t len)
+{
+	const uint8_t *b = p;
+	struct smio_vm_stats m;
+	struct smio_vm_stat e;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.n > SMIO_VM_STATS_MAX || m.pad || len != sizeof(m) + (size_t)m.n * sizeof(e))
+		return -EINVAL;
+	for (uint32_t i = 0; i < m.n; i++) {
+		memcpy(&e, b + sizeof(m) + i * sizeof(e), sizeof(e));
+		if (e.nbars > SMIO_DEV_BARS)
+			return -EINVAL;
+	}
+	return 0;
+}

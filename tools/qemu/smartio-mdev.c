@@ -320,7 +320,7 @@ struct SmartioMdevState {
 	MemoryRegion bar[SMIO_BARS], bar_ram[SMIO_BARS];
 	void *bar_ptr[SMIO_BARS];
 	uint64_t bar_len[SMIO_BARS];
-	unsigned nvec;
+	unsigned nvec, msix_tbar, msix_pbar;
 	struct SmartioMdevVec vec[SMARTIO_MDEV_MAX_VEC];
 	uint64_t irqs;          /* interrupts relayed to the guest */
 };
@@ -469,6 +469,8 @@ static void smartio_mdev_realize(PCIDevice *pdev, Error **errp)
 			      &s->bar[pba & PCI_MSIX_FLAGS_BIRMASK], pba & PCI_MSIX_FLAGS_BIRMASK,
 			      pba & ~PCI_MSIX_FLAGS_BIRMASK, 0, errp) < 0)
 			goto fail;
+		s->msix_tbar = tbl & PCI_MSIX_FLAGS_BIRMASK;
+		s->msix_pbar = pba & PCI_MSIX_FLAGS_BIRMASK;
 		for (unsigned v = 0; v < s->nvec; v++) {
 			struct smio_vm_irq q = { .fdid = s->fdid, .vector = v };
 			int fd = -1;
@@ -501,8 +503,8 @@ static void smartio_mdev_exit(PCIDevice *pdev)
 		close(s->vec[v].fd);
 		s->vec[v].fd = -1;
 	}
-	if (s->nvec && msix_present(pdev))
-		msix_uninit(pdev, &s->bar[0], &s->bar[0]);
+	if (msix_present(pdev))
+		msix_uninit(pdev, &s->bar[s->msix_tbar], &s->bar[s->msix_pbar]);
 	s->nvec = 0;
 	/* The BAR mappings stay until the process ends: regions may still refer to them. */
 	if (s->sock >= 0)

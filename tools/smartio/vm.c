@@ -41,13 +41,17 @@ static void usage(FILE *f)
 		"                     [--append ARGS] [--cmd 'SHELL COMMAND'] [--console FILE]\n"
 		"                     [--name NAME] [--qemu PATH] [--image DIR] [--dir DIR]\n"
 		"       smartio vm list [--dir DIR]\n"
+		"       smartio vm stats --host N [--json] [--dir DIR]\n"
 		"       smartio vm stop NAME|PID [--dir DIR]\n\n"
 		"run: starts a QEMU virtual machine (q35, TCG, RAM from host N's) as a process of host N\n"
 		"with the guest image of 'make vm-image'; --cmd runs a command in the guest, which\n"
 		"then powers off (with --console FILE the exit status is the command's). QEMU\n"
 		"is 'make vm-qemu's build ($SMARTIO_QEMU or ~/.cache/smartio/qemu-system-x86_64);\n"
 		"each --device becomes a smartio-mdev device behind a PCIe root port.\n"
-		"list: the cluster's running VMs. stop: power one off. See docs/vm.md.\n");
+		"list: the cluster's running VMs. stop: power one off. stats: host N's VM\n"
+		"devices, the messages each needed of the MDEV parent (all at start: guest\n"
+		"BAR accesses and interrupts need none) and the interrupts relayed. See\n"
+		"docs/vm.md.\n");
 }
 
 /* ${XDG_CACHE_HOME:-$HOME/.cache}/smartio/NAME */
@@ -383,9 +387,82 @@ static int stop_one(pid_t pid, unsigned host, const char *name, void *arg)
 	return 0;
 }
 
+static int vm_stats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "host", required_argument, NULL, 'H' }, { "dir", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
+	const char *host_opt = NULL, *dir_opt = NULL;
+	char dir[PATH_MAX];
+	struct smio_vm_stats *st;
+	struct json_object *arr;
+	bool json = false;
+	uint32_t host, rlen = 0;
+	int c, fd, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'H')
+			host_opt = optarg;
+		else if (c == 'd')
+			dir_opt = optarg;
+		else if (c == 'j')
+			json = true;
+		else if (c == 'h')
+			return usage(stdout), 0;
+		else
+			return 2;
+	}
+	if (optind < argc)
+		return cli_err("vm stats: unexpected argument '%s'", argv[optind]), 2;
+	fd = cli_open_host(host_opt, dir_opt, SMIO_ROLE_CLIENT, &host, dir, sizeof(dir));
+	if (fd < 0)
+		return fd == -EINVAL ? 2 : 1;
+	st = malloc(SMIO_MAX_PAYLOAD);
+	if (!st) {
+		close(fd);
+		return cli_err("out of memory"), 1;
+	}
+	rc = smio_call(fd, SMIO_VM_STATS, NULL, 0, st, SMIO_MAX_PAYLOAD, &rlen, NULL,
+		       CLI_TIMEOUT_MS);
+	close(fd);
+	if (rc) {
+		free(st);
+		return cli_err("vm stats on host %u: %s", host, cli_strerror(rc)), 1;
+	}
+	if (json) {
+		arr = json_object_new_array();
+		for (uint32_t i = 0; arr && i < st->n; i++) {
+			struct json_object *o = json_object_new_object();
+			char id[16];
+
+			snprintf(id, sizeof(id), "0x%08x", st->s[i].fdid);
+			json_object_object_add(o, "fdid", json_object_new_string(id));
+			json_object_object_add(o, "pid", json_object_new_int64(st->s[i].pid));
+			json_object_object_add(o, "vectors", json_object_new_int64(st->s[i].nvec));
+			json_object_object_add(o, "bars", json_object_new_int64(st->s[i].nbars));
+			json_object_object_add(o, "messages", json_object_new_int64((int64_t)st->s[i].msgs));
+			json_object_object_add(o, "interrupts", json_object_new_int64((int64_t)st->s[i].irqs));
+			json_object_array_add(arr, o);
+		}
+		rc = arr ? cli_json_print(arr) : -ENOMEM;
+		json_object_put(arr);
+		free(st);
+		return rc ? 1 : 0;
+	}
+	printf("%-10s %-8s %4s %7s %8s %10s\n", "FDID", "PID", "BARS", "VECTORS", "MESSAGES",
+	       "INTERRUPTS");
+	for (uint32_t i = 0; i < st->n; i++)
+		printf("0x%08x %-8u %4u %7u %8llu %10llu\n", st->s[i].fdid, st->s[i].pid,
+		       st->s[i].nbars, st->s[i].nvec, (unsigned long long)st->s[i].msgs,
+		       (unsigned long long)st->s[i].irqs);
+	free(st);
+	return 0;
+}
+
 int cmd_vm(int argc, char **argv)
 {
-	static const char *const subs[] = { "run", "list", "stop" };
+	static const char *const subs[] = { "run", "list", "stop", "stats" };
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
 		{ 0 } };
@@ -399,9 +476,11 @@ int cmd_vm(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return vm_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stats"))
+		return vm_stats(argc - 1, argv + 1);
 	if (strcmp(argv[1], "list") && strcmp(argv[1], "stop")) {
 		smio_unknown("smartio vm", "command", argv[1], subs, sizeof(subs) / sizeof(subs[0]),
-			     "run, list, stop");
+			     "run, list, stop, stats");
 		return 2;
 	}
 	optind = 2;

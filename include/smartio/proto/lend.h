@@ -193,6 +193,29 @@ struct smio_vm_bar_reply {
 	uint64_t len;               /* the BAR's size */
 };
 
+/*
+ * VM_STATS (request empty): the devices attached to this host's VMs, with
+ * the messages each VM's device needed (VM_ATTACH, VM_BAR, VM_IRQ: all at
+ * start; guest BAR accesses and interrupts need none) and the interrupts
+ * relayed to it. Payload = 8 + n * sizeof(entry).
+ */
+#define SMIO_VM_STATS_MAX 16
+
+struct smio_vm_stat {
+	uint32_t fdid;
+	uint32_t pid;               /* the VM's QEMU */
+	uint32_t nvec;
+	uint32_t nbars;             /* its memory BARs */
+	uint64_t msgs;              /* requests its device made of the parent */
+	uint64_t irqs;              /* interrupts relayed (all its vectors) */
+};
+
+struct smio_vm_stats {
+	uint32_t n;                 /* <= SMIO_VM_STATS_MAX */
+	uint32_t pad;
+	struct smio_vm_stat s[];
+};
+
 /* PEER_VM_DMA: map the lent device's I/O virtual [iova, +size) onto bus (lend_vm_mirror). */
 struct smio_peer_vm_dma {
 	uint16_t bdf;               /* at the lender; first, as in smio_peer_lend_ref */

@@ -427,6 +427,9 @@ enum smio_payload_kind {
 	X(VM_BAR,               209, LEND,   SMIO_R_LOCAL, 0, /* reply + fd (BAR memory) */	\
 	  SMIO_PL_FIXED(smio_vm_bar, smio_check_vm_bar),					\
 	  SMIO_PL_FIXED(smio_vm_bar_reply, smio_check_vm_bar_reply))				\
+	X(VM_STATS,             210, LEND,   SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_EMPTY,									\
+	  SMIO_PL_VAR(smio_vm_stats, smio_check_vm_stats))					\
 												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\
