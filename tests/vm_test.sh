@@ -8,8 +8,9 @@
 # returns its status; the guest's RAM is host 0's RAM (VM_MEM); vm list /
 # stop; lender-b's NVMe passed through to the guest (smartio-mdev and the
 # MDEV parent) and driven by Linux's own nvme driver with MSI-X: ext4 with
-# checksummed files, fio randrw with crc32c verification; the device goes
-# back when QEMU ends; a lender without an IOMMU is refused.
+# checksummed files, fio randrw with crc32c verification; vm stats (no
+# message per I/O); the device goes back when QEMU ends; hot-add into and
+# hot-remove from a running guest; a lender without an IOMMU is refused.
 # Skips (77) when the QEMU build or the image is missing: `make vm` makes both.
 set -euo pipefail
 
@@ -148,6 +149,38 @@ expect "the parent borrowed it with the guest's RAM as DMA window; lender-b mirr
 	'VM device 0x000c0200 returned'
 check "after the VM: the pool" "$SMARTIO" devices
 expect "the NVMe went back to lender-b when QEMU ended" '^0x000c0200 +2 +.*available'
+
+# Hot-add into a running guest (PCIe hot-plug: a spare root port, the guest's
+# pciehp), the guest uses it, hot-remove gives it back to the lender.
+"$SMARTIO" vm run --host 0 --mem 512M --name hp --console "$WORK/console5" --cmd '
+echo waiting-for-device
+for i in $(seq 1200); do [ -b /dev/nvme0n1 ] && break; sleep 0.1; done
+dmesg | grep -E "nvme|0000:0[0-9]:00.0"
+mkfs.ext4 -q -F /dev/nvme0n1 && echo hot-added-device-works
+sleep 600' >/dev/null 2>&1 &
+vm5=$!
+for _ in $(seq 300); do
+	grep -q waiting-for-device "$WORK/console5" 2>/dev/null && break
+	sleep 0.2
+done
+check "vm hot-add hp --device lender-b:nvme0" "$SMARTIO" vm hot-add hp --device lender-b:nvme0
+for _ in $(seq 300); do
+	grep -qE 'hot-added-device-works|SMARTIO-EXIT' "$WORK/console5" 2>/dev/null && break
+	sleep 0.2
+done
+cp "$WORK/console5" "$OUT"
+expect "the running guest found it (hot-plug) and its nvme driver made /dev/nvme0n1 of it" \
+	'pci 0000:0[0-9]:00.0: \[534d:' 'nvme nvme0: pci function' 'hot-added-device-works'
+check "vm hot-remove hp --device lender-b:nvme0" "$SMARTIO" vm hot-remove hp --device lender-b:nvme0
+for _ in $(seq 100); do
+	"$SMARTIO" devices 2>/dev/null | grep -Eq '^0x000c0200 +2 +.*available' && break
+	sleep 0.1
+done
+check "after hot-remove: the pool" "$SMARTIO" devices
+expect "the NVMe went back to lender-b" '^0x000c0200 +2 +.*available'
+check_fails "hot-add to an unknown VM fails" "$SMARTIO" vm hot-add novm --device lender-b:nvme0
+"$SMARTIO" vm stop hp >/dev/null 2>&1 || true
+wait "$vm5" || true
 
 # A lender without an IOMMU cannot mirror guest-physical addresses: refused.
 check_fails "vm run --device lender-a:nvme0 (lender without IOMMU) is refused" \

@@ -30,7 +30,7 @@ static const struct cli_cmd cmds[] = {
 	{ "top", "the cluster at a glance in a terminal: hosts, links, pool, events", cmd_top },
 	{ "diag", "per-adapter and per-device counters: errors, I/O, interrupts (--clear)", cmd_diag },
 	{ "events", "the daemons' event logs: borrow, return, link changes, faults", cmd_events },
-	{ "vm", "virtual machines on a host with borrowed devices (run | list | stop | stats)", cmd_vm },
+	{ "vm", "virtual machines with borrowed devices (run, list, stop, stats, hot-add)", cmd_vm },
 };
 
 static void usage(FILE *f)

@@ -31,6 +31,7 @@
 
 #include "cli.h"
 #include "util/cli_conv.h"
+#include "vm.h"
 
 #define VM_MAX_DEVS 8
 #define VM_MAX_ARGS (64 + 4 * VM_MAX_DEVS)
@@ -42,6 +43,7 @@ static void usage(FILE *f)
 		"                     [--name NAME] [--qemu PATH] [--image DIR] [--dir DIR]\n"
 		"       smartio vm list [--dir DIR]\n"
 		"       smartio vm stats --host N [--json] [--dir DIR]\n"
+		"       smartio vm hot-add|hot-remove NAME|PID --device FDID [--dir DIR]\n"
 		"       smartio vm stop NAME|PID [--dir DIR]\n\n"
 		"run: starts a QEMU virtual machine (q35, TCG, RAM from host N's) as a process of host N\n"
 		"with the guest image of 'make vm-image'; --cmd runs a command in the guest, which\n"
@@ -51,7 +53,9 @@ static void usage(FILE *f)
 		"list: the cluster's running VMs. stop: power one off. stats: host N's VM\n"
 		"devices, the messages each needed of the MDEV parent (all at start: guest\n"
 		"BAR accesses and interrupts need none) and the interrupts relayed. See\n"
-		"docs/vm.md.\n");
+		"docs/vm.md. hot-add / hot-remove: a device into / out of a running VM\n"
+		"(PCIe hot-plug: the guest's pciehp sees the slot event; %d spare slots).\n",
+		VM_SPARE_PORTS);
 }
 
 /* ${XDG_CACHE_HOME:-$HOME/.cache}/smartio/NAME */
@@ -254,6 +258,9 @@ static int vm_run(int argc, char **argv)
 	add(a, "-monitor");
 	add(a, "none");
 	add(a, "-no-reboot");
+	/* QEMU's monitor (QMP) for vm hot-add / hot-remove (vm_hotplug.c). */
+	add(a, "-qmp");
+	add(a, "unix:%s/vms/%d.qmp,server=on,wait=off", dir, (int)getpid());
 	add(a, "-serial");
 	if (console)
 		add(a, "file:%s", console);
@@ -284,8 +291,13 @@ static int vm_run(int argc, char **argv)
 		add(a, "-device");
 		add(a, "pcie-root-port,id=rp%u,chassis=%u,slot=%u", i, i + 1, i + 1);
 		add(a, "-device");
-		add(a, "smartio-mdev,bus=rp%u,socket=%s/host-%u.sock,host=%u,fdid=0x%08x", i, dir, host, host,
-		    fdid);
+		add(a, "smartio-mdev,bus=rp%u,socket=%s/host-%u.sock,host=%u,fdid=0x%08x,id=dev%08x",
+		    i, dir, host, host, fdid, fdid);
+	}
+	/* Empty PCIe slots for devices hot-added later (the guest's pciehp sees them). */
+	for (unsigned i = ndevs; i < ndevs + VM_SPARE_PORTS; i++) {
+		add(a, "-device");
+		add(a, "pcie-root-port,id=rp%u,chassis=%u,slot=%u", i, i + 1, i + 1);
 	}
 	for (unsigned i = 0; i < 2; i++) {
 		char p[PATH_MAX + 16];
@@ -305,6 +317,8 @@ static int vm_run(int argc, char **argv)
 	if (console)
 		unlink(console);
 	rc = cmd_exec(a->n, a->v);
+	unlink(rec);
+	snprintf(rec, sizeof(rec), "%s/vms/%d.qmp", dir, (int)getpid());
 	unlink(rec);
 	/* The last VM leaves no directory behind (cluster down leaves only logs). */
 	snprintf(rec, sizeof(rec), "%s/vms", dir);
@@ -328,8 +342,7 @@ static bool alive(pid_t pid)
 	return kill(pid, 0) == 0 || errno == EPERM;
 }
 
-/* Each live record: fn(pid, host, name); stale ones are removed. */
-static int vm_each(const char *dir, int (*fn)(pid_t, unsigned, const char *, void *), void *arg)
+int cli_vm_each(const char *dir, int (*fn)(pid_t, unsigned, const char *, void *), void *arg)
 {
 	char d[PATH_MAX + 8], p[PATH_MAX + 300], name[128];
 	struct dirent *e;
@@ -345,10 +358,12 @@ static int vm_each(const char *dir, int (*fn)(pid_t, unsigned, const char *, voi
 		pid_t pid = (pid_t)atoi(e->d_name);
 		FILE *f;
 
-		if (pid <= 0)
+		if (pid <= 0 || strchr(e->d_name, '.'))
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", d, e->d_name);
 		if (!alive(pid)) {
+			unlink(p);
+			snprintf(p, sizeof(p), "%s/%s.qmp", d, e->d_name);
 			unlink(p);
 			continue;
 		}
@@ -462,7 +477,8 @@ static int vm_stats(int argc, char **argv)
 
 int cmd_vm(int argc, char **argv)
 {
-	static const char *const subs[] = { "run", "list", "stop", "stats" };
+	static const char *const subs[] = { "run", "list", "stop", "stats", "hot-add",
+					    "hot-remove" };
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
 		{ 0 } };
@@ -478,9 +494,11 @@ int cmd_vm(int argc, char **argv)
 		return vm_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stats"))
 		return vm_stats(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "hot-add") || !strcmp(argv[1], "hot-remove"))
+		return cli_vm_hotplug(argc - 1, argv + 1, !strcmp(argv[1], "hot-add"));
 	if (strcmp(argv[1], "list") && strcmp(argv[1], "stop")) {
 		smio_unknown("smartio vm", "command", argv[1], subs, sizeof(subs) / sizeof(subs[0]),
-			     "run, list, stop, stats");
+			     "run, list, stop, stats, hot-add, hot-remove");
 		return 2;
 	}
 	optind = 2;
@@ -498,14 +516,14 @@ int cmd_vm(int argc, char **argv)
 		if (optind < argc)
 			return cli_err("vm list takes no arguments"), 2;
 		printf("%-8s %-4s %s\n", "PID", "HOST", "NAME");
-		return vm_each(dir, print_one, NULL) ? 1 : 0;
+		return cli_vm_each(dir, print_one, NULL) ? 1 : 0;
 	}
 	if (optind != argc - 1)
 		return cli_err("vm stop needs one VM: its NAME or PID ('smartio vm list')"), 2;
 	{
 		struct stop_arg s = { .what = argv[optind] };
 
-		vm_each(dir, stop_one, &s);
+		cli_vm_each(dir, stop_one, &s);
 		if (!s.found)
 			return cli_err("no running VM '%s' in %s ('smartio vm list')",
 				       argv[optind], dir), 1;
