@@ -151,7 +151,7 @@ check "after the VM: the pool" "$SMARTIO" devices
 expect "the NVMe went back to lender-b when QEMU ended" '^0x000c0200 +2 +.*available'
 
 # Hot-add into a running guest (PCIe hot-plug: a spare root port, the guest's
-# pciehp), the guest uses it, hot-remove gives it back to the lender.
+# PCI hot-plug), the guest uses it, hot-remove gives it back to the lender.
 "$SMARTIO" vm run --host 0 --mem 512M --name hp --console "$WORK/console5" --cmd '
 echo waiting-for-device
 for i in $(seq 1200); do [ -b /dev/nvme0n1 ] && break; sleep 0.1; done

@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		"devices, the messages each needed of the MDEV parent (all at start: guest\n"
 		"BAR accesses and interrupts need none) and the interrupts relayed. See\n"
 		"docs/vm.md. hot-add / hot-remove: a device into / out of a running VM\n"
-		"(PCIe hot-plug: the guest's pciehp sees the slot event; %d spare slots).\n",
+		"(PCI hot-plug into one of the VM's %d spare PCIe slots).\n",
 		VM_SPARE_PORTS);
 }
 
@@ -294,7 +294,7 @@ static int vm_run(int argc, char **argv)
 		add(a, "smartio-mdev,bus=rp%u,socket=%s/host-%u.sock,host=%u,fdid=0x%08x,id=dev%08x",
 		    i, dir, host, host, fdid, fdid);
 	}
-	/* Empty PCIe slots for devices hot-added later (the guest's pciehp sees them). */
+	/* Empty PCIe slots for devices hot-added later (the guest's PCI hot-plug sees them). */
 	for (unsigned i = ndevs; i < ndevs + VM_SPARE_PORTS; i++) {
 		add(a, "-device");
 		add(a, "pcie-root-port,id=rp%u,chassis=%u,slot=%u", i, i + 1, i + 1);

@@ -2,11 +2,11 @@
 /*
  * smartio vm hot-add | hot-remove VM --device FDID (docs/vm.md): a
  * smartio-mdev device into or out of a running VM through QEMU's monitor
- * (QMP, DIR/vms/<pid>.qmp), with PCIe native hot-plug: device_add into a
- * spare root port raises the slot's presence-detect event for the guest's
- * pciehp; device_del asks the guest to eject (attention button), after
- * which QEMU unrealizes the device, closing its connection, and the MDEV
- * parent returns it to its lender.
+ * (QMP, DIR/vms/<pid>.qmp): device_add into a spare PCIe root port, which
+ * QEMU's q35 announces to the guest as a hot-plug event (ACPI hot-plug by
+ * default); device_del asks the guest to eject it, after which QEMU
+ * unrealizes the device, closing its connection, and the MDEV parent
+ * returns it to its lender.
  */
 #include <errno.h>
 #include <getopt.h>
