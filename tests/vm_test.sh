@@ -10,7 +10,8 @@
 # MDEV parent) and driven by Linux's own nvme driver with MSI-X: ext4 with
 # checksummed files, fio randrw with crc32c verification; vm stats (no
 # message per I/O); the device goes back when QEMU ends; hot-add into and
-# hot-remove from a running guest; a lender without an IOMMU is refused.
+# hot-remove from a running guest; cold migration to host 1 with the files
+# intact; a lender without an IOMMU is refused.
 # Skips (77) when the QEMU build or the image is missing: `make vm` makes both.
 set -euo pipefail
 
@@ -181,6 +182,29 @@ expect "the NVMe went back to lender-b" '^0x000c0200 +2 +.*available'
 check_fails "hot-add to an unknown VM fails" "$SMARTIO" vm hot-add novm --device lender-b:nvme0
 "$SMARTIO" vm stop hp >/dev/null 2>&1 || true
 wait "$vm5" || true
+
+# Cold migration: files written by a guest on host 0 are found, checksums
+# intact, by the same VM started on host 1 (a borrower without an IOMMU) with
+# the same device.
+"$SMARTIO" vm run --host 0 --mem 512M --name mig --device lender-b:nvme0 \
+	--console "$WORK/console6" --cmd 'set -e
+mkfs.ext4 -q -F /dev/nvme0n1; mount /dev/nvme0n1 /mnt
+head -c 700000 /dev/urandom >/mnt/a; head -c 90000 /dev/urandom >/mnt/b
+(cd /mnt && sha256sum a b >SUMS); umount /mnt; sync; echo written; sleep 600' \
+	>/dev/null 2>&1 </dev/null &
+vm6=$!
+for _ in $(seq 300); do
+	grep -qE 'written|SMARTIO-EXIT' "$WORK/console6" 2>/dev/null && break
+	sleep 0.2
+done
+check "vm migrate mig --to-host 1: the guest there verifies the files" \
+	"$SMARTIO" vm migrate mig --to-host 1 --console "$WORK/console7" \
+	--cmd 'set -e; mount -o ro /dev/nvme0n1 /mnt; cd /mnt; sha256sum -c SUMS'
+wait "$vm6" || true
+cp "$WORK/console7" "$OUT" 2>/dev/null || true
+expect "the files and checksums are found again on host 1" 'a: OK' 'b: OK'
+grep -h "VM device 0x000c0200 attached" "$SMARTIO_CLUSTER/host-1.log" >"$OUT" 2>&1 || true
+expect "host 1's daemon (no IOMMU: identity window) attached it" 'DMA window 0x0 -> RAM'
 
 # A lender without an IOMMU cannot mirror guest-physical addresses: refused.
 check_fails "vm run --device lender-a:nvme0 (lender without IOMMU) is refused" \

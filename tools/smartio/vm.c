@@ -44,6 +44,7 @@ static void usage(FILE *f)
 		"       smartio vm list [--dir DIR]\n"
 		"       smartio vm stats --host N [--json] [--dir DIR]\n"
 		"       smartio vm hot-add|hot-remove NAME|PID --device FDID [--dir DIR]\n"
+		"       smartio vm migrate NAME|PID --to-host M [--cmd CMD] [--console FILE]\n"
 		"       smartio vm stop NAME|PID [--dir DIR]\n\n"
 		"run: starts a QEMU virtual machine (q35, TCG, RAM from host N's) as a process of host N\n"
 		"with the guest image of 'make vm-image'; --cmd runs a command in the guest, which\n"
@@ -54,7 +55,8 @@ static void usage(FILE *f)
 		"devices, the messages each needed of the MDEV parent (all at start: guest\n"
 		"BAR accesses and interrupts need none) and the interrupts relayed. See\n"
 		"docs/vm.md. hot-add / hot-remove: a device into / out of a running VM\n"
-		"(PCI hot-plug into one of the VM's %d spare PCIe slots).\n",
+		"(PCI hot-plug into one of the VM's %d spare PCIe slots). migrate: cold\n"
+		"migration: stop the VM and start it on host M with the same devices.\n",
 		VM_SPARE_PORTS);
 }
 
@@ -310,6 +312,26 @@ static int vm_run(int argc, char **argv)
 		}
 	}
 	rc = record(dir, host, name ? name : "vm", rec, sizeof(rec));
+	if (!rc) {
+		/* What vm migrate needs to start it again elsewhere (vm_hotplug.c). */
+		const char *opt[] = { "--mem", "--cpus", "--append", "--qemu", "--image" };
+		char val[5][32], path[PATH_MAX + 32];
+		const char *vals[5] = { val[0], val[1], append, qemu, image };
+		FILE *f;
+
+		snprintf(val[0], sizeof(val[0]), "%llu", (unsigned long long)mem);
+		snprintf(val[1], sizeof(val[1]), "%llu", (unsigned long long)cpus);
+		snprintf(path, sizeof(path), "%s.args", rec);
+		f = fopen(path, "w");
+		if (!f)
+			rc = -errno;
+		for (unsigned i = 0; f && i < 5; i++)
+			fprintf(f, "%s\n%s\n", opt[i], vals[i]);
+		for (unsigned i = 0; f && i < ndevs; i++)
+			fprintf(f, "--device\n%s\n", devs[i]);
+		if (f && fclose(f))
+			rc = -errno;
+	}
 	if (rc) {
 		free(a);
 		return cli_err("cannot record the VM in %s/vms: %s", dir, strerror(-rc)), 1;
@@ -317,6 +339,8 @@ static int vm_run(int argc, char **argv)
 	if (console)
 		unlink(console);
 	rc = cmd_exec(a->n, a->v);
+	unlink(rec);
+	strcat(rec, ".args");
 	unlink(rec);
 	snprintf(rec, sizeof(rec), "%s/vms/%d.qmp", dir, (int)getpid());
 	unlink(rec);
@@ -364,6 +388,8 @@ int cli_vm_each(const char *dir, int (*fn)(pid_t, unsigned, const char *, void *
 		if (!alive(pid)) {
 			unlink(p);
 			snprintf(p, sizeof(p), "%s/%s.qmp", d, e->d_name);
+			unlink(p);
+			snprintf(p, sizeof(p), "%s/%s.args", d, e->d_name);
 			unlink(p);
 			continue;
 		}
@@ -478,7 +504,7 @@ static int vm_stats(int argc, char **argv)
 int cmd_vm(int argc, char **argv)
 {
 	static const char *const subs[] = { "run", "list", "stop", "stats", "hot-add",
-					    "hot-remove" };
+					    "hot-remove", "migrate" };
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
 		{ 0 } };
@@ -494,11 +520,13 @@ int cmd_vm(int argc, char **argv)
 		return vm_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stats"))
 		return vm_stats(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "migrate"))
+		return cli_vm_migrate(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "hot-add") || !strcmp(argv[1], "hot-remove"))
 		return cli_vm_hotplug(argc - 1, argv + 1, !strcmp(argv[1], "hot-add"));
 	if (strcmp(argv[1], "list") && strcmp(argv[1], "stop")) {
 		smio_unknown("smartio vm", "command", argv[1], subs, sizeof(subs) / sizeof(subs[0]),
-			     "run, list, stop, stats, hot-add, hot-remove");
+			     "run, list, stop, stats, hot-add, hot-remove, migrate");
 		return 2;
 	}
 	optind = 2;

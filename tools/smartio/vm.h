@@ -14,5 +14,8 @@
 int cli_vm_each(const char *dir, int (*fn)(pid_t, unsigned, const char *, void *), void *arg);
 /* smartio vm hot-add|hot-remove (argv[0] is the subcommand). */
 int cli_vm_hotplug(int argc, char **argv, bool add);
+/* smartio vm migrate (argv[0] "migrate"): stop, then vm run on another host. */
+int cli_vm_migrate(int argc, char **argv);
+int cmd_vm(int argc, char **argv);
 
 #endif
