@@ -8,6 +8,8 @@
 #   make cluster60  30 clients sharing one NVMe on the 60-host cluster (fairness)
 #   make install PREFIX=DIR (default /usr/local): tools, libraries, man pages,
 #               completion, the fio engine if built (docs/install.md)
+#   make vm     the QEMU build with smartio's device and the guest image
+#               (make vm-qemu, make vm-image; docs/vm.md), cached outside the tree
 #   make fuzz   every libFuzzer target for FUZZ_SECONDS (60) each, then a table
 
 BUILD     ?= build
@@ -43,11 +45,18 @@ TEST_DEB_PACKAGES = chromium chromium-driver python3-selenium
 # needs these to reproduce the binary's structures (docs/fio-engine.md).
 FIO_DEB_PACKAGES = fio dpkg-dev libaio-dev libnuma-dev librdmacm-dev libibverbs-dev \
                    libnbd-dev zlib1g-dev
+# smartio vm (docs/vm.md): QEMU from Debian's qemu source package with our
+# device compiled in (its build dependencies, its firmware), and the guest
+# image (busybox-static; the kernel is downloaded, not installed).
+VM_DEB_PACKAGES = dpkg-dev libglib2.0-dev libpixman-1-dev libfdt-dev flex bison \
+                  python3-venv qemu-system-data seabios busybox-static cpio file \
+                  e2fsprogs nvme-cli fio
 # bench/nvme-peers: the peers it compares with (nbdkit, fio's nbd/psync/io_uring engines).
 BENCH_DEB_PACKAGES = fio nbdkit gnuplot-nox python3
 
 .PHONY: all deps build demo test test-plain test-san test-tsan fuzz bench figures clean install
 .PHONY: deps-fio deps-bench deps-test fio-engine nvme-peers control-plane faults cluster60
+.PHONY: deps-vm vm vm-qemu vm-image
 
 # $(call apt_missing,PACKAGES): install those not installed yet (root or sudo).
 define apt_missing
@@ -87,6 +96,8 @@ demo: build
 test-plain: build
 	@$(MAKE) --no-print-directory fio-engine || \
 	  echo "note: the fio engine was not built (see above); the fio_engine test skips"
+	@$(MAKE) --no-print-directory vm || \
+	  echo "note: QEMU or the guest image was not built (see above); the vm test skips"
 	$(MESON) test -C $(BUILD) --print-errorlogs --verbose
 
 $(BUILD_SAN)/build.ninja:
@@ -136,6 +147,20 @@ deps-bench:
 
 deps-test:
 	$(call apt_missing,$(TEST_DEB_PACKAGES))
+
+deps-vm:
+	$(call apt_missing,$(VM_DEB_PACKAGES))
+
+# ${XDG_CACHE_HOME:-~/.cache}/smartio/qemu-system-x86_64 (the first build takes
+# minutes; reused while Debian's qemu version and tools/qemu/smartio-mdev.c stay).
+vm-qemu: deps-vm
+	./tools/qemu/build-qemu.sh
+
+# ${XDG_CACHE_HOME:-~/.cache}/smartio/image/{vmlinuz,initrd.img}
+vm-image: deps-vm
+	./tools/vm/build-image.sh $${XDG_CACHE_HOME:-$$HOME/.cache}/smartio/image
+
+vm: vm-qemu vm-image
 
 # build/tools/fio/smartio-fio.so (fetches fio's source: needs the network once).
 fio-engine: build deps-fio

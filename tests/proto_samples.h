@@ -371,6 +371,18 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 	struct smio_lend_req lrq = { .fdid = SMIO_FDID(8, 0x400) };
 	struct smio_lend_req lrt = { .fdid = SMIO_FDID(8, 0x400), .flags = SMIO_LEND_F_UNBIND };
 	struct smio_lend_hold lhd = { .bdf = 0xf000, .what = "smartio mount /mnt" };
+	struct smio_vm_mem vmm = { .size = 512ull << 20 };
+	struct smio_vm_attach vma = { .fdid = 0x000c0200, .phys = 1ull << 30,
+				      .size = 512ull << 20 };
+	struct smio_vm_attach_reply vmar = { .info = { .fdid = 0x000c0200, .lender = 2,
+						       .bdf = 0xf000 }, .nvec = 4 };
+	struct smio_vm_irq vmi = { .fdid = 0x000c0200, .vector = 1 };
+	struct smio_vm_bar vbq = { .fdid = 0x000c0200, .bar = 0 };
+	struct smio_vm_bar_reply vbr = { .offset = 0, .len = 16384 };
+	struct smio_peer_vm_dma pvd = { .bdf = 0x0200, .iova = 0, .bus = 1ull << 32,
+					.size = 512ull << 20 };
+	struct smio_vm_mem_reply vmr = { .phys = 1ull << 30, .offset = 1ull << 30,
+					 .size = 512ull << 20 };
 	struct smio_lend_info lin = { .fdid = SMIO_FDID(8, 0x400), .lender = 1, .bdf = 0x300,
 				      .bar_addr = { 0x40000000 }, .bar_size = { 0x4000 },
 				      .name = "nvme0", .driver = "nvme" };
@@ -438,6 +450,23 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_PEER_LEND_HOPS: return SAMPLE_PUT(plp);
 	case SMIO_LEND_P2P:	return SAMPLE_PUT(lp);
 	case SMIO_LEND_HOLD:	return reply ? 0 : SAMPLE_PUT(lhd);
+	case SMIO_VM_MEM:	return reply ? SAMPLE_PUT(vmr) : SAMPLE_PUT(vmm);
+	case SMIO_VM_ATTACH:	return reply ? SAMPLE_PUT(vmar) : SAMPLE_PUT(vma);
+	case SMIO_VM_IRQ:	return reply ? 0 : SAMPLE_PUT(vmi);
+	case SMIO_PEER_VM_DMA:	return reply ? 0 : SAMPLE_PUT(pvd);
+	case SMIO_VM_BAR:	return reply ? SAMPLE_PUT(vbr) : SAMPLE_PUT(vbq);
+	case SMIO_VM_STATS:
+		if (!reply)
+			return 0;
+		{
+			struct smio_vm_stats vs = { .n = 1 };
+			struct smio_vm_stat ve = { .fdid = 0x000c0200, .pid = 42, .nvec = 33,
+						   .nbars = 3, .msgs = 37, .irqs = 1000 };
+
+			memcpy(buf, &vs, sizeof(vs));
+			memcpy(buf + sizeof(vs), &ve, sizeof(ve));
+			return sizeof(vs) + sizeof(ve);
+		}
 	case SMIO_LEND_HOLDERS:	return reply ? fill_lend_holders(buf) : SAMPLE_PUT(lrt);
 	}
 	return NO_DIR;

@@ -19,6 +19,26 @@
 #include "smartio/proto.h"
 #include "smartio/topology.h"
 
+/* A virtual machine's RAM taken from this host's (h_vm.c, VM_MEM): its connection's. */
+#define SMD_VM_MAX 16
+struct smd_vm_mem {
+	bool used;
+	uint32_t cid, pid;        /* cid 0: its connection closed while a device still
+				   * DMAs into it: freed when the last one is returned */
+	uint64_t phys, size;
+};
+
+/* A device attached to a VM (VM_ATTACH): borrowed while its connection lives. */
+struct smd_vm_dev {
+	bool used;
+	uint32_t cid, fdid;
+	struct pci_dev *pdev;     /* the shadow (no driver binds) */
+	uint64_t phys;            /* the VM's RAM (smd_vm_mem) */
+	uint32_t pid;
+	uint64_t msgs;            /* requests its QEMU device made (VM_STATS) */
+	uint64_t bus, size;       /* the guest RAM's device address, mapped in our IOMMU */
+};
+
 struct smd {
 	const char *dir;
 	struct topo *topo;
@@ -39,6 +59,8 @@ struct smd {
 	struct smd_lend *lend;    /* Device Lending: lent devices and shadows (h_lend.c) */
 	struct smd_diag *diag;    /* event log, counters' zero points (diag.c) */
 	struct smd_mc *mc;        /* multicast: broadcast segments, switch registers (h_mcast.c) */
+	struct smd_vm_mem vm_mem[SMD_VM_MAX]; /* virtual machines' RAM (h_vm.c) */
+	struct smd_vm_dev vm_dev[SMD_VM_MAX]; /* devices attached to them */
 };
 
 /*
@@ -213,6 +235,10 @@ void smd_lend_fini(struct smd *d);
 int smd_h_lend(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 	       void *out, uint32_t *outlen, int *out_fd);
 void smd_lend_conn_closed(struct smd *d, struct smd_conn *c);
+/* Virtual machines (h_vm.c, docs/vm.md): VM_MEM; a closed connection frees its RAM. */
+int smd_h_vm(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
+	     void *out, uint32_t *outlen, int *out_fd);
+void smd_vm_conn_closed(struct smd *d, struct smd_conn *c);
 /* A peer changed tables (PEER_INVALIDATE): shadows re-check their BAR routes. */
 void smd_lend_routes_changed(struct smd *d);
 int smd_lend_world_msi(struct fab_world *w, uint32_t host, uint64_t addr, uint32_t data);

@@ -126,6 +126,12 @@ static const struct {
 	[SMIO_LEND_P2P] = { .fn = h_lend, .work = true },
 	[SMIO_LEND_HOLD] = { .fn = h_lend, .work = true },
 	[SMIO_LEND_HOLDERS] = { .fn = h_lend, .work = true },
+	[SMIO_VM_MEM] = { .fn = h_vm, .work = true },
+	[SMIO_VM_ATTACH] = { .fn = h_vm, .work = true },
+	[SMIO_VM_IRQ] = { .fn = h_vm, .work = true },
+	[SMIO_VM_BAR] = { .fn = h_vm, .work = true },
+	[SMIO_VM_STATS] = { .fn = h_vm, .work = true },
+	[SMIO_PEER_VM_DMA] = { .fn = h_lend, .work = true },
 	[SMIO_STATS] = { .fn = h_stats },
 	[SMIO_STATS_CLEAR] = { .fn = h_stats_clear },
 	[SMIO_EVENTS] = { .fn = h_events },
@@ -370,4 +376,5 @@ void smd_conn_closed_hooks(struct smd *d, struct smd_conn *c)
 	smd_seg_conn_closed(d, c);
 	smd_intr_conn_closed(d, c);
 	smd_lend_conn_closed(d, c);    /* after the pool dropped the lease */
+	smd_vm_conn_closed(d, c);
 }

@@ -482,6 +482,12 @@ int h_lend(struct smd_req *r)
 	return smd_h_lend(r->d, r->c, r->type, r->p, r->out, &r->outlen, &r->out_fd);
 }
 
+/* Virtual machines (h_vm.c). */
+int h_vm(struct smd_req *r)
+{
+	return smd_h_vm(r->d, r->c, r->type, r->p, r->out, &r->outlen, &r->out_fd);
+}
+
 /* SISCI interrupts (h_intr.c). */
 int h_intr(struct smd_req *r)
 {

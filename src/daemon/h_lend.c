@@ -351,8 +351,19 @@ static void drop_later(struct smd *d, struct smd_borrowed *b)
 
 static int h_borrow(struct smd *d, const struct smio_lend_req *m, struct smio_lend_info *o)
 {
+	uint64_t target, size;
+	int rc = shadow_dma_target(d->pci, &target, &size);
+
+	return rc ? rc : smd_lend_borrow(d, m->fdid, target, size, false, o, NULL);
+}
+
+int smd_lend_borrow(struct smd *d, uint32_t fdid, uint64_t dma_target, uint64_t dma_size,
+		    bool mdev, struct smio_lend_info *o, struct pci_dev **shadow)
+{
 	struct smd_lend *l = d->lend;
-	struct smio_peer_lend_setup req = { .bdf = SMIO_FDID_BDF(m->fdid) };
+	struct smio_lend_req mm = { .fdid = fdid }, *m = &mm;
+	struct smio_peer_lend_setup req = { .bdf = SMIO_FDID_BDF(fdid), .dma_target = dma_target,
+					    .dma_size = dma_size };
 	struct smio_lend_grant gr;
 	struct shadow_transport t = { t_cfg_read, t_cfg_write, t_p2p_map, t_route_hops,
 				      t_release, NULL };
@@ -373,9 +384,6 @@ static int h_borrow(struct smd *d, const struct smio_lend_req *m, struct smio_le
 			b = &l->brw[i];
 	if (!b)
 		return -ENOSPC;
-	rc = shadow_dma_target(d->pci, &req.dma_target, &req.dma_size);
-	if (rc)
-		return rc;
 	rc = smd_peer_request(d, lender, SMIO_PEER_LEND_SETUP, &req, sizeof(req), &gr,
 			      sizeof(gr), &rlen, &fd);
 	if (rc)
@@ -414,6 +422,7 @@ static int h_borrow(struct smd *d, const struct smio_lend_req *m, struct smio_le
 	g.msi_bus = gr.msi_bus;
 	snprintf(g.name, sizeof(g.name), "%s", gr.name);
 	snprintf(g.model, sizeof(g.model), "%s", gr.model);
+	g.mdev = mdev;
 	t.arg = b;
 	/* Hot-add: drivers are offered the device now (config cycles to the lender). */
 	rc = shadow_create(d->pci, &g, &t, &b->pdev);
@@ -422,12 +431,37 @@ static int h_borrow(struct smd *d, const struct smio_lend_req *m, struct smio_le
 		return rc;
 	}
 	info_of(b, o);
+	if (shadow)
+		*shadow = b->pdev;
 	smio_info("borrowed %s from host %u as %02x:%02x.%x (%s)", g.name, lender,
 			FAB_BDF_BUS(o->bdf), FAB_BDF_DEV(o->bdf), FAB_BDF_FN(o->bdf),
 			o->bound ? o->driver : "no driver");
 	smd_event(d, SMIO_EV_BORROW, req.bdf, lender, "borrowed %s from host %u as %02x:%02x.%x",
 		  g.name, lender, FAB_BDF_BUS(o->bdf), FAB_BDF_DEV(o->bdf), FAB_BDF_FN(o->bdf));
 	return 0;
+}
+
+void smd_lend_vm_return(struct smd *d, uint32_t fdid)
+{
+	struct smd_borrowed *b = brw_find(d->lend, fdid);
+
+	if (!b)
+		return;
+	smd_event(d, SMIO_EV_RETURN, b->lbdf, b->lender, "the VM returned %s to host %u",
+		  b->pdev ? b->pdev->name : "device", b->lender);
+	brw_drop(d, b, true);
+}
+
+int smd_lend_vm_mirror(struct smd *d, uint32_t fdid, uint64_t iova, uint64_t bus, uint64_t size)
+{
+	struct smd_borrowed *b = brw_find(d->lend, fdid);
+	struct smio_peer_vm_dma r = { .iova = iova, .bus = bus, .size = size };
+
+	if (!b)
+		return -ENOENT;
+	r.bdf = b->lbdf;
+	return smd_peer_request(d, b->lender, SMIO_PEER_VM_DMA, &r, sizeof(r), NULL, 0, NULL,
+				NULL);
 }
 
 static int h_return(struct smd *d, const struct smio_lend_req *m)
@@ -585,6 +619,17 @@ int smd_h_lend(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, 
 			  e->borrower, FAB_BDF_BUS(e->bdf), FAB_BDF_DEV(e->bdf), FAB_BDF_FN(e->bdf));
 		lent_drop(d, c, e, true);
 		return 0;
+	case SMIO_PEER_VM_DMA: {
+		const struct smio_peer_vm_dma *v = p;
+
+		rc = lend_vm_mirror(d->host, e->s, v->iova, v->bus, v->size);
+		if (!rc)
+			smio_info("host %u's VM: %02x:%02x.%x DMAs at guest-physical [0x%llx, +%llu MiB)",
+				  e->borrower, FAB_BDF_BUS(e->bdf), FAB_BDF_DEV(e->bdf),
+				  FAB_BDF_FN(e->bdf), (unsigned long long)v->iova,
+				  (unsigned long long)(v->size >> 20));
+		return rc;
+	}
 	case SMIO_PEER_LEND_CFG: {
 		struct smio_peer_lend_cfg *o = out;
 

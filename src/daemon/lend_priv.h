@@ -70,6 +70,18 @@ struct smd_lend {
 	struct smd_hold holds[SMD_HOLD_MAX];
 };
 
+/*
+ * Borrow fdid with the DMA window [dma_target, +dma_size) of this host
+ * (h_lend.c); mdev: for a VM's MDEV parent (no driver binds to the shadow).
+ * *shadow: the shadow device. smd_lend_vm_mirror asks the lender to map the
+ * device's I/O virtual [iova, +size) onto device address bus (PEER_VM_DMA);
+ * smd_lend_vm_return gives it back. On a worker.
+ */
+int smd_lend_borrow(struct smd *d, uint32_t fdid, uint64_t dma_target, uint64_t dma_size,
+		    bool mdev, struct smio_lend_info *o, struct pci_dev **shadow);
+int smd_lend_vm_mirror(struct smd *d, uint32_t fdid, uint64_t iova, uint64_t bus, uint64_t size);
+void smd_lend_vm_return(struct smd *d, uint32_t fdid);
+
 /* lend_hold.c (host lock held): record c's hold; count the live holders of bdf
  * (filling out, if given, with up to SMIO_HOLDERS_MAX); forget bdf's holds. */
 int smd_lend_hold(struct smd *d, struct smd_conn *c, const struct smio_lend_hold *m);

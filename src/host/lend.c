@@ -50,6 +50,7 @@ struct lend_setup {
 	uint32_t domain;        /* the device's IOMMU domain (0: IOMMU off) */
 	bool domain_owned;
 	uint64_t next_iova;     /* where the next remapped window goes */
+	uint64_t mirror_iova, mirror_size;   /* a VM's guest-physical mirror (lend_vm_mirror) */
 	uint64_t bar_addr[6], bar_size[6];   /* exposed through the NTBs (IOMMU on) */
 	bool client;            /* registered for ntb's events */
 	bool link_down;         /* ntb's link went down while lent (failover: later) */
@@ -160,6 +161,8 @@ void lend_teardown(struct fab_host *h, struct lend_setup *s, bool reset)
 	fab_host_lock(h);
 	if (reset)
 		quiesce(h, s->bdf);
+	if (s->mirror_size)
+		iommu_unmap(h->iommu, s->domain, s->mirror_iova, s->mirror_size);
 	while (s->nruns)
 		run_del(h, s, --s->nruns);
 	for (unsigned b = 0; b < 6; b++)
@@ -553,4 +556,38 @@ int lend_local_return(struct lend_local *l, bool force)
 	TO_LENDER(l, local_teardown(l));
 	free(l);
 	return 0;
+}
+
+int lend_vm_mirror(struct fab_host *h, struct lend_setup *s, uint64_t iova, uint64_t bus,
+		   uint64_t size)
+{
+	int rc = -ERANGE;
+
+	if (!h || !s || !size || iova + size < iova)
+		return -EINVAL;
+	if (!s->domain)
+		return -EOPNOTSUPP;   /* no IOMMU: the device would need host addresses */
+	fab_host_lock(h);
+	if (s->mirror_size) {
+		rc = -EALREADY;
+	} else if (!iova_free(h, iova, size)) {
+		rc = -EADDRINUSE;     /* routed before the IOMMU (MMIO, MSI windows) */
+	} else {
+		for (unsigned i = 0; i < s->nruns; i++) {
+			const struct lut_run *r = &s->runs[i];
+
+			if (bus < r->iova || bus - r->iova > r->size || size > r->size - (bus - r->iova))
+				continue;
+			rc = iommu_map(h->iommu, s->domain, iova, r->bus + (bus - r->iova), size,
+				       IOMMU_READ | IOMMU_WRITE);
+			break;
+		}
+		if (!rc) {
+			s->mirror_iova = iova;
+			s->mirror_size = size;
+			fab_host_tables_changed(h);
+		}
+	}
+	fab_host_unlock(h);
+	return rc;
 }

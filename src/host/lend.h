@@ -48,6 +48,8 @@ struct lend_grant {
 	uint64_t msi_bus;                  /* device address reaching the borrower's FAB_MSI_BASE */
 	char name[TOPO_NAME_MAX];
 	char model[TOPO_MODEL_MAX];
+	bool mdev;                         /* borrower: a VM's MDEV parent holds the shadow:
+					    * no host driver binds to it */
 };
 
 struct lend_setup;
@@ -62,6 +64,17 @@ int lend_cfg_read(struct fab_host *lender, uint16_t bdf, uint32_t off, uint32_t 
 		  uint32_t *val);
 int lend_cfg_write(struct fab_host *lender, uint16_t bdf, uint32_t off, uint32_t size,
 		   uint32_t val);
+/*
+ * A virtual machine's view (docs/vm.md): map the device's I/O virtual
+ * [iova, iova + size) in its isolation domain onto what device address bus
+ * reaches through the DMA window (a guest's RAM there), so that the guest's
+ * driver can DMA with guest-physical addresses. -EOPNOTSUPP without the
+ * lender's IOMMU, -EADDRINUSE if that range is routed before the IOMMU,
+ * -ERANGE if bus..+size is not inside one window, -EALREADY: one per lend.
+ * lend_teardown undoes it.
+ */
+int lend_vm_mirror(struct fab_host *lender, struct lend_setup *s, uint64_t iova, uint64_t bus,
+		   uint64_t size);
 /* A window of the lent device towards a host's address (P2P): the device-side address. */
 int lend_p2p_map(struct lend_setup *s, uint32_t host, uint64_t addr, uint64_t size,
 		 uint64_t *bus);

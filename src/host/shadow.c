@@ -497,6 +497,7 @@ int shadow_create(struct pci_host *ph, const struct lend_grant *g,
 		goto fail;
 	pdev->ops = &shadow_ops;
 	pdev->ops_arg = sh;
+	pdev->is_lendable = g->mdev;   /* a VM's device: no driver of this host binds */
 	sh->pdev = pdev;
 	fab_host_tables_changed(h);
 	rc = pci_hot_add_dev(ph, pdev);

@@ -151,3 +151,95 @@ int smio_check_lend_holders(const void *p, uint32_t len)
 	}
 	return 0;
 }
+
+int smio_check_vm_mem(const void *p, uint32_t len)
+{
+	struct smio_vm_mem m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return !m.size || m.size % SMIO_VM_MEM_ALIGN || m.size > SMIO_VM_MEM_MAX ? -EINVAL : 0;
+}
+
+int smio_check_vm_mem_reply(const void *p, uint32_t len)
+{
+	struct smio_vm_mem_reply m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return !m.size || m.size % SMIO_VM_MEM_ALIGN || m.size > SMIO_VM_MEM_MAX ||
+	       m.offset % SMIO_VM_MEM_ALIGN || m.phys % SMIO_VM_MEM_ALIGN ? -EINVAL : 0;
+}
+
+int smio_check_vm_attach(const void *p, uint32_t len)
+{
+	struct smio_vm_attach m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return m.pad || !m.size || m.size % SMIO_VM_MEM_ALIGN || m.size > SMIO_VM_MEM_MAX ||
+	       m.phys % SMIO_VM_MEM_ALIGN ? -EINVAL : 0;
+}
+
+int smio_check_vm_attach_reply(const void *p, uint32_t len)
+{
+	struct smio_vm_attach_reply m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.nvec > 2048 || smio_check_lend_info(&m.info, sizeof(m.info)) ?
+	       -EINVAL : 0;
+}
+
+int smio_check_vm_irq(const void *p, uint32_t len)
+{
+	struct smio_vm_irq m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return m.vector >= 2048 ? -EINVAL : 0;
+}
+
+int smio_check_peer_vm_dma(const void *p, uint32_t len)
+{
+	struct smio_peer_vm_dma m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.pad2 || !m.size || m.iova + m.size < m.iova ? -EINVAL : 0;
+}
+
+int smio_check_vm_bar(const void *p, uint32_t len)
+{
+	struct smio_vm_bar m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return m.bar >= SMIO_DEV_BARS ? -EINVAL : 0;
+}
+
+int smio_check_vm_bar_reply(const void *p, uint32_t len)
+{
+	struct smio_vm_bar_reply m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return !m.len || m.offset + m.len < m.offset ? -EINVAL : 0;
+}
+
+int smio_check_vm_stats(const void *p, uint32_t len)
+{
+	const uint8_t *b = p;
+	struct smio_vm_stats m;
+	struct smio_vm_stat e;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.n > SMIO_VM_STATS_MAX || m.pad || len != sizeof(m) + (size_t)m.n * sizeof(e))
+		return -EINVAL;
+	for (uint32_t i = 0; i < m.n; i++) {
+		memcpy(&e, b + sizeof(m) + i * sizeof(e), sizeof(e));
+		if (e.nbars > SMIO_DEV_BARS)
+			return -EINVAL;
+	}
+	return 0;
+}

@@ -158,6 +158,15 @@ int smio_check_peer_lend_p2p(const void *p, uint32_t len);
 int smio_check_lend_p2p(const void *p, uint32_t len);
 int smio_check_lend_hold(const void *p, uint32_t len);
 int smio_check_lend_holders(const void *p, uint32_t len);
+int smio_check_vm_mem(const void *p, uint32_t len);
+int smio_check_vm_mem_reply(const void *p, uint32_t len);
+int smio_check_vm_attach(const void *p, uint32_t len);
+int smio_check_vm_attach_reply(const void *p, uint32_t len);
+int smio_check_vm_irq(const void *p, uint32_t len);
+int smio_check_peer_vm_dma(const void *p, uint32_t len);
+int smio_check_vm_bar(const void *p, uint32_t len);
+int smio_check_vm_bar_reply(const void *p, uint32_t len);
+int smio_check_vm_stats(const void *p, uint32_t len);
 
 /* Diagnostics: counters and the event log (proto_diag.c). */
 int smio_check_stats_req(const void *p, uint32_t len);

@@ -113,6 +113,7 @@ int cmd_web(int argc, char **argv);      /* web.c (libmicrohttpd) or web_nomhd.c
 int cmd_top(int argc, char **argv);      /* top.c */
 int cmd_diag(int argc, char **argv);     /* diag.c: counters (stats.c) */
 int cmd_events(int argc, char **argv);   /* diag.c: the daemons' event logs */
+int cmd_vm(int argc, char **argv);       /* vm.c: QEMU virtual machines (docs/vm.md) */
 
 /* nvme_msg.c: encode an SMIO_NVME_ADMIN (SQE with opcode, NSID, CDW10; data_len
  * bytes back from the device) or SMIO_NVME_IO request into req; returns its length. */

@@ -131,4 +131,97 @@ struct smio_lend_holders {
 	struct smio_lend_holder h[];
 };
 
+/*
+ * VM_MEM (docs/vm.md): a virtual machine's RAM, taken from this host's
+ * physical memory (as a VFIO guest's pages are host pages), for as long as
+ * the connection lasts. The reply carries the host's RAM memfd: the guest's
+ * RAM is [offset, offset + size) of it, at physical address phys, where a
+ * device's DMA through this host's IOMMU can reach it.
+ */
+#define SMIO_VM_MEM_ALIGN (2ull << 20)
+#define SMIO_VM_MEM_MAX   (64ull << 30)
+
+struct smio_vm_mem {
+	uint64_t size;              /* > 0, a multiple of SMIO_VM_MEM_ALIGN, <= SMIO_VM_MEM_MAX */
+};
+
+struct smio_vm_mem_reply {
+	uint64_t phys;              /* host physical address of guest-physical 0 */
+	uint64_t offset;            /* of the RAM memfd passed with the reply */
+	uint64_t size;
+};
+
+/*
+ * VM_ATTACH: the MDEV parent borrows fdid for a VM of the sending process
+ * whose RAM (VM_MEM, on another connection of the same process) is at phys:
+ * the DMA window is that RAM, the lender's IOMMU mirrors guest-physical
+ * addresses onto it, MSI-X vectors are allocated (VM_IRQ hands out their
+ * eventfds), no driver of this host binds. The device goes back when the
+ * connection closes. The reply: the shadow's BAR windows (map them with
+ * SMIO_MAP), the vectors, and the function's config space header and
+ * capabilities (first 256 bytes) as the lender's device has them.
+ */
+#define SMIO_VM_CFG 256
+
+struct smio_vm_attach {
+	uint32_t fdid;
+	uint32_t pad;
+	uint64_t phys, size;        /* the VM's RAM, as VM_MEM gave it */
+};
+
+struct smio_vm_attach_reply {
+	struct smio_lend_info info;
+	uint32_t nvec;              /* MSI-X vectors allocated */
+	uint32_t pad;
+	uint8_t cfg[SMIO_VM_CFG];
+};
+
+/* VM_IRQ: the eventfd of an attached device's vector (reply empty + fd). */
+struct smio_vm_irq {
+	uint32_t fdid;
+	uint32_t vector;
+};
+
+/* VM_BAR: the memory behind an attached device's BAR (reply + its memfd). */
+struct smio_vm_bar {
+	uint32_t fdid;
+	uint32_t bar;               /* < SMIO_DEV_BARS */
+};
+
+struct smio_vm_bar_reply {
+	uint64_t offset;            /* of the BAR in the memfd */
+	uint64_t len;               /* the BAR's size */
+};
+
+/*
+ * VM_STATS (request empty): the devices attached to this host's VMs, with
+ * the messages each VM's device needed (VM_ATTACH, VM_BAR, VM_IRQ: all at
+ * start; guest BAR accesses and interrupts need none) and the interrupts
+ * relayed to it. Payload = 8 + n * sizeof(entry).
+ */
+#define SMIO_VM_STATS_MAX 16
+
+struct smio_vm_stat {
+	uint32_t fdid;
+	uint32_t pid;               /* the VM's QEMU */
+	uint32_t nvec;
+	uint32_t nbars;             /* its memory BARs */
+	uint64_t msgs;              /* requests its device made of the parent */
+	uint64_t irqs;              /* interrupts relayed (all its vectors) */
+};
+
+struct smio_vm_stats {
+	uint32_t n;                 /* <= SMIO_VM_STATS_MAX */
+	uint32_t pad;
+	struct smio_vm_stat s[];
+};
+
+/* PEER_VM_DMA: map the lent device's I/O virtual [iova, +size) onto bus (lend_vm_mirror). */
+struct smio_peer_vm_dma {
+	uint16_t bdf;               /* at the lender; first, as in smio_peer_lend_ref */
+	uint16_t pad;
+	uint32_t pad2;
+	uint64_t iova, bus, size;
+};
+
 #endif

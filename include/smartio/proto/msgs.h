@@ -411,6 +411,26 @@ enum smio_payload_kind {
 	  SMIO_PL_FIXED(smio_mc_tree_req, smio_check_mc_tree_req),				\
 	  SMIO_PL_VAR(smio_mc_tree, smio_check_mc_tree))					\
 												\
+	/* Virtual machines (lend.h, docs/vm.md) */						\
+	X(VM_MEM,               205, LEND,   SMIO_R_LOCAL, 0, /* reply + fd (host RAM) */	\
+	  SMIO_PL_FIXED(smio_vm_mem, smio_check_vm_mem),					\
+	  SMIO_PL_FIXED(smio_vm_mem_reply, smio_check_vm_mem_reply))				\
+	X(VM_ATTACH,            206, LEND,   SMIO_R_LOCAL, 0, /* until the connection closes */ \
+	  SMIO_PL_FIXED(smio_vm_attach, smio_check_vm_attach),					\
+	  SMIO_PL_FIXED(smio_vm_attach_reply, smio_check_vm_attach_reply))			\
+	X(VM_IRQ,               207, LEND,   SMIO_R_LOCAL, 0, /* reply + eventfd */		\
+	  SMIO_PL_FIXED(smio_vm_irq, smio_check_vm_irq),					\
+	  SMIO_PL_EMPTY)									\
+	X(PEER_VM_DMA,          208, LEND,   SMIO_R_PEER,  0,					\
+	  SMIO_PL_FIXED(smio_peer_vm_dma, smio_check_peer_vm_dma),				\
+	  SMIO_PL_EMPTY)									\
+	X(VM_BAR,               209, LEND,   SMIO_R_LOCAL, 0, /* reply + fd (BAR memory) */	\
+	  SMIO_PL_FIXED(smio_vm_bar, smio_check_vm_bar),					\
+	  SMIO_PL_FIXED(smio_vm_bar_reply, smio_check_vm_bar_reply))				\
+	X(VM_STATS,             210, LEND,   SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_EMPTY,									\
+	  SMIO_PL_VAR(smio_vm_stats, smio_check_vm_stats))					\
+												\
 	/* SR-IOV: a PF's VFs enabled or disabled live (core.h) */				\
 	X(SRIOV,                215, CORE,   SMIO_R_ADMIN, 0,					\
 	  SMIO_PL_FIXED(smio_sriov_req, check_sriov_req),					\

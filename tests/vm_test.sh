@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Virtual machines on a cluster host (docs/vm.md): `smartio vm run` boots the
+# guest image (Debian's cloud kernel + the busybox initramfs of
+# tools/vm/build-image.sh) in the QEMU built with smartio's device
+# (tools/qemu/build-qemu.sh) as a process of host 0, runs a command in it and
+# returns its status; the guest's RAM is host 0's RAM (VM_MEM); vm list /
+# stop; lender-b's NVMe passed through to the guest (smartio-mdev and the
+# MDEV parent) and driven by Linux's own nvme driver with MSI-X: ext4 with
+# checksummed files, fio randrw with crc32c verification; vm stats (no
+# message per I/O); the device goes back when QEMU ends; hot-add into and
+# hot-remove from a running guest; cold migration to host 1 with the files
+# intact; a lender without an IOMMU is refused.
+# Skips (77) when the QEMU build or the image is missing: `make vm` makes both.
+set -euo pipefail
+
+. "$(dirname "$0")/tap.sh"
+
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/smartio
+QEMU=${SMARTIO_QEMU:-$cache/qemu-system-x86_64}
+IMAGE=$cache/image
+if [ ! -x "$QEMU" ] || [ ! -f "$IMAGE/vmlinuz" ] || [ ! -f "$IMAGE/initrd.img" ]; then
+	echo "1..0 # SKIP no QEMU build ($QEMU) or guest image ($IMAGE): run 'make vm' (needs apt and the network once)"
+	exit 77
+fi
+
+check "cluster up (default topology)" "$SMARTIO" cluster up
+
+# A command in the guest; its status is vm run's. The boot time is reported.
+t0=$(date +%s%N)
+"$SMARTIO" vm run --host 0 --mem 512M --console "$WORK/console" \
+	--cmd 'echo guest-says-$((6*7)); uname -r; grep -c ^processor /proc/cpuinfo; exit 3' \
+	>"$OUT" 2>&1 && rc=0 || rc=$?
+t1=$(date +%s%N)
+echo "# guest boot + command + power-off: $(( (t1 - t0) / 1000000 )) ms wall (TCG)"
+cat "$WORK/console" >>"$OUT" 2>/dev/null || true
+if [ "$rc" = 3 ]; then ok "vm run: the guest command's exit status (3) is vm run's"; else
+	echo "# rc=$rc" >>"$OUT"; not_ok "vm run: the guest command's exit status (3) is vm run's"; fi
+expect "the guest ran the command (its console)" 'guest-says-42' 'SMARTIO-EXIT 3' \
+	'Linux version [0-9.]+-[0-9]+-cloud-amd64'
+expect "the guest runs on q35 with the RAM asked for" 'Memory: [0-9]+K/5[0-9]{5}K available'
+
+# The guest's tools are there (mkfs.ext4, nvme, fio) with their libraries.
+check "the guest image has mkfs.ext4, nvme-cli and fio" \
+	"$SMARTIO" vm run --host 0 --mem 512M --console "$WORK/console2" \
+	--cmd 'mkfs.ext4 -V 2>&1 | head -1 && nvme version && fio --version'
+cat "$WORK/console2" >>"$OUT"
+expect "their versions print in the guest" 'mke2fs [0-9.]+' 'nvme version' 'fio-[0-9.]+'
+
+# vm list shows a running VM as host 0's; vm stop powers it off. The guest's
+# RAM is host 0's RAM (VM_MEM): a string the guest computes and keeps in its
+# tmpfs is found in host 0's RAM memfd, in the range the daemon logged; the
+# range is freed when QEMU is gone.
+"$SMARTIO" vm run --host 0 --mem 512M --name sleeper --console "$WORK/console3" \
+	--cmd 'x=$((6*7*1000+123)); echo "MARK-$x-MARK" >/tmp/m; echo marked; sleep 600' \
+	>/dev/null 2>&1 &
+vmpid=$!
+for _ in $(seq 150); do
+	grep -q marked "$WORK/console3" 2>/dev/null && break
+	sleep 0.2
+done
+grep "VM RAM: 512 MiB" "$SMARTIO_CLUSTER/host-0.log" >"$OUT" 2>&1 || true
+expect "host 0's daemon gave the guest 512 MiB of its RAM" 'VM RAM: 512 MiB at 0x[0-9a-f]+ for pid [0-9]+'
+phys=$(sed -n 's/.*VM RAM: 512 MiB at \(0x[0-9a-f]*\).*/\1/p' "$SMARTIO_CLUSTER/host-0.log" | tail -n1)
+check "the guest's data is in host 0's RAM at that address" python3 - \
+	"$(cat "$SMARTIO_CLUSTER/host-0.pid")" "${phys:-0}" <<'PY'
+import mmap, os, sys
+pid, phys = int(sys.argv[1]), int(sys.argv[2], 16)
+fds = "/proc/%d/fd" % pid
+ram = [f for f in os.listdir(fds) if os.readlink(os.path.join(fds, f)).startswith("/memfd:ram")]
+with open(os.path.join(fds, ram[0]), "rb") as f:
+    m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+    at = m.find(b"MARK-42123-MARK", phys, phys + (512 << 20))   # below 3 GiB: offset = phys
+    print("found at host physical 0x%x (guest-physical 0x%x)" % (at, at - phys) if at >= 0 else "not found")
+    sys.exit(0 if at >= 0 else 1)
+PY
+check "vm list" "$SMARTIO" vm list
+expect "vm list names the VM with its host" "^$vmpid +0 +sleeper\$"
+check "vm stop sleeper" "$SMARTIO" vm stop sleeper
+if wait "$vmpid"; then st=0; else st=$?; fi
+[ "$st" != 0 ] && ok "the stopped VM's vm run ends (status $st)" || not_ok "the stopped VM's vm run ends"
+grep "VM RAM at ${phys:-none} freed" "$SMARTIO_CLUSTER/host-0.log" >"$OUT" 2>&1 || true
+expect "the guest's RAM went back to host 0 when QEMU ended" "VM RAM at ${phys:-none} freed"
+check "vm list after stop" "$SMARTIO" vm list
+expect_not "vm list no longer shows it" 'sleeper'
+check_fails "vm stop of an unknown VM fails" "$SMARTIO" vm stop nosuchvm
+expect "it says which" "no running VM 'nosuchvm'"
+
+# A --device is a smartio-mdev device behind a PCIe root port, its MDEV parent
+# host 0's daemon: lender-b's NVMe (lender IOMMU on) in the guest, driven by
+# Linux's own nvme driver with MSI-X: ext4 with checksummed files, then fio
+# randrw with crc32c verification, straight onto the namespace.
+guest_cmd='set -e
+dmesg | grep -E "nvme|NVMe"
+grep -E "nvme0q[0-9]" /proc/interrupts
+mkfs.ext4 -q -F /dev/nvme0n1
+mkdir -p /mnt/d
+mount -t ext4 /dev/nvme0n1 /mnt/d
+for i in 1 2 3 4; do head -c $((i * 300000)) /dev/urandom >/mnt/d/f$i; done
+(cd /mnt/d && sha256sum f1 f2 f3 f4 >SUMS)
+umount /mnt/d
+mount -t ext4 -o ro /dev/nvme0n1 /mnt/d
+(cd /mnt/d && sha256sum -c SUMS)
+umount /mnt/d
+fio --name=verify --filename=/dev/nvme0n1 --offset=64M --size=16M --rw=randrw --bs=4k \
+	--ioengine=libaio --direct=1 --iodepth=8 --verify=crc32c --do_verify=1 \
+	--verify_fatal=1 >/tmp/fio.out 2>&1 || { cat /tmp/fio.out; exit 9; }
+grep -E "READ:|WRITE:|err=" /tmp/fio.out
+echo fio-verify-passed
+sleep 600'
+t0=$(date +%s%N)
+"$SMARTIO" vm run --host 0 --mem 512M --cpus 2 --device lender-b:nvme0 --name nvmevm \
+	--console "$WORK/console4" --cmd "$guest_cmd" >"$WORK/run4" 2>&1 &
+vm4=$!
+for _ in $(seq 600); do
+	grep -qE 'fio-verify-passed|SMARTIO-EXIT' "$WORK/console4" 2>/dev/null && break
+	kill -0 "$vm4" 2>/dev/null || break
+	sleep 0.2
+done
+t1=$(date +%s%N)
+echo "# guest with the borrowed NVMe: boot + mkfs + files + fio: $(( (t1 - t0) / 1000000 )) ms wall"
+# While it runs: what the VM's device needed of the parent, after all that I/O.
+"$SMARTIO" vm stats --host 0 --json >"$WORK/stats.json" 2>"$OUT" || true
+"$SMARTIO" vm stats --host 0 >>"$OUT" 2>&1 || true
+sed 's/^/# /' "$OUT"
+json_check "vm stats: the device needed only its start-up messages (ATTACH, 1 per BAR, 1 per vector), none per I/O" \
+	"$WORK/stats.json" 'len(d) == 1 and d[0]["fdid"] == "0x000c0200" and d[0]["messages"] == 1 + d[0]["bars"] + d[0]["vectors"]'
+json_check "vm stats: thousands of interrupts relayed to the guest" \
+	"$WORK/stats.json" 'd[0]["interrupts"] > 1000'
+"$SMARTIO" vm stop nvmevm >/dev/null 2>&1 || true
+wait "$vm4" || true
+cat "$WORK/run4" "$WORK/console4" >"$OUT" 2>/dev/null || true
+expect "vm run --device lender-b:nvme0: the guest's workload passed" 'fio-verify-passed'
+expect "Linux's nvme driver bound it with I/O queues" 'nvme nvme0: pci function 0000:' \
+	'nvme nvme0: [1-9][0-9]*/[0-9]+/[0-9]+ default/read/poll queues'
+expect "its interrupts are MSI-X, admin and I/O vectors" 'PCI-MSI.*nvme0q0' 'PCI-MSI.*nvme0q1'
+expect "ext4 on it: the files' checksums hold after a remount" \
+	'EXT4-fs \(nvme0n1\): mounted' 'f1: OK' 'f2: OK' 'f3: OK' 'f4: OK'
+expect "fio randrw with crc32c verification passed" 'fio-verify-passed' 'err= *0'
+# QEMU's end closed its connections; the parent returns the device on a worker.
+for _ in $(seq 50); do
+	"$SMARTIO" devices 2>/dev/null | grep -Eq '^0x000c0200 +2 +.*available' && break
+	sleep 0.1
+done
+grep -h "VM device\|VM:" "$SMARTIO_CLUSTER"/host-[02].log >"$OUT" 2>&1 || true
+expect "the parent borrowed it with the guest's RAM as DMA window; lender-b mirrors guest-physical addresses" \
+	'VM device 0x000c0200 attached for pid [0-9]+: DMA window 0x[0-9a-f]+ -> RAM 0x[0-9a-f]+' \
+	"host 0's VM: 02:00.0 DMAs at guest-physical \[0x0, \+512 MiB\)" \
+	'VM device 0x000c0200 returned'
+check "after the VM: the pool" "$SMARTIO" devices
+expect "the NVMe went back to lender-b when QEMU ended" '^0x000c0200 +2 +.*available'
+
+# Hot-add into a running guest (PCIe hot-plug: a spare root port, the guest's
+# PCI hot-plug), the guest uses it, hot-remove gives it back to the lender.
+"$SMARTIO" vm run --host 0 --mem 512M --name hp --console "$WORK/console5" --cmd '
+echo waiting-for-device
+for i in $(seq 1200); do [ -b /dev/nvme0n1 ] && break; sleep 0.1; done
+dmesg | grep -E "nvme|0000:0[0-9]:00.0"
+mkfs.ext4 -q -F /dev/nvme0n1 && echo hot-added-device-works
+sleep 600' >/dev/null 2>&1 &
+vm5=$!
+for _ in $(seq 300); do
+	grep -q waiting-for-device "$WORK/console5" 2>/dev/null && break
+	sleep 0.2
+done
+check "vm hot-add hp --device lender-b:nvme0" "$SMARTIO" vm hot-add hp --device lender-b:nvme0
+for _ in $(seq 300); do
+	grep -qE 'hot-added-device-works|SMARTIO-EXIT' "$WORK/console5" 2>/dev/null && break
+	sleep 0.2
+done
+cp "$WORK/console5" "$OUT"
+expect "the running guest found it (hot-plug) and its nvme driver made /dev/nvme0n1 of it" \
+	'pci 0000:0[0-9]:00.0: \[534d:' 'nvme nvme0: pci function' 'hot-added-device-works'
+check "vm hot-remove hp --device lender-b:nvme0" "$SMARTIO" vm hot-remove hp --device lender-b:nvme0
+for _ in $(seq 100); do
+	"$SMARTIO" devices 2>/dev/null | grep -Eq '^0x000c0200 +2 +.*available' && break
+	sleep 0.1
+done
+check "after hot-remove: the pool" "$SMARTIO" devices
+expect "the NVMe went back to lender-b" '^0x000c0200 +2 +.*available'
+check_fails "hot-add to an unknown VM fails" "$SMARTIO" vm hot-add novm --device lender-b:nvme0
+"$SMARTIO" vm stop hp >/dev/null 2>&1 || true
+wait "$vm5" || true
+
+# Cold migration: files written by a guest on host 0 are found, checksums
+# intact, by the same VM started on host 1 (a borrower without an IOMMU) with
+# the same device.
+"$SMARTIO" vm run --host 0 --mem 512M --name mig --device lender-b:nvme0 \
+	--console "$WORK/console6" --cmd 'set -e
+mkfs.ext4 -q -F /dev/nvme0n1; mount /dev/nvme0n1 /mnt
+head -c 700000 /dev/urandom >/mnt/a; head -c 90000 /dev/urandom >/mnt/b
+(cd /mnt && sha256sum a b >SUMS); umount /mnt; sync; echo written; sleep 600' \
+	>/dev/null 2>&1 </dev/null &
+vm6=$!
+for _ in $(seq 300); do
+	grep -qE 'written|SMARTIO-EXIT' "$WORK/console6" 2>/dev/null && break
+	sleep 0.2
+done
+check "vm migrate mig --to-host 1: the guest there verifies the files" \
+	"$SMARTIO" vm migrate mig --to-host 1 --console "$WORK/console7" \
+	--cmd 'set -e; mount -o ro /dev/nvme0n1 /mnt; cd /mnt; sha256sum -c SUMS'
+wait "$vm6" || true
+cp "$WORK/console7" "$OUT" 2>/dev/null || true
+expect "the files and checksums are found again on host 1" 'a: OK' 'b: OK'
+grep -h "VM device 0x000c0200 attached" "$SMARTIO_CLUSTER/host-1.log" >"$OUT" 2>&1 || true
+expect "host 1's daemon (no IOMMU: identity window) attached it" 'DMA window 0x0 -> RAM'
+
+# A lender without an IOMMU cannot mirror guest-physical addresses: refused.
+check_fails "vm run --device lender-a:nvme0 (lender without IOMMU) is refused" \
+	"$SMARTIO" vm run --host 0 --mem 128M --device lender-a:nvme0 --cmd true
+expect "QEMU's smartio-mdev says why" \
+	'smartio-mdev: device 0x00080400: the MDEV parent of host 0 refused: .*its lender has no IOMMU'
+check "after the refusal: the pool" "$SMARTIO" devices
+expect "lender-a's NVMe is available again" '^0x00080400 +1 +.*available'
+
+check_fails "vm run on a host the cluster lacks fails" "$SMARTIO" vm run --host 9 --cmd true
+check_fails "vm run --mem beyond one low window is a usage error" \
+	"$SMARTIO" vm run --host 0 --mem 3G --cmd true
+check "cluster down" "$SMARTIO" cluster down
+check "only the daemons' logs are left" only_logs_left
+tap_done
