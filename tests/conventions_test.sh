@@ -32,7 +32,9 @@ CMDS=("cluster" "cluster up" "cluster down" "cluster status" "cluster restart" "
 	"nvme" "nvme list" "nvme identify" "nvme read" "nvme write" "nvme dd"
 	"predict" "predict link" "predict path" "predict pingpong" "predict nvme-read"
 	"predict paper" "predict figure" "mount" "umount" "devices" "borrow" "return"
-	"plan" "web" "top" "diag" "events")
+	"plan" "web" "top" "diag" "events"
+	"vm" "vm run" "vm list" "vm stop" "vm stats" "vm hot-add" "vm hot-remove" "vm migrate"
+	"accel launch")
 # Every command 'smartio --help' lists is checked here: a new one must join CMDS.
 missing=()
 for c in $("$SMARTIO" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p'); do
