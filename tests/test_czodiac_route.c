@@ -12,6 +12,11 @@
 
 #include "fabric/czodiac_route.h"
 #include "fabric_util.h"
+#include "host/czodiac_dev.h"
+#include "host/devrun.h"
+#include "host/drivers/drivers.h"
+#include "host/drivers/nvme_drv.h"
+#include "host/pci.h"
 
 static struct fab_route R;
 
@@ -227,6 +232,85 @@ static void test_device_dma_reaches_user(void **state)
 	tc_down(&tc);
 }
 
+/*
+ * The OWNER shares nvme0 with USER 1; USER 1's PCI core hot-adds the logic
+ * full-function device, its unmodified NVMe driver binds it and does I/O;
+ * withdrawn while idle, the function disappears from USER 1.
+ */
+static void test_logic_device_nvme_io(void **state)
+{
+	static uint8_t wbuf[4096], rbuf[4096];
+	struct devrun_set *devs[3];
+	struct tcluster tc;
+	struct fab_host *owner, *user;
+	struct czdev_local *l;
+	struct pci_host *ph;
+	struct pci_dev *p;
+	struct nvme_drv_cpl cpl;
+	uint32_t v = 0, real = 0;
+	uint16_t uid;
+	char err[256];
+
+	(void)state;
+	cz_up(&tc);
+	owner = tc_host(&tc, 0);
+	user = tc_host(&tc, 1);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(devrun_start(tc_host(&tc, i), NULL, &devs[i], err, sizeof(err)), 0);
+	fab_host_lock(user);
+	assert_int_equal(pci_host_create(user, &ph, err, sizeof(err)), 0);
+	assert_int_equal(pci_register_driver(ph, &nvme_pci_driver), 0);
+	assert_int_equal(czdev_local_share(owner, 0, fab_func_bdf(tc_fn(&tc, 0, "nvme0")), ph,
+					   &l, &p), 0);
+	assert_true(czdev_is(p));
+	uid = p->bdf;
+	assert_int_equal(FAB_BDF_BUS(uid), 0xe0);
+	/* Fig. 7: IDs as the real function's, a single function 0, UBARs, no ROM, no pin. */
+	fab_host_lock(owner);
+	assert_int_equal(fab_cfg_access_read(owner, fab_func_bdf(tc_fn(&tc, 0, "nvme0")),
+					     PCI_VENDOR_ID, 4, &real), 0);
+	fab_host_unlock(owner);
+	assert_int_equal(pci_read_config(p, PCI_VENDOR_ID, 4, &v), 0);
+	assert_int_equal(v, real);
+	assert_int_equal(pci_read_config(p, PCI_HEADER_TYPE, 1, &v), 0);
+	assert_int_equal(v & 0x80, 0);
+	assert_int_equal(pci_read_config(p, PCI_ROM_ADDRESS, 4, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(pci_read_config(p, PCI_INTERRUPT_PIN, 1, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(pci_read_config(p, PCI_BASE_ADDRESS_0, 4, &v), 0);
+	assert_int_equal(v & ~0xfu, (uint32_t)p->bar_addr[0]);
+	assert_true(p->bar_addr[0] >= fab_func_bar_addr(user->ntbs[0]->fn, NTB_BAR_LUT));
+	/* Sizing works on the emulated register and leaves the OWNER's BAR alone. */
+	assert_int_equal(pci_write_config(p, PCI_BASE_ADDRESS_0, 4, 0xffffffffu), 0);
+	assert_int_equal(pci_read_config(p, PCI_BASE_ADDRESS_0, 4, &v), 0);
+	assert_int_equal(v & ~0xfu, (uint32_t)~(p->bar_size[0] - 1));
+	assert_int_equal(pci_write_config(p, PCI_BASE_ADDRESS_0, 4, (uint32_t)p->bar_addr[0]), 0);
+	/* The unmodified driver bound it, and its I/O goes both ways. */
+	assert_true(nvme_drv_bound(p));
+	for (size_t i = 0; i < sizeof(wbuf); i++)
+		wbuf[i] = (uint8_t)(i * 7 + 3);
+	assert_int_equal(nvme_drv_io(p, 1, NVME_DRV_WRITE, 5, 8, wbuf, &cpl), 0);
+	assert_int_equal(cpl.status, 0);
+	assert_int_equal(nvme_drv_io(p, 1, NVME_DRV_READ, 5, 8, rbuf, &cpl), 0);
+	assert_int_equal(cpl.status, 0);
+	assert_memory_equal(wbuf, rbuf, sizeof(wbuf));
+	assert_true(pci_irq_count(p, 0) > 0);
+	/* The USER's IOMMU saw the UID: a domain is attached to it. */
+	assert_true(p->domain != 0);
+	/* Withdrawn while idle (a bound driver: refused unless forced). */
+	assert_int_equal(czdev_local_unshare(l, false), -EBUSY);
+	assert_int_equal(czdev_local_unshare(l, true), 0);
+	assert_null(pci_get_dev(ph, uid));
+	resolve(user, FAB_RID_CPU, fab_func_bar_addr(user->ntbs[0]->fn, NTB_BAR_LUT), 4, false);
+	assert_int_equal(R.status, FAB_UR);
+	pci_host_destroy(ph);
+	fab_host_unlock(user);
+	for (uint32_t i = 0; i < 3; i++)
+		devrun_stop(devs[i]);
+	tc_down(&tc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_ioport_creation),
 		cmocka_unit_test(test_user_mmio_reaches_owner_bar),
 		cmocka_unit_test(test_device_dma_reaches_user),
+		cmocka_unit_test(test_logic_device_nvme_io),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

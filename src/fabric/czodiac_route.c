@@ -29,9 +29,9 @@ static int ntb_on_switch(const struct topo_host *h, const struct topo_ntb *ntb, 
 	return ntb->peer_kind == TOPO_PEER_CSWITCH && ntb->peer_cswitch == *(uint32_t *)arg;
 }
 
-static bool owner_on_switch(const struct topo *t, uint32_t cswitch, uint32_t owner)
+bool fab_cz_host_on_switch(const struct topo *t, uint32_t cswitch, uint32_t host)
 {
-	int hi = topo_host_index(t, owner);
+	int hi = topo_host_index(t, host);
 
 	return hi >= 0 && topo_for_each_ntb(&t->hosts[hi], ntb_on_switch, &cswitch) > 0;
 }
@@ -46,7 +46,7 @@ struct cz_iop *fab_cz_ioport(struct fab_world *w, uint32_t cswitch, uint32_t own
 		return NULL;
 	}
 	if (cswitch >= w->topo->ncswitches || !w->topo->cswitches[cswitch].czodiac ||
-	    !owner_on_switch(w->topo, cswitch, owner)) {
+	    !fab_cz_host_on_switch(w->topo, cswitch, owner)) {
 		*rc = -EINVAL;
 		return NULL;
 	}
@@ -104,4 +104,23 @@ int fab_cz_device(const struct fab_world *w, uint32_t owner, uint16_t oid, uint3
 		return 0;
 	}
 	return -ENOENT;
+}
+
+uint64_t fab_cz_user_top(const struct fab_world *w, uint32_t cswitch, uint32_t user)
+{
+	uint64_t top = 0;
+
+	for (unsigned i = 0; w->cz && i < FAB_CZ_MAX_IOPORTS; i++) {
+		const struct fab_cz_ioport *p = &w->cz->port[i];
+
+		for (unsigned f = 0; p->used && p->cswitch == cswitch && f < CZ_IOP_FUNCS; f++)
+			for (unsigned b = 0; p->t.fn[f].used && p->t.fn[f].user == user &&
+			     b < CZ_IOP_BARS; b++) {
+				const struct cz_iop_bar *bar = &p->t.fn[f].bar[b];
+
+				if (bar->size && bar->ubar + bar->size > top)
+					top = bar->ubar + bar->size;
+			}
+	}
+	return top;
 }

@@ -42,6 +42,11 @@ struct cz_iop *fab_cz_ioport(struct fab_world *w, uint32_t cswitch, uint32_t own
 /* The tables changed: every route cache must forget (advances the epoch). */
 void fab_cz_changed(struct fab_world *w);
 
+/* Is host (an id) cabled to czodiac switch cswitch? */
+bool fab_cz_host_on_switch(const struct topo *t, uint32_t cswitch, uint32_t host);
+/* The end of the highest UBAR given to USER `user` on the switch, 0 if none. */
+uint64_t fab_cz_user_top(const struct fab_world *w, uint32_t cswitch, uint32_t user);
+
 /* The index of host h's NTB cabled to czodiac switch `cswitch`, or -1. */
 int fab_cz_host_port(const struct fab_host *h, uint32_t cswitch);
 
