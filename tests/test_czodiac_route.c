@@ -8,11 +8,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <linux/pci_regs.h>
 
 #include "fabric/czodiac_route.h"
 #include "fabric_util.h"
 #include "host/czodiac_dev.h"
+#include "host/czodiac_hp.h"
 #include "host/devrun.h"
 #include "host/drivers/drivers.h"
 #include "host/drivers/nvme_drv.h"
@@ -311,6 +313,83 @@ static void test_logic_device_nvme_io(void **state)
 	tc_down(&tc);
 }
 
+static bool slot_fired(struct czhp_slot *s)
+{
+	uint64_t n = 0;
+
+	return read(s->efd, &n, sizeof(n)) == sizeof(n) && n > 0;
+}
+
+/* Virtual hot-plug: presence and attention as MSIs; the USER adds and removes. */
+static void test_virtual_hotplug(void **state)
+{
+	static uint8_t buf[4096];
+	struct devrun_set *devs[3];
+	struct tcluster tc;
+	struct fab_host *owner, *user;
+	struct czhp_slot slot;
+	struct pci_host *ph;
+	struct nvme_drv_cpl cpl;
+	uint16_t bdf, uid;
+	uint32_t v = 0;
+	char err[256];
+
+	(void)state;
+	cz_up(&tc);
+	owner = tc_host(&tc, 0);
+	user = tc_host(&tc, 1);
+	bdf = fab_func_bdf(tc_fn(&tc, 0, "nvme0"));
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(devrun_start(tc_host(&tc, i), NULL, &devs[i], err, sizeof(err)), 0);
+	fab_host_lock(user);
+	assert_int_equal(pci_host_create(user, &ph, err, sizeof(err)), 0);
+	assert_int_equal(pci_register_driver(ph, &nvme_pci_driver), 0);
+	czhp_slot_init(&slot, user, 1);
+	assert_int_equal(czhp_read(&slot, PCI_EXP_SLTCAP, &v), 0);
+	assert_true((v & PCI_EXP_SLTCAP_HPC) && (v & PCI_EXP_SLTCAP_ABP));
+	assert_int_equal(czhp_driver_attach(&slot, ph), 0);
+	for (int round = 0; round < 2; round++) {
+		/* Inserted: presence detected, one MSI; the USER adds the logic device. */
+		assert_int_equal(czdev_local_offer(owner, 0, bdf, ph, &slot), 0);
+		assert_true(slot_fired(&slot));
+		assert_int_equal(czhp_read(&slot, PCI_EXP_SLTSTA, &v), 0);
+		assert_true((v & PCI_EXP_SLTSTA_PDS) && (v & PCI_EXP_SLTSTA_PDC));
+		assert_int_equal(czhp_driver_service(&slot), 0);
+		assert_non_null(slot.pdev);
+		uid = slot.pdev->bdf;
+		assert_true(nvme_drv_bound(slot.pdev));
+		assert_int_equal(nvme_drv_io(slot.pdev, 1, NVME_DRV_READ, 0, 1, buf, &cpl), 0);
+		assert_int_equal(cpl.status, 0);
+		assert_int_equal(czhp_read(&slot, PCI_EXP_SLTSTA, &v), 0);
+		assert_int_equal(v & PCI_EXP_SLTSTA_PDC, 0);
+		/* The attention button, while idle: removed, powered off, withdrawn. */
+		assert_int_equal(czhp_attention(&slot), 0);
+		assert_true(slot_fired(&slot));
+		assert_int_equal(czhp_driver_service(&slot), 0);
+		assert_null(slot.pdev);
+		assert_null(pci_get_dev(ph, uid));
+		assert_int_equal(czhp_read(&slot, PCI_EXP_SLTSTA, &v), 0);
+		assert_int_equal(v & (PCI_EXP_SLTSTA_PDS | PCI_EXP_SLTSTA_ABP), 0);
+		assert_int_equal(czhp_read(&slot, PCI_EXP_SLTCTL, &v), 0);
+		assert_true(v & PCI_EXP_SLTCTL_PCC);
+		/* The IOPort forgot the function: the USER's window is empty again. */
+		resolve(user, FAB_RID_CPU, fab_func_bar_addr(user->ntbs[0]->fn, NTB_BAR_LUT), 4,
+			false);
+		assert_int_equal(R.status, FAB_UR);
+		resolve(owner, bdf, 0x100000, 64, true);
+		assert_int_equal(R.tgt.host, 0);
+	}
+	/* An empty slot has nothing to withdraw; MSIs raised: 3 per round. */
+	assert_int_equal(czhp_attention(&slot), -ENODEV);
+	assert_int_equal(slot.msis, 6);
+	czhp_driver_detach(&slot);
+	pci_host_destroy(ph);
+	fab_host_unlock(user);
+	for (uint32_t i = 0; i < 3; i++)
+		devrun_stop(devs[i]);
+	tc_down(&tc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_user_mmio_reaches_owner_bar),
 		cmocka_unit_test(test_device_dma_reaches_user),
 		cmocka_unit_test(test_logic_device_nvme_io),
+		cmocka_unit_test(test_virtual_hotplug),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <linux/pci_regs.h>
 
 #include "czodiac_dev.h"
+#include "czodiac_hp.h"
 #include "fabric/czodiac_route.h"
 #include "fabric/ntb.h"
 #include "pci_priv.h"
@@ -387,26 +388,23 @@ static int local_withdraw(struct czdev_local *l)
 	return rc;
 }
 
-int czdev_local_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf,
-		      struct pci_host *user, struct czdev_local **out, struct pci_dev **pdev)
+/* Both sides' programming, up to the logic device: *l, g, uid. */
+static int local_prepare(struct fab_host *owner, uint32_t cswitch, uint16_t bdf,
+			 struct pci_host *user, struct czdev_local **out, struct lend_grant *g,
+			 uint16_t *uid)
 {
-	struct shadow_transport t = { local_cfg_read, local_cfg_write, NULL, NULL,
-				      local_release, NULL };
 	struct czdev_local *l = calloc(1, sizeof(*l));
 	uint64_t base = 0, size = 0, top;
-	struct lend_grant g;
-	uint16_t uid = 0;
 	int rc;
 
 	if (!l)
 		return -ENOMEM;
 	*l = (struct czdev_local){ .owner = owner, .uh = pci_host_fab(user), .cswitch = cswitch,
 				   .bdf = bdf, .ph = user };
-	t.arg = l;
 	fab_host_lock(l->uh);
 	rc = czdev_port_window(l->uh, cswitch, &base, &size);
 	if (!rc)
-		rc = czdev_pick_uid(user, &uid);
+		rc = czdev_pick_uid(user, uid);
 	fab_host_unlock(l->uh);
 	/* After every UBAR this USER already has on the switch. */
 	top = fab_cz_user_top(owner->world, cswitch, l->uh->id);
@@ -417,13 +415,37 @@ int czdev_local_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf,
 		base = top;
 	}
 	if (!rc)
-		rc = TO_OWNER(l, czdev_share(owner, cswitch, bdf, l->uh->id, uid, base, size, &g));
-	if (!rc) {
-		rc = czdev_create(user, uid, &g, &t, &l->pdev);
-		if (rc)
-			TO_OWNER(l, local_withdraw(l));
-	}
+		rc = TO_OWNER(l, czdev_share(owner, cswitch, bdf, l->uh->id, *uid, base, size, g));
 	if (rc) {
+		free(l);
+		return rc;
+	}
+	*out = l;
+	return 0;
+}
+
+static struct shadow_transport local_transport(struct czdev_local *l)
+{
+	return (struct shadow_transport){ .cfg_read = local_cfg_read,
+					  .cfg_write = local_cfg_write,
+					  .release = local_release, .arg = l };
+}
+
+int czdev_local_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf,
+		      struct pci_host *user, struct czdev_local **out, struct pci_dev **pdev)
+{
+	struct czdev_local *l;
+	struct shadow_transport t;
+	struct lend_grant g;
+	uint16_t uid = 0;
+	int rc = local_prepare(owner, cswitch, bdf, user, &l, &g, &uid);
+
+	if (rc)
+		return rc;
+	t = local_transport(l);
+	rc = czdev_create(user, uid, &g, &t, &l->pdev);
+	if (rc) {
+		TO_OWNER(l, local_withdraw(l));
 		free(l);
 		return rc;
 	}
@@ -431,6 +453,37 @@ int czdev_local_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf,
 	if (pdev)
 		*pdev = l->pdev;
 	return 0;
+}
+
+/* The USER powered the slot off: withdraw the function; the share ends here. */
+static void local_slot_off(void *arg)
+{
+	struct czdev_local *l = arg;
+
+	TO_OWNER(l, local_withdraw(l));
+	free(l);
+}
+
+int czdev_local_offer(struct fab_host *owner, uint32_t cswitch, uint16_t bdf,
+		      struct pci_host *user, struct czhp_slot *slot)
+{
+	struct czdev_local *l;
+	struct shadow_transport t;
+	struct lend_grant g;
+	uint16_t uid = 0;
+	int rc = local_prepare(owner, cswitch, bdf, user, &l, &g, &uid);
+
+	if (rc)
+		return rc;
+	t = local_transport(l);
+	fab_host_lock(l->uh);
+	rc = czhp_insert(slot, &g, uid, &t, local_slot_off, l);
+	fab_host_unlock(l->uh);
+	if (rc) {
+		TO_OWNER(l, local_withdraw(l));
+		free(l);
+	}
+	return rc;
 }
 
 int czdev_local_unshare(struct czdev_local *l, bool force)

@@ -43,5 +43,14 @@ struct czdev_local;
 int czdev_local_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf,
 		      struct pci_host *user, struct czdev_local **out, struct pci_dev **pdev);
 int czdev_local_unshare(struct czdev_local *l, bool force);
+/*
+ * The same through virtual hot-plug (czodiac_hp.h): the OWNER's side shares
+ * the function and the switch inserts it into the USER's slot; the USER's
+ * hot-plug driver adds the logic device, and when it powers the slot off the
+ * function is withdrawn and the share ends.
+ */
+struct czhp_slot;
+int czdev_local_offer(struct fab_host *owner, uint32_t cswitch, uint16_t bdf,
+		      struct pci_host *user, struct czhp_slot *slot);
 
 #endif
