@@ -106,8 +106,9 @@ int czdev_pick_uid(struct pci_host *ph, uint16_t *uid)
 {
 	struct fab_host *h = pci_host_fab(ph);
 
-	for (unsigned s = 0; s < 16 * 256; s++) {
-		uint16_t bdf = FAB_BDF(CZDEV_BUS + s / 256, (s / 8) % 32, s % 8);
+	/* Function 0 of a device of its own: the header says single-function. */
+	for (unsigned s = 0; s < 16 * 32; s++) {
+		uint16_t bdf = FAB_BDF(CZDEV_BUS + s / 32, s % 32, 0);
 
 		if (!pci_get_dev(ph, bdf) && !fab_func_by_bdf(h, bdf)) {
 			*uid = bdf;
