@@ -145,6 +145,13 @@ struct topo_cswitch {
 	uint32_t mc_groups;           /* MC_Num_Group, 0..TOPO_MC_MAX_GROUPS */
 	uint64_t mc_group_size;       /* power of two, 4K..4G */
 	uint64_t mc_base;             /* MC_Base_Address, aligned to mc_group_size */
+	/*
+	 * mode: czodiac (issue 16 item 3, docs/czodiac.md): the ports facing
+	 * USER hosts are cZodiac IOPorts whose RID and MMIO tables remap
+	 * requests between a USER's space and an OWNER's, instead of NTB
+	 * look-up-table windows. No cascade, no multicast.
+	 */
+	bool czodiac;
 	int line;
 };
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "mcast.h"
+#include "czodiac_route.h"
 #include "route.h"
 
 static int local_step(struct fab_world *w, const struct fab_step *in, struct fab_route *r,
@@ -66,9 +67,11 @@ int fab_cluster_create(const struct topo *t, fab_endpoint_init_fn ep_init,
 	c->w.priv = c;
 	/* The cluster switches' registers, shared by the in-process hosts. */
 	c->w.mc = calloc(1, sizeof(*c->w.mc));
+	c->w.cz = calloc(1, sizeof(*c->w.cz));
 	c->hosts = calloc(t->nhosts, sizeof(*c->hosts));
-	if (!c->hosts || !c->w.mc) {
+	if (!c->hosts || !c->w.mc || !c->w.cz) {
 		free(c->hosts);
+		free(c->w.cz);
 		free(c->w.mc);
 		free(c);
 		return -ENOMEM;
@@ -92,6 +95,7 @@ void fab_cluster_destroy(struct fab_cluster *c)
 	for (uint32_t i = 0; i < c->nhosts; i++)
 		fab_host_destroy(c->hosts[i]);
 	free(c->hosts);
+	free(c->w.cz);
 	free(c->w.mc);
 	free(c);
 }

@@ -105,6 +105,28 @@ int cz_iop_user_request(const struct cz_iop *t, uint16_t user, uint16_t uid, uin
 	return -ENOENT;
 }
 
+int cz_iop_user_mmio(const struct cz_iop *t, uint16_t user, uint64_t addr, uint16_t *oid,
+		     uint64_t *oaddr, uint64_t *left)
+{
+	for (unsigned int i = 0; i < CZ_IOP_FUNCS; i++) {
+		const struct cz_iop_fn *f = &t->fn[i];
+
+		if (!f->used || f->user != user)
+			continue;
+		for (unsigned int j = 0; j < CZ_IOP_BARS; j++) {
+			const struct cz_iop_bar *b = &f->bar[j];
+
+			if (!b->size || addr < b->ubar || addr - b->ubar >= b->size)
+				continue;
+			*oid = f->oid;
+			*oaddr = b->obar + (addr - b->ubar);
+			*left = b->size - (addr - b->ubar);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int cz_iop_user_completion(const struct cz_iop *t, uint16_t user, uint16_t uid, uint16_t *oid)
 {
 	const struct cz_iop_fn *f = by_uid(t, user, uid);

@@ -49,6 +49,13 @@ int cz_iop_unbind(struct cz_iop *t, uint16_t oid);
 /* USER -> device request: uid -> oid and addr (in a UBAR of that function) -> OBAR. -ENOENT. */
 int cz_iop_user_request(const struct cz_iop *t, uint16_t user, uint16_t uid, uint64_t addr,
 			uint16_t *oid, uint64_t *oaddr);
+/*
+ * A USER's MMIO request seen by its address alone (a CPU's requests carry the
+ * root complex's RID, not a function's): the function whose UBAR holds addr,
+ * its OID, the OBAR address and the bytes left in that BAR. -ENOENT.
+ */
+int cz_iop_user_mmio(const struct cz_iop *t, uint16_t user, uint64_t addr, uint16_t *oid,
+		     uint64_t *oaddr, uint64_t *left);
 /* USER -> device completion: its requester ID (the function's uid) -> oid. -ENOENT. */
 int cz_iop_user_completion(const struct cz_iop *t, uint16_t user, uint16_t uid, uint16_t *oid);
 /* Device -> USER request or completion: oid -> uid and the USER's port. -ENOENT. */

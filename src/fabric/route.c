@@ -15,6 +15,7 @@
 #include <string.h>
 #include <linux/pci_regs.h>
 
+#include "czodiac_route.h"
 #include "iommu.h"
 #include "mcast.h"
 #include "ntb.h"
@@ -190,6 +191,74 @@ static int to_multicast(struct walk *w, struct fab_func *fn, uint64_t a, uint64_
 	return 0;
 }
 
+/* The hop into a cZodiac switch, and the step that continues on host `dest`. */
+static int cz_forward(struct walk *w, uint32_t ntb_index, uint32_t dest, uint8_t cz,
+		      uint16_t rid, uint64_t a, uint64_t len)
+{
+	int di = topo_host_index(w->h->topo, dest);
+	uint32_t dst_ntb;
+
+	if (w->r->ntb_hops >= FAB_MAX_NTB_HOPS)
+		return fail(w, FAB_HOP_LIMIT, "more than %d NTB hops", FAB_MAX_NTB_HOPS);
+	if (di < 0 || fab_cable_hops(w->h->topo, w->h->index, ntb_index, (uint32_t)di, &dst_ntb,
+				     w->r))
+		return fail(w, FAB_UR, "IOPort: host %u not reachable over the switch", dest);
+	w->r->ntb_hops++;
+	w->fwd->forward = true;
+	w->fwd->next = (struct fab_step){
+		.host = dest, .from_ntb = true, .ntb_index = dst_ntb, .cz = cz, .rid = rid,
+		.write = w->in->write, .addr = a, .len = len,
+	};
+	return 0;
+}
+
+/*
+ * A USER's request into its port on a czodiac switch: the IOPort's MMIO
+ * table (not a look-up table) says which function's BAR it is, in the
+ * OWNER's space; the request continues there with the function's OID.
+ */
+static int cz_user_request(struct walk *w, struct fab_func *fn, uint64_t a)
+{
+	struct fab_ntb *ntb = fn->ntb;
+	uint32_t cs = ntb->t->peer_cswitch, owner = 0;
+	uint64_t oaddr = 0, left = 0;
+	uint16_t oid = 0;
+
+	if (!ntb->link_up)
+		return fail(w, FAB_LINK_DOWN, "%s: link down (writes dropped, reads return all-ones)",
+			    fn->name);
+	if (!w->h->world || fab_cz_user_mmio(w->h->world, cs, w->h->id, a, &owner, &oid, &oaddr,
+					     &left))
+		return fail(w, FAB_UR, "%s: no function's UBAR in %s's IOPort MMIO tables holds "
+			    "0x%" PRIx64, fn->name, w->h->topo->cswitches[cs].name, a);
+	hop(w, FAB_HOP_NTB, fn, "%.10s IOPort ->%02x:%02x.%x", fn->name, FAB_BDF_BUS(oid),
+	    FAB_BDF_DEV(oid), FAB_BDF_FN(oid));
+	return cz_forward(w, ntb->index, owner, FAB_CZ_TO_OWNER, oid, oaddr, min64(w->limit, left));
+}
+
+/*
+ * A request of a function shared through a czodiac switch (its OID in an
+ * IOPort's RID table): all of it goes to its USER (the paper's RAM 3 gives
+ * the USER's port), with the UID as requester and the address unchanged
+ * (the USER's own, from its DMA descriptors and MSI-X table).
+ */
+static int cz_device_request(struct walk *w, uint32_t cs, uint16_t uid, uint32_t user,
+			     uint64_t a)
+{
+	int port = fab_cz_host_port(w->h, cs);
+
+	if (port < 0)
+		return fail(w, FAB_UR, "host %u has no port on %s", w->h->id,
+			    w->h->topo->cswitches[cs].name);
+	if (!w->h->ntbs[port]->link_up)
+		return fail(w, FAB_LINK_DOWN, "%s: link down (writes dropped, reads return all-ones)",
+			    w->h->ntbs[port]->fn->name);
+	hop(w, FAB_HOP_NTB, w->h->ntbs[port]->fn, "IOPort RID %02x:%02x.%x->%02x:%02x.%x",
+	    FAB_BDF_BUS(w->rid), FAB_BDF_DEV(w->rid), FAB_BDF_FN(w->rid), FAB_BDF_BUS(uid),
+	    FAB_BDF_DEV(uid), FAB_BDF_FN(uid));
+	return cz_forward(w, (uint32_t)port, user, FAB_CZ_TO_USER, uid, a, w->limit);
+}
+
 static int hit_ntb_window(struct walk *w, struct fab_func *fn, uint64_t a, uint64_t base)
 {
 	struct fab_ntb *ntb = fn->ntb;
@@ -204,6 +273,9 @@ static int hit_ntb_window(struct walk *w, struct fab_func *fn, uint64_t a, uint6
 	uint32_t dst_ntb;
 	int di, rc;
 
+	if (ntb->t->peer_kind == TOPO_PEER_CSWITCH &&
+	    w->h->topo->cswitches[ntb->t->peer_cswitch].czodiac)
+		return cz_user_request(w, fn, a);
 	if (e->valid && e->dest_host == NTB_DEST_MCAST)
 		snprintf(note.name, sizeof(note.name), "%.12s LUT[%u]->multicast", fn->name, idx);
 	else if (e->valid)
@@ -410,11 +482,15 @@ int fab_route_step_local(struct fab_host *h, const struct fab_step *in, struct f
 			return fail(&w, FAB_BAD_REQUEST, "host %u has no NTB %u", h->id, in->ntb_index);
 		ntb = h->ntbs[in->ntb_index];
 		w.req = ntb->fn;
-		w.rid = fab_func_bdf(ntb->fn);
+		/* Through an IOPort the requester is the remapped one (the UID). */
+		w.rid = in->cz == FAB_CZ_TO_USER ? in->rid : fab_func_bdf(ntb->fn);
 		hop(&w, FAB_HOP_NTB, ntb->fn, "%s", ntb->fn->name);
 		if (!ntb->link_up)
 			return fail(&w, FAB_LINK_DOWN, "%s: link down (writes dropped, reads return "
 				    "all-ones)", ntb->fn->name);
+		/* The IOPort is where the OWNER's device port is: decode from the root down. */
+		if (in->cz == FAB_CZ_TO_OWNER)
+			return at_root(&w, in->addr, false);
 		if (in->mcast)
 			return from_multicast(&w, ntb, in->addr);
 		return walk_up(&w, in->addr);
@@ -432,6 +508,13 @@ int fab_route_step_local(struct fab_host *h, const struct fab_step *in, struct f
 	if (w.req->kind != FAB_FN_ENDPOINT && w.req->kind != FAB_FN_NTB)
 		return fail(&w, FAB_BAD_REQUEST, "%s is a bridge, not a requester", w.req->name);
 	hop(&w, FAB_HOP_DEVICE, w.req, "%s", w.req->name);
+	if (h->world && h->world->cz && w.req->kind == FAB_FN_ENDPOINT) {
+		uint32_t cs, user;
+		uint16_t uid;
+
+		if (!fab_cz_device(h->world, h->id, in->rid, &cs, &uid, &user))
+			return cz_device_request(&w, cs, uid, user, in->addr);
+	}
 	return walk_up(&w, in->addr);
 }
 

@@ -95,9 +95,19 @@ struct fab_step {
 	bool write;
 	bool mcast;          /* from_ntb: a multicast write; addr is the group's
 			      * address, which the NTB's overlay translates */
+	/*
+	 * from_ntb through a cZodiac IOPort (czodiac_route.h): FAB_CZ_TO_OWNER, a
+	 * USER's request remapped into the OWNER's space, decoded from the root
+	 * down as where the device's port sits (no IOMMU); FAB_CZ_TO_USER, a
+	 * shared function's request, whose requester ID the IOPort remapped to
+	 * rid (the UID the USER's IOMMU sees).
+	 */
+	uint8_t cz;
 	uint64_t addr;
 	uint64_t len;
 };
+
+enum { FAB_CZ_NONE = 0, FAB_CZ_TO_OWNER, FAB_CZ_TO_USER };
 
 /* Step result: done, or forward to another host. */
 struct fab_forward {
@@ -121,6 +131,7 @@ struct fab_world {
 	const struct fab_world_ops *ops;
 	uint64_t epoch;      /* advances on every table change anywhere that is known */
 	struct fab_mc_state *mc; /* the cluster switches' multicast registers (mcast.h) */
+	struct fab_cz_state *cz; /* cZodiac IOPorts (czodiac_route.h); NULL: none */
 	void *priv;
 };
 

@@ -835,6 +835,9 @@ static int add_cascade(struct topo_build *b, const struct topo_cascref *c, int *
 		return topo_err(b, c->line, "%s: no cluster switch named '%s'", what, c->to);
 	if ((uint32_t)to == c->from)
 		return topo_err(b, c->line, "%s: a switch cannot be cascaded to itself", what);
+	/* An IOPort remaps between hosts on its own switch only (docs/czodiac.md). */
+	if (t->cswitches[c->from].czodiac || t->cswitches[to].czodiac)
+		return topo_err(b, c->line, "%s: a czodiac switch cannot be cascaded", what);
 	for (uint32_t i = 0; i < t->ncascades; i++) {
 		struct topo_cascade *k = &t->cascades[i];
 

@@ -519,7 +519,8 @@ int tp_link(struct tp_obj *o, const char *key, struct topo_link *l,
 }
 
 static const char *const csw_keys[] = {
-	"name", "chip", "latency_ns", "ports", "port_width", "cascade", "multicast", NULL
+	"name", "chip", "latency_ns", "ports", "port_width", "cascade", "multicast", "mode",
+	NULL
 };
 static const char *const mc_keys[] = { "groups", "group_size", "base", NULL };
 static const char *const cascade_keys[] = { "to", "gen", "width", NULL };
@@ -616,6 +617,24 @@ static int parse_multicast(struct tp_obj *cso, struct topo_cswitch *cs)
 	return rc;
 }
 
+/* mode: ntb (the default: NTB look-up-table windows) or czodiac (IOPorts). */
+static int parse_csw_mode(struct tp_obj *o, struct topo_cswitch *cs)
+{
+	char mode[16];
+	int rc = tp_str(o, "mode", mode, sizeof(mode), "ntb", NAME_CHARS);
+
+	if (rc)
+		return rc;
+	cs->czodiac = !strcmp(mode, "czodiac");
+	if (!cs->czodiac && strcmp(mode, "ntb"))
+		return topo_err(o->b, tp_vline(o, "mode"), "%s: mode must be ntb or czodiac, "
+				"not '%s'", o->what, mode);
+	if (cs->czodiac && cs->mc_groups)
+		return topo_err(o->b, tp_vline(o, "mode"), "%s: a czodiac switch has no "
+				"multicast groups", o->what);
+	return 0;
+}
+
 static int parse_cswitch(struct topo_build *b, struct fy_node *n, int line, uint32_t idx)
 {
 	struct topo_cswitch *cs = &b->t->cswitches[idx];
@@ -651,6 +670,8 @@ static int parse_cswitch(struct topo_build *b, struct fy_node *n, int line, uint
 		rc = parse_cascade(&o, idx);
 	if (!rc)
 		rc = parse_multicast(&o, cs);
+	if (!rc)
+		rc = parse_csw_mode(&o, cs);
 	return rc;
 }
 

@@ -189,7 +189,7 @@ void lend_teardown(struct fab_host *h, struct lend_setup *s, bool reset)
  * PF's, its device ID the PF's VF Device ID, and its BARs' types those of
  * the PF's VF BARs, so the borrower sees a whole function.
  */
-static void read_identity(struct fab_host *h, struct fab_func *fn, struct lend_grant *g)
+void lend_read_identity(struct fab_host *h, struct fab_func *fn, struct lend_grant *g)
 {
 	uint16_t pf_bdf = fn->pf ? fab_func_bdf(fn->pf) : 0;
 	uint32_t v = 0;
@@ -247,7 +247,7 @@ int lend_setup(struct fab_host *h, uint16_t bdf, uint32_t borrower, uint64_t dma
 	g->lender = h->id;
 	g->borrower = borrower;
 	g->bdf = bdf;
-	read_identity(h, fn, g);
+	lend_read_identity(h, fn, g);
 	rc = ntb_rid_get(s->ntb, bdf);
 	if (rc)
 		goto fail;

@@ -54,6 +54,9 @@ struct lend_grant {
 
 struct lend_setup;
 
+/* The function's IDs, class, BARs (addresses, sizes, types) and names as a
+ * borrower must see them (a VF's per Linux's PCI core), into g; g->bdf set. */
+void lend_read_identity(struct fab_host *h, struct fab_func *fn, struct lend_grant *g);
 /* Lender: -ENODEV (no endpoint there), -EHOSTUNREACH, -ENOSPC (LUT/RID table full). */
 int lend_setup(struct fab_host *lender, uint16_t bdf, uint32_t borrower, uint64_t dma_target,
 	       uint64_t dma_size, struct lend_grant *g, struct lend_setup **out);

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cZodiac mode on the fabric (issue 16 item 3, docs/czodiac.md): the IOPort
+ * tables of the cluster switches whose topology says `mode: czodiac`, kept
+ * by the world (like the multicast registers), and the look-ups route.c
+ * makes through them instead of NTB look-up-table windows.
+ *
+ * One IOPort per (switch, OWNER host): the OWNER's port on the switch, with
+ * the RID and MMIO tables of the functions of its device (czodiac_ioport.h).
+ * A USER's request that enters the switch through the USER's port is
+ * matched by its address against the UBARs the USER was given; a request of
+ * a bound function (by its OID) leaves towards its USER with the UID.
+ */
+#ifndef SMARTIO_FABRIC_CZODIAC_ROUTE_H
+#define SMARTIO_FABRIC_CZODIAC_ROUTE_H
+
+#include "czodiac_ioport.h"
+#include "route.h"
+
+#define FAB_CZ_MAX_IOPORTS 16
+
+struct fab_cz_ioport {
+	bool used;
+	uint32_t cswitch;            /* index in topo.cswitches */
+	uint32_t owner;              /* the OWNER's host id */
+	struct cz_iop t;
+};
+
+/* The world's cZodiac state (plain data: a daemon may share it by mmap). */
+struct fab_cz_state {
+	struct fab_cz_ioport port[FAB_CZ_MAX_IOPORTS];
+};
+
+/*
+ * The IOPort of `owner` on czodiac switch `cswitch`, created with the
+ * device's first OID if absent. NULL with *rc: -EINVAL (not a czodiac switch,
+ * or owner has no NTB port on it), -ENOSPC, -ENODEV (world has no state).
+ * Callers that change its tables call fab_cz_changed() afterwards.
+ */
+struct cz_iop *fab_cz_ioport(struct fab_world *w, uint32_t cswitch, uint32_t owner,
+			     uint16_t oid_base, int *rc);
+/* The tables changed: every route cache must forget (advances the epoch). */
+void fab_cz_changed(struct fab_world *w);
+
+/* Is host (an id) cabled to czodiac switch cswitch? */
+bool fab_cz_host_on_switch(const struct topo *t, uint32_t cswitch, uint32_t host);
+/* The end of the highest UBAR given to USER `user` on the switch, 0 if none. */
+uint64_t fab_cz_user_top(const struct fab_world *w, uint32_t cswitch, uint32_t user);
+
+/* The index of host h's NTB cabled to czodiac switch `cswitch`, or -1. */
+int fab_cz_host_port(const struct fab_host *h, uint32_t cswitch);
+
+/* USER `user` addressed a on switch `cswitch`: the OWNER, OID, OBAR address, bytes left. */
+int fab_cz_user_mmio(const struct fab_world *w, uint32_t cswitch, uint32_t user, uint64_t a,
+		     uint32_t *owner, uint16_t *oid, uint64_t *oaddr, uint64_t *left);
+/* A request of function oid on owner: its switch, UID and USER. -ENOENT if not shared. */
+int fab_cz_device(const struct fab_world *w, uint32_t owner, uint16_t oid, uint32_t *cswitch,
+		  uint16_t *uid, uint32_t *user);
+
+#endif

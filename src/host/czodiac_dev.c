@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cZodiac sharing (czodiac_dev.h): the OWNER's IOPort programming and the
+ * USER's logic full-function device, whose emulated header follows the
+ * paper's fig. 7 as the shadow device's does for Device Lending
+ * (docs/czodiac.md compares them); unlike a shadow device it needs no NTB
+ * window and no DMA window: the IOPort remaps both directions.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/pci_regs.h>
+
+#include "czodiac_dev.h"
+#include "czodiac_hp.h"
+#include "fabric/czodiac_route.h"
+#include "fabric/ntb.h"
+#include "pci_priv.h"
+
+#define CZDEV_BUS 0xe0    /* first bus of logic full-function devices (shadows: 0xf0) */
+
+static uint16_t oid_base_of(const struct fab_func *fn, uint16_t bdf)
+{
+	/* The IOPort numbers the device's functions from its function 0 (or PF). */
+	return fn->pf ? fab_func_bdf(fn->pf) : (uint16_t)(bdf & ~7u);
+}
+
+int czdev_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf, uint32_t user,
+		uint16_t uid, uint64_t ubar, uint64_t ubar_size, struct lend_grant *g)
+{
+	struct fab_func *fn = fab_func_by_bdf(owner, bdf);
+	uint64_t off = 0;
+	struct cz_iop *t;
+	int rc = 0;
+
+	if (!fn || fn->kind != FAB_FN_ENDPOINT)
+		return -ENODEV;
+	if (!owner->world || !fab_cz_host_on_switch(owner->topo, cswitch, user) ||
+	    user == owner->id)
+		return -EINVAL;
+	t = fab_cz_ioport(owner->world, cswitch, owner->id, oid_base_of(fn, bdf), &rc);
+	if (!t)
+		return rc;
+	memset(g, 0, sizeof(*g));
+	g->bdf = bdf;
+	g->lender = owner->id;
+	g->borrower = user;
+	lend_read_identity(owner, fn, g);
+	rc = cz_iop_bind(t, bdf, uid, (uint16_t)user);
+	if (rc)
+		return rc == -ERANGE ? -ENOSPC : rc;
+	for (unsigned b = 0; b < 6 && !rc; b++) {
+		uint64_t size = g->bar_size[b];
+
+		if (!size)
+			continue;
+		off = (off + size - 1) & ~(size - 1);
+		if (off + size > ubar_size) {
+			rc = -ENOSPC;
+			break;
+		}
+		rc = cz_iop_set_bar(t, bdf, b, g->bar_addr[b], ubar + off, size);
+		g->bar_addr[b] = ubar + off;
+		off += size;
+	}
+	if (rc) {
+		cz_iop_unbind(t, bdf);
+		return rc == -EEXIST ? -ENOSPC : rc;
+	}
+	fab_cz_changed(owner->world);
+	return 0;
+}
+
+int czdev_unshare(struct fab_host *owner, uint32_t cswitch, uint16_t bdf)
+{
+	struct fab_func *fn = fab_func_by_bdf(owner, bdf);
+	struct cz_iop *t;
+	int rc = 0;
+
+	if (!fn)
+		return -ENODEV;
+	t = fab_cz_ioport(owner->world, cswitch, owner->id, oid_base_of(fn, bdf), &rc);
+	if (!t)
+		return rc;
+	rc = cz_iop_unbind(t, bdf);
+	if (!rc)
+		fab_cz_changed(owner->world);
+	return rc;
+}
+
+int czdev_port_window(struct fab_host *user, uint32_t cswitch, uint64_t *base, uint64_t *size)
+{
+	int i = fab_cz_host_port(user, cswitch);
+	struct fab_func *fn;
+
+	if (i < 0)
+		return -ENODEV;
+	fn = user->ntbs[i]->fn;
+	*base = fab_func_bar_addr(fn, NTB_BAR_LUT);
+	*size = fn->bars[NTB_BAR_LUT].size;
+	return *base ? 0 : -ENODEV;
+}
+
+int czdev_pick_uid(struct pci_host *ph, uint16_t *uid)
+{
+	struct fab_host *h = pci_host_fab(ph);
+
+	/* Function 0 of a device of its own: the header says single-function. */
+	for (unsigned s = 0; s < 16 * 32; s++) {
+		uint16_t bdf = FAB_BDF(CZDEV_BUS + s / 32, s % 32, 0);
+
+		if (!pci_get_dev(ph, bdf) && !fab_func_by_bdf(h, bdf)) {
+			*uid = bdf;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+/* ---------- the logic full-function device (fig. 7) ---------- */
+
+struct czdev {
+	struct lend_grant g;
+	struct shadow_transport t;
+	struct fab_host *h;
+	bool virtfn;                     /* the real function reads all-ones IDs */
+	uint32_t mem;                    /* a VF's memory enable (its PF's VF MSE holds it) */
+	uint8_t irq_line;
+	uint32_t bar_reg[6], bar_mask[6], bar_flags[6];
+	uint32_t rom;
+};
+
+static uint32_t extract(uint32_t dw, uint32_t off, uint32_t size)
+{
+	uint32_t v = dw >> ((off & 3) * 8);
+
+	return size == 4 ? v : v & ((1u << (8 * size)) - 1);
+}
+
+static uint32_t merge(uint32_t old, uint32_t off, uint32_t size, uint32_t val)
+{
+	unsigned shift = (off & 3) * 8;
+	uint32_t mask = (size == 4 ? 0xffffffffu : (1u << (8 * size)) - 1) << shift;
+
+	return (old & ~mask) | ((val << shift) & mask);
+}
+
+static bool cfg_args_ok(uint32_t off, uint32_t size)
+{
+	return (size == 1 || size == 2 || size == 4) && !(off % size) && off < 4096;
+}
+
+static int cz_read(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *val)
+{
+	struct czdev *cz = pdev->ops_arg;
+	uint32_t dw = off & ~3u, v;
+	int rc;
+
+	if (!val || !cfg_args_ok(off, size))
+		return -EINVAL;
+	if (dw >= PCI_BASE_ADDRESS_0 && dw <= PCI_BASE_ADDRESS_5) {
+		*val = extract(cz->bar_reg[(dw - PCI_BASE_ADDRESS_0) / 4], off, size);
+		return 0;
+	}
+	if (dw == PCI_ROM_ADDRESS) {
+		*val = 0;                  /* forbidden: absent */
+		return 0;
+	}
+	if (dw == PCI_VENDOR_ID && cz->virtfn) {
+		*val = extract((uint32_t)cz->g.device << 16 | cz->g.vendor, off, size);
+		return 0;
+	}
+	rc = cz->t.cfg_read(cz->t.arg, dw, 4, &v);
+	if (rc)
+		return rc;
+	if (dw == PCI_COMMAND && cz->virtfn)
+		v |= cz->mem;
+	if (dw == PCI_CACHE_LINE_SIZE)     /* header type: a single function 0 */
+		v &= ~((uint32_t)0x80 << 16);
+	if (dw == PCI_INTERRUPT_LINE)      /* pin 0: no INTx across the switch */
+		v = (v & 0xffff0000u) | cz->irq_line;
+	*val = extract(v, off, size);
+	return 0;
+}
+
+static int cz_write(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t val)
+{
+	struct czdev *cz = pdev->ops_arg;
+	uint32_t dw = off & ~3u;
+
+	if (!cfg_args_ok(off, size))
+		return -EINVAL;
+	if (dw >= PCI_BASE_ADDRESS_0 && dw <= PCI_BASE_ADDRESS_5) {
+		unsigned i = (dw - PCI_BASE_ADDRESS_0) / 4;
+
+		/* Sizing and restores on the emulated register; the OWNER's stay. */
+		cz->bar_reg[i] = (merge(cz->bar_reg[i], off, size, val) & cz->bar_mask[i]) |
+				 cz->bar_flags[i];
+		return 0;
+	}
+	if (dw == PCI_ROM_ADDRESS)
+		return 0;
+	if (dw == PCI_INTERRUPT_LINE) {
+		if (off == PCI_INTERRUPT_LINE)
+			cz->irq_line = (uint8_t)val;
+		return 0;
+	}
+	if (dw == PCI_COMMAND) {
+		if (off == PCI_COMMAND)
+			cz->mem = merge(0, off, size, val) & PCI_COMMAND_MEMORY;
+		if (off + size > PCI_COMMAND + 1 && off <= PCI_COMMAND + 1)
+			val |= PCI_COMMAND_INTX_DISABLE >> ((off & 3) * 8);
+	}
+	return cz->t.cfg_write(cz->t.arg, off, size, val);
+}
+
+static void cz_release(struct pci_dev *pdev)
+{
+	struct czdev *cz = pdev->ops_arg;
+
+	if (cz->t.release)
+		cz->t.release(cz->t.arg);
+	free(cz);
+	pdev->ops = NULL;
+	pdev->ops_arg = NULL;
+}
+
+static const struct pci_dev_ops czdev_ops = {
+	.read_config = cz_read,
+	.write_config = cz_write,
+	.release = cz_release,
+};
+
+bool czdev_is(const struct pci_dev *pdev)
+{
+	return pdev && pdev->ops == &czdev_ops;
+}
+
+static void bar_regs(struct czdev *cz)
+{
+	for (unsigned b = 0; b < 6; b++) {
+		uint64_t size = cz->g.bar_size[b], mask = ~(size - 1);
+		bool is64 = (cz->g.bar_flags[b] & PCI_BASE_ADDRESS_MEM_TYPE_MASK) ==
+			    PCI_BASE_ADDRESS_MEM_TYPE_64;
+
+		if (!size)
+			continue;
+		cz->bar_flags[b] = cz->g.bar_flags[b];
+		cz->bar_mask[b] = (uint32_t)mask & (uint32_t)PCI_BASE_ADDRESS_MEM_MASK;
+		cz->bar_reg[b] = (uint32_t)cz->g.bar_addr[b] | cz->bar_flags[b];
+		if (is64 && b < 5) {
+			cz->bar_mask[b + 1] = (uint32_t)(mask >> 32);
+			cz->bar_reg[b + 1] = (uint32_t)(cz->g.bar_addr[b] >> 32);
+			b++;
+		}
+	}
+}
+
+int czdev_create(struct pci_host *ph, uint16_t uid, const struct lend_grant *g,
+		 const struct shadow_transport *t, struct pci_dev **out)
+{
+	struct fab_host *h = pci_host_fab(ph);
+	struct pci_dev_priv *p;
+	struct pci_dev *pdev;
+	struct czdev *cz;
+	uint32_t id = 0;
+	int rc;
+
+	if (!h || !g || !t || !t->cfg_read || !t->cfg_write)
+		return -EINVAL;
+	/*
+	 * A 32-bit BAR cannot hold a UBAR above 4 GiB (the USER's port window is
+	 * a 64-bit BAR): the emulated header presents it as 64-bit when the next
+	 * register is free, as fig. 7's BARs are the emulation's anyway.
+	 */
+	for (unsigned b = 0; b < 6; b++)
+		if (g->bar_size[b] && g->bar_addr[b] >> 32 &&
+		    (g->bar_flags[b] & PCI_BASE_ADDRESS_MEM_TYPE_MASK) != PCI_BASE_ADDRESS_MEM_TYPE_64 &&
+		    (b == 5 || g->bar_size[b + 1]))
+			return -ERANGE;
+	if (pci_get_dev(ph, uid) || fab_func_by_bdf(h, uid))
+		return -EEXIST;
+	cz = calloc(1, sizeof(*cz));
+	p = pci_dev_alloc(ph);
+	if (!cz || !p) {
+		free(cz);
+		free(p);
+		return -ENOMEM;
+	}
+	pdev = &p->pub;
+	cz->g = *g;
+	for (unsigned b = 0; b < 6; b++)
+		if (g->bar_size[b] && g->bar_addr[b] >> 32)
+			cz->g.bar_flags[b] = (g->bar_flags[b] & ~(uint32_t)PCI_BASE_ADDRESS_MEM_TYPE_MASK) |
+					     PCI_BASE_ADDRESS_MEM_TYPE_64;
+	cz->t = *t;
+	cz->h = h;
+	pdev->bdf = uid;
+	pdev->vendor = g->vendor;
+	pdev->device = g->device;
+	pdev->class = g->class;
+	snprintf(pdev->name, sizeof(pdev->name), "%s", g->name);
+	for (unsigned b = 0; b < 6; b++) {
+		pdev->bar_addr[b] = g->bar_addr[b];
+		pdev->bar_size[b] = g->bar_size[b];
+	}
+	bar_regs(cz);
+	cz->virtfn = !t->cfg_read(t->arg, PCI_VENDOR_ID, 2, &id) && id == 0xffff &&
+		     g->vendor != 0xffff;
+	pdev->ops = &czdev_ops;
+	pdev->ops_arg = cz;
+	fab_host_lock(h);
+	rc = pci_hot_add_dev(ph, pdev);
+	fab_host_unlock(h);
+	if (rc) {
+		pdev->ops = NULL;
+		pdev->ops_arg = NULL;
+		pci_dev_free(pdev);
+		free(cz);
+		return rc;
+	}
+	if (out)
+		*out = pdev;
+	return 0;
+}
+
+int czdev_destroy(struct pci_host *ph, struct pci_dev *pdev, bool force)
+{
+	if (!czdev_is(pdev) || !pci_host_fab(ph))
+		return -EINVAL;
+	if (pdev->driver && !force)
+		return -EBUSY;
+	/* Unbinds any driver, then frees the device: cz_release does the rest. */
+	return pci_hot_remove(ph, pdev);
+}
+
+/* ---------- in-process sharing (tests) ---------- */
+
+struct czdev_local {
+	struct fab_host *owner, *uh;
+	uint32_t cswitch;
+	uint16_t bdf;
+	struct pci_host *ph;
+	struct pci_dev *pdev;
+};
+
+/*
+ * A call on the OWNER: the USER's lock is let go meanwhile (the OWNER's
+ * device threads take the OWNER's lock, then the USER's to deliver an
+ * interrupt: holding both here would deadlock), the OWNER's taken.
+ */
+#define TO_OWNER(l, call) ({ \
+	unsigned depth_ = fab_host_unlock_all((l)->uh); \
+	int rc_; \
+	fab_host_lock((l)->owner); \
+	rc_ = (call); \
+	fab_host_unlock((l)->owner); \
+	fab_host_relock((l)->uh, depth_); \
+	rc_; })
+
+static int local_cfg_read(void *arg, uint32_t off, uint32_t size, uint32_t *val)
+{
+	struct czdev_local *l = arg;
+
+	return TO_OWNER(l, lend_cfg_read(l->owner, l->bdf, off, size, val));
+}
+
+static int local_cfg_write(void *arg, uint32_t off, uint32_t size, uint32_t val)
+{
+	struct czdev_local *l = arg;
+
+	return TO_OWNER(l, lend_cfg_write(l->owner, l->bdf, off, size, val));
+}
+
+static void local_release(void *arg)
+{
+	struct czdev_local *l = arg;
+
+	l->pdev = NULL;
+}
+
+/* Withdrawn: the function stops decoding and mastering, as after a lend. */
+static int local_withdraw(struct czdev_local *l)
+{
+	int rc = czdev_unshare(l->owner, l->cswitch, l->bdf);
+
+	fab_cfg_access_write(l->owner, l->bdf, PCI_COMMAND, 2, PCI_COMMAND_INTX_DISABLE);
+	return rc;
+}
+
+/* Both sides' programming, up to the logic device: *l, g, uid. */
+static int local_prepare(struct fab_host *owner, uint32_t cswitch, uint16_t bdf,
+			 struct pci_host *user, struct czdev_local **out, struct lend_grant *g,
+			 uint16_t *uid)
+{
+	struct czdev_local *l = calloc(1, sizeof(*l));
+	uint64_t base = 0, size = 0, top;
+	int rc;
+
+	if (!l)
+		return -ENOMEM;
+	*l = (struct czdev_local){ .owner = owner, .uh = pci_host_fab(user), .cswitch = cswitch,
+				   .bdf = bdf, .ph = user };
+	fab_host_lock(l->uh);
+	rc = czdev_port_window(l->uh, cswitch, &base, &size);
+	if (!rc)
+		rc = czdev_pick_uid(user, uid);
+	fab_host_unlock(l->uh);
+	/* After every UBAR this USER already has on the switch. */
+	top = fab_cz_user_top(owner->world, cswitch, l->uh->id);
+	if (!rc && top > base) {
+		if (top >= base + size)
+			rc = -ENOSPC;
+		size -= top - base;
+		base = top;
+	}
+	if (!rc)
+		rc = TO_OWNER(l, czdev_share(owner, cswitch, bdf, l->uh->id, *uid, base, size, g));
+	if (rc) {
+		free(l);
+		return rc;
+	}
+	*out = l;
+	return 0;
+}
+
+static struct shadow_transport local_transport(struct czdev_local *l)
+{
+	return (struct shadow_transport){ .cfg_read = local_cfg_read,
+					  .cfg_write = local_cfg_write,
+					  .release = local_release, .arg = l };
+}
+
+int czdev_local_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf,
+		      struct pci_host *user, struct czdev_local **out, struct pci_dev **pdev)
+{
+	struct czdev_local *l;
+	struct shadow_transport t;
+	struct lend_grant g;
+	uint16_t uid = 0;
+	int rc = local_prepare(owner, cswitch, bdf, user, &l, &g, &uid);
+
+	if (rc)
+		return rc;
+	t = local_transport(l);
+	rc = czdev_create(user, uid, &g, &t, &l->pdev);
+	if (rc) {
+		TO_OWNER(l, local_withdraw(l));
+		free(l);
+		return rc;
+	}
+	*out = l;
+	if (pdev)
+		*pdev = l->pdev;
+	return 0;
+}
+
+/* The USER powered the slot off: withdraw the function; the share ends here. */
+static void local_slot_off(void *arg)
+{
+	struct czdev_local *l = arg;
+
+	TO_OWNER(l, local_withdraw(l));
+	free(l);
+}
+
+int czdev_local_offer(struct fab_host *owner, uint32_t cswitch, uint16_t bdf,
+		      struct pci_host *user, struct czhp_slot *slot)
+{
+	struct czdev_local *l;
+	struct shadow_transport t;
+	struct lend_grant g;
+	uint16_t uid = 0;
+	int rc = local_prepare(owner, cswitch, bdf, user, &l, &g, &uid);
+
+	if (rc)
+		return rc;
+	t = local_transport(l);
+	fab_host_lock(l->uh);
+	rc = czhp_insert(slot, &g, uid, &t, local_slot_off, l);
+	fab_host_unlock(l->uh);
+	if (rc) {
+		TO_OWNER(l, local_withdraw(l));
+		free(l);
+	}
+	return rc;
+}
+
+int czdev_local_unshare(struct czdev_local *l, bool force)
+{
+	int rc;
+
+	if (!l)
+		return -EINVAL;
+	if (l->pdev) {
+		fab_host_lock(l->uh);
+		rc = czdev_destroy(l->ph, l->pdev, force);
+		fab_host_unlock(l->uh);
+		if (rc)
+			return rc;
+	}
+	rc = TO_OWNER(l, local_withdraw(l));
+	free(l);
+	return rc;
+}
