@@ -170,7 +170,7 @@ int smd_devs_lend_borrow(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t 
 			 uint32_t *ref)
 {
 	struct smd_devs *s = d->devs_pool;
-	bool excl = flags & SMIO_DEV_F_EXCLUSIVE;
+	bool excl = flags & SMIO_DEV_F_EXCLUSIVE, guest = false;
 	struct pci_dev *pdev;
 	unsigned n = 0;
 	int rc;
@@ -180,7 +180,10 @@ int smd_devs_lend_borrow(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t 
 	for (unsigned i = 0; i < s->nlends; i++) {
 		if (s->lends[i].bdf != bdf)
 			continue;
-		if (s->lends[i].exclusive)
+		/* A device lent with Device Lending still shares its memory BARs. */
+		if (s->lends[i].lease || s->lends[i].guest)
+			guest = true;
+		else if (s->lends[i].exclusive)
 			return -EBUSY;
 		n++;
 	}
@@ -189,16 +192,31 @@ int smd_devs_lend_borrow(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t 
 	rc = RESERVE(s, lends);
 	if (rc)
 		return rc;
-	/* The borrower drives the device: memory decoding and bus mastering on. */
-	pdev = pci_get_dev(d->pci, bdf);
-	rc = pci_enable_device(pdev);
-	if (rc)
-		return rc;
-	pci_set_master(pdev);
+	if (!guest) {
+		/* The borrower drives the device: memory decoding and bus mastering on. */
+		pdev = pci_get_dev(d->pci, bdf);
+		rc = pci_enable_device(pdev);
+		if (rc)
+			return rc;
+		pci_set_master(pdev);
+	}
 	*ref = smd_devs_new_id(s);
 	s->lends[s->nlends++] = (struct lend){ .ref = *ref, .holder = holder, .bdf = bdf,
-					       .exclusive = excl };
+					       .exclusive = excl, .guest = guest };
 	return 0;
+}
+
+/*
+ * Borrow ref of bdf is Device Lending's lease (h_lend.c): from now on SISCI
+ * borrowers of the device are guests (memory BARs only). Marked after the
+ * borrow, so that no wire flag can claim it.
+ */
+void smd_devs_lend_mark_lease(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t ref)
+{
+	struct lend *l = lend_find(d->devs_pool, holder, bdf, ref);
+
+	if (l)
+		l->lease = true;
 }
 
 /* Undo one device-side mapping and take it out of the table. */
@@ -265,11 +283,14 @@ int smd_devs_lend_map(struct smd *d, uint32_t holder, uint32_t rhost,
 {
 	struct smd_devs *s = d->devs_pool;
 	struct dmap dm = { .holder = holder, .ref = m->ref, .bdf = m->bdf };
+	const struct lend *l = lend_find(s, holder, m->bdf, m->ref);
 	uint64_t io;
 	int rc;
 
-	if (!lend_find(s, holder, m->bdf, m->ref))
+	if (!l)
 		return -ENOENT;
+	if (l->guest)
+		return -EACCES;     /* the device's DMA is the lease's driver's */
 	rc = RESERVE(s, dmaps);
 	if (rc)
 		return rc;
@@ -393,16 +414,24 @@ int smd_devs_lend_release_excl(struct smd *d, uint32_t holder, const struct smio
 
 int smd_devs_lend_bar(struct smd *d, uint32_t holder, struct smio_peer_dev_bar *m)
 {
+	const struct lend *l = lend_find(d->devs_pool, holder, m->bdf, m->ref);
 	struct fab_func *fn;
 	uint64_t addr;
 
-	if (!lend_find(d->devs_pool, holder, m->bdf, m->ref))
+	if (!l)
 		return -ENOENT;
 	fn = lendable_fn(d, m->bdf);
 	if (!fn)
 		return -ENODEV;
 	if (m->bar >= SMIO_DEV_BARS || !fn->bars[m->bar].present)
 		return -ENOENT;
+	/*
+	 * A guest of a lent device gets its memory, not its registers: a
+	 * prefetchable BAR has no side effects on reads (PCI's own word for
+	 * memory), the others are the lease's driver's alone.
+	 */
+	if (l->guest && !fn->bars[m->bar].prefetch)
+		return -EACCES;
 	addr = fab_func_bar_addr(fn, m->bar);
 	if (!addr)
 		return -ENXIO;      /* unassigned or decoding off */
@@ -448,10 +477,13 @@ int smd_devs_lend_seg_create(struct smd *d, uint32_t holder, uint32_t rhost,
 	struct dent e = { .bdf = m->bdf, .devsegid = m->devsegid, .memtype = m->memtype,
 			  .holder = holder, .lref = m->ref, .chost = rhost, .ccid = m->cid,
 			  .host = rhost, .segid = m->segid, .size = m->size };
+	const struct lend *l = lend_find(s, holder, m->bdf, m->ref);
 	int rc;
 
-	if (!lend_find(s, holder, m->bdf, m->ref))
+	if (!l)
 		return -ENOENT;
+	if (l->guest)
+		return -EACCES;     /* memory for the device to use: only its driver's */
 	if (!m->size)
 		return -EINVAL;
 	for (unsigned i = 0; i < s->ndents; i++)
