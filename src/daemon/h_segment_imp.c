@@ -651,5 +651,6 @@ void smd_seg_conn_closed(struct smd *d, struct smd_conn *c)
 	seg_holder_gone(s->tab, cid);
 	owner_gone_notify(d, cid);
 	seg_owner_gone(s->tab, cid);
+	smd_seg_owner_forget(d, cid, SEG_ID_AUTO);
 	fab_host_unlock(d->host);
 }
