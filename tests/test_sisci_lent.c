@@ -8,6 +8,7 @@
  * pattern that the borrower's driver checksums on the device; the driver's
  * own fill is read back by the host-2 program. The registers (BAR0), an
  * exclusive borrow, device-side mappings and device segments are refused.
+ * Also: device segments placed by hints in the device's own memory.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -183,10 +184,90 @@ static void test_lent_memory_bar(void **state)
 						 "--unbind", NULL }), 0);
 }
 
+/*
+ * Deliver 4: a device segment whose hints put it near the device
+ * (HOST_WRITE | DEVICE_READ) is placed in the accelerator's own memory (BAR2,
+ * from the top down), seen through the BAR at the same bytes; one near the
+ * CPU stays in the borrower's RAM; a device without a memory BAR (the NVMe
+ * without a CMB) gets the lender's RAM as before.
+ */
+static void test_place_in_device_memory(void **state)
+{
+	const size_t len = 65536;
+	sci_remote_segment_t ds, ds2, bar;
+	sci_smartio_device_t dv;
+	volatile uint8_t *p, *p2, *b;
+	sci_map_t m, m2, mb;
+	unsigned int gpu1;
+	sci_error_t err;
+	sci_desc_t sd;
+	size_t barsz;
+
+	SCIOpen(&sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	gpu1 = find(sd, NODE_A, "gpu1");
+	SCIBorrowDevice(sd, &dv, gpu1, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCICreateDeviceSegment(dv, 1, len, SCI_MEMTYPE_SHARED,
+			       SCI_MEMACCESS_HOST_WRITE | SCI_MEMACCESS_DEVICE_READ, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCICreateDeviceSegment(dv, 2, len, SCI_MEMTYPE_SHARED,
+			       SCI_MEMACCESS_HOST_WRITE | SCI_MEMACCESS_DEVICE_READ, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIConnectDeviceSegment(dv, &ds, 1, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIConnectDeviceSegment(dv, &ds2, 2, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIGetRemoteSegmentNodeId(ds), NODE_A);
+	assert_int_equal(SCIGetRemoteSegmentSize(ds), len);
+	SCIConnectDeviceSegment(dv, &bar, 2, SCI_MEMTYPE_BAR, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	barsz = SCIGetRemoteSegmentSize(bar);
+	p = SCIMapRemoteSegment(ds, &m, 0, len, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	p2 = SCIMapRemoteSegment(ds2, &m2, 0, len, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	b = SCIMapRemoteSegment(bar, &mb, barsz - 2 * len, 2 * len, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	for (size_t i = 0; i < len; i++) {
+		p[i] = pat(i);
+		p2[i] = (uint8_t)~pat(i);
+	}
+	/* The first at the top of the device's memory, the second just below. */
+	for (size_t i = 0; i < len; i++) {
+		assert_int_equal(b[len + i], pat(i));
+		assert_int_equal(b[i], (uint8_t)~pat(i));
+	}
+	SCIUnmapSegment(mb, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIUnmapSegment(m2, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIUnmapSegment(m, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIDisconnectSegment(bar, 0, &err);
+	SCIDisconnectSegment(ds2, 0, &err);
+	SCIDisconnectSegment(ds, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	/* Near the CPU: the borrower's RAM (this host, node 4). */
+	SCICreateDeviceSegment(dv, 3, len, SCI_MEMTYPE_SHARED,
+			       SCI_MEMACCESS_HOST_READ | SCI_MEMACCESS_DEVICE_WRITE, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIConnectDeviceSegment(dv, &ds, 3, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(SCIGetRemoteSegmentNodeId(ds), 4);
+	SCIDisconnectSegment(ds, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIReturnDevice(dv, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	SCIClose(sd, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lent_memory_bar),
+		cmocka_unit_test(test_place_in_device_memory),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

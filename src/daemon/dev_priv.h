@@ -95,6 +95,7 @@ struct dent {
 	uint32_t chost, ccid;     /* the creating process: its host and connection there */
 	uint32_t host, segid;
 	uint64_t size;
+	uint64_t io;              /* owned, in the device's memory BAR: its bus address (else 0) */
 };
 
 /* Borrower: a device segment placed in our RAM for a process's borrow. */

@@ -42,6 +42,7 @@
 
 #include "daemon.h"
 #include "dev_priv.h"
+#include "devices/ids.h"
 #include "fabric/iommu.h"
 #include "host/ntb_drv.h"
 
@@ -466,6 +467,52 @@ int smd_devs_lend_bar(struct smd *d, uint32_t holder, struct smio_peer_dev_bar *
 }
 
 /*
+ * Room for size bytes (whole pages) in a memory (prefetchable) BAR of our
+ * device bdf, from the top down so that the low addresses a program uses
+ * through the BAR itself stay free: the bus address, or 0 when there is no
+ * such BAR or no room. Taken ranges are the device segments placed there.
+ * An NVMe controller's CMB is not such memory: its driver places queues in
+ * it by the controller's rules (CMBLOC/CMBSZ, `--sq cmb`) and owns it.
+ */
+static uint64_t bar_alloc(struct smd *d, uint16_t bdf, uint64_t size)
+{
+	struct smd_devs *s = d->devs_pool;
+	struct fab_func *fn = lendable_fn(d, bdf);
+	struct pci_dev *pdev = pci_get_dev(d->pci, bdf);
+
+	if (!pdev || (pdev->class & 0xffffff) == SMARTIO_PCI_CLASS_NVME)
+		return 0;
+
+	size = (size + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+	for (unsigned b = 0; fn && b < SMIO_DEV_BARS; b++) {
+		uint64_t base = fab_func_bar_addr(fn, b), top, cand;
+		bool moved = true;
+
+		if (!fn->bars[b].present || !fn->bars[b].prefetch || !base ||
+		    (base & (PAGE - 1)) || fn->bars[b].size < size)
+			continue;
+		top = base + fn->bars[b].size;
+		cand = top - size;
+		while (moved && cand >= base) {
+			moved = false;
+			for (unsigned i = 0; i < s->ndents; i++) {
+				const struct dent *e = &s->dents[i];
+
+				if (e->io && e->io < cand + size && cand < e->io + e->size) {
+					if (e->io - base < size)
+						return 0;   /* nothing below it: full */
+					cand = e->io - size;
+					moved = true;
+				}
+			}
+		}
+		if (!moved && cand >= base)
+			return cand;
+	}
+	return 0;
+}
+
+/*
  * A device segment for borrow m->ref of ours, asked by a process of host
  * rhost. SMIO_DEV_PLACE_LENDER: we create the memory, owned by the borrow's
  * holder; _BORROWER: m->segid names the segment in rhost's RAM.
@@ -492,8 +539,13 @@ int smd_devs_lend_seg_create(struct smd *d, uint32_t holder, uint32_t rhost,
 	rc = RESERVE(s, dents);
 	if (rc)
 		return rc;
-	if (m->place == SMIO_DEV_PLACE_LENDER) {
-		rc = smd_seg_dev_create(d, holder, m->size, &e.segid, &e.size);
+	if (m->place == SMIO_DEV_PLACE_DEVICE) {
+		/* The device's own memory if it has room, else the lender's RAM. */
+		e.io = bar_alloc(d, m->bdf, m->size);
+		m->place = e.io ? SMIO_DEV_PLACE_DEVICE : SMIO_DEV_PLACE_LENDER;
+	}
+	if (m->place == SMIO_DEV_PLACE_LENDER || m->place == SMIO_DEV_PLACE_DEVICE) {
+		rc = smd_seg_dev_create(d, holder, e.io, m->size, &e.segid, &e.size);
 		if (rc)
 			return rc;
 		e.host = d->host_id;
@@ -527,7 +579,8 @@ int smd_devs_lend_seg_lookup(struct smd *d, uint32_t holder, uint32_t rhost,
 		if (e->memtype == SMIO_DEV_MEMTYPE_PRIVATE &&
 		    (e->chost != rhost || e->ccid != m->cid))
 			return -ENOENT;
-		m->place = e->owned ? SMIO_DEV_PLACE_LENDER : SMIO_DEV_PLACE_BORROWER;
+		m->place = e->io ? SMIO_DEV_PLACE_DEVICE : e->owned ? SMIO_DEV_PLACE_LENDER :
+			   SMIO_DEV_PLACE_BORROWER;
 		m->host = e->host;
 		m->segid = e->segid;
 		m->size = e->size;
