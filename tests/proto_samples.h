@@ -143,6 +143,7 @@ static inline size_t sample_core(uint16_t type, bool reply, uint8_t *buf)
 				      .offset = 0x1000000, .size = 8192, .lut_count = 1 };
 	struct smio_seg_map sgm = { .conn = 1, .offset = 0, .size = 8192 };
 	struct smio_seg_conn_ref sgr = { .conn = 1 };
+	struct smio_seg_owner_ev sgo = { .segid = 7, .reason = SMIO_SEG_OWNER_CONNECT, .host = 1 };
 	struct smio_peer_seg ps = { .segid = 7, .ref = 3, .addr = 0x1000000, .size = 8192 };
 	struct smio_peer_seg_ref psr = { .segid = 7, .ref = 3 };
 	struct smio_peer_memfd pmq = { .mem = 0 }, pmr = { .mem = 0, .size = 1ull << 32 };
@@ -234,6 +235,7 @@ static inline size_t sample_core(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_PEER_SEG_GONE: return reply ? NO_DIR : SAMPLE_PUT(psr);
 	case SMIO_SEG_EVENTS:	return reply ? 0 : SAMPLE_PUT(sgr);
 	case SMIO_SEG_STATE:	return reply ? SAMPLE_PUT(sgs) : SAMPLE_PUT(sgr);
+	case SMIO_SEG_OWNER_EVENT: return reply ? SAMPLE_PUT(sgo) : SAMPLE_PUT(sgid);
 	case SMIO_MC_JOIN:
 	case SMIO_MC_LEAVE:	return reply ? 0 : SAMPLE_PUT(mcj);
 	case SMIO_MC_CONNECT:	return reply ? SAMPLE_PUT(mcn) : SAMPLE_PUT(mcc);

@@ -1821,7 +1821,7 @@ static void test_dev_seg_messages(void **state)
 	q.place = SMIO_DEV_PLACE_BORROWER;
 	assert_int_equal(REP(SMIO_PEER_DEV_SEG_LOOKUP, q), 0);
 	assert_int_equal(REQ(SMIO_PEER_DEV_SEG_CREATE, q), 0);
-	q.place = 3;
+	q.place = SMIO_DEV_PLACE_DEVICE + 1;   /* 3 is DEVICE (near the device) */
 	assert_int_equal(REQ(SMIO_PEER_DEV_SEG_CREATE, q), -EINVAL);
 	q.place = 0;
 	q.ref = 0;

@@ -18,7 +18,7 @@ int main(void)
 	sci_map_t map;
 	volatile uint32_t *regs;
 	unsigned int fdid;
-	sci_error_t err;
+	sci_error_t err, first = SCI_ERR_OK;   /* the error that stopped us */
 	sci_desc_t sd;
 	int rc = 1;
 
@@ -39,11 +39,11 @@ int main(void)
 	SCIBorrowDevice(sd, &dev, fdid, 0, &err);
 	if (err)
 		goto out_close;
-	SCIConnectDeviceSegment(dev, &bar, 0, SCI_MEMTYPE_BAR, NULL, NULL, 0, &err);
-	if (err)
+	SCIConnectDeviceSegment(dev, &bar, 0, SCI_MEMTYPE_BAR, NULL, NULL, 0, &first);
+	if (first)
 		goto out_return;
-	regs = SCIMapRemoteSegment(bar, &map, 0, 0x1000, NULL, SCI_FLAG_IO_MAP_IOSPACE, &err);
-	if (err)
+	regs = SCIMapRemoteSegment(bar, &map, 0, 0x1000, NULL, SCI_FLAG_IO_MAP_IOSPACE, &first);
+	if (first)
 		goto out_disconnect;
 	printf("fdid %#x: CAP %#010x%08x VS %#010x\n", fdid, regs[1], regs[0], regs[2]);
 	rc = 0;
@@ -53,8 +53,8 @@ out_disconnect:
 out_return:
 	SCIReturnDevice(dev, 0, &err);
 out_close:
-	if (rc && err)
-		fprintf(stderr, "error: %s\n", SCIGetErrorString(err));
+	if (rc && (first || err))
+		fprintf(stderr, "error: %s\n", SCIGetErrorString(first ? first : err));
 	SCIClose(sd, 0, &err);
 out_term:
 	SCITerminate();

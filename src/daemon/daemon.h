@@ -151,12 +151,14 @@ int smd_seg_import_bar(struct smd *d, struct smd_conn *c, uint32_t borrow, uint3
 unsigned smd_seg_borrow_conns(struct smd *d, uint32_t borrow);
 /*
  * Device segments (h_device.c): smd_seg_dev_create makes an available
- * segment of fresh RAM with an automatic id for owner; smd_seg_dev_remove
+ * segment of fresh RAM (io 0) or of the device memory at bus address io (a
+ * range of a memory BAR of ours the caller checked) with an automatic id for
+ * owner; smd_seg_dev_remove
  * removes it (a connected one lingers, ownerless, until its last reference
  * goes); smd_seg_dev_connect connects c to segment segid of host.
  */
-int smd_seg_dev_create(struct smd *d, uint32_t owner, uint64_t size, uint32_t *segid,
-		       uint64_t *rsize);
+int smd_seg_dev_create(struct smd *d, uint32_t owner, uint64_t io, uint64_t size,
+		       uint32_t *segid, uint64_t *rsize);
 void smd_seg_dev_remove(struct smd *d, uint32_t owner, uint32_t segid);
 int smd_seg_dev_connect(struct smd *d, struct smd_conn *c, uint32_t host, uint32_t segid,
 			uint32_t adapter, struct smio_seg_conn *o, uint32_t *outlen);

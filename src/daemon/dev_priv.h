@@ -23,6 +23,14 @@ struct lend {
 	uint32_t holder;          /* connection id it belongs to */
 	uint16_t bdf;
 	bool exclusive;
+	/*
+	 * lease: Device Lending's exclusive borrow (h_lend.c), the device's
+	 * driver runs at the borrowing host. guest: a shared SISCI borrow made
+	 * while a lease holds the device: it may connect the device's memory
+	 * (prefetchable) BARs only, never its registers, and may not make the
+	 * device DMA (the lease's driver owns it).
+	 */
+	bool lease, guest;
 };
 
 /* Lender: a window our NTB (or IOMMU) opens for a borrowed device. */
@@ -87,6 +95,7 @@ struct dent {
 	uint32_t chost, ccid;     /* the creating process: its host and connection there */
 	uint32_t host, segid;
 	uint64_t size;
+	uint64_t io;              /* owned, in the device's memory BAR: its bus address (else 0) */
 };
 
 /* Borrower: a device segment placed in our RAM for a process's borrow. */
@@ -129,6 +138,7 @@ int smd_devs_lend_map(struct smd *d, uint32_t holder, uint32_t rhost,
 		      struct smio_peer_dev_map *m);
 int smd_devs_lend_unmap(struct smd *d, uint32_t holder, const struct smio_peer_dev_map *m);
 void smd_devs_lend_drop(struct smd *d, struct lend *l);
+void smd_devs_lend_mark_lease(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t ref);
 int smd_devs_lend_return(struct smd *d, uint32_t holder, const struct smio_peer_dev_ref *m);
 int smd_devs_lend_release_excl(struct smd *d, uint32_t holder, const struct smio_peer_dev_ref *m);
 int smd_devs_lend_bar(struct smd *d, uint32_t holder, struct smio_peer_dev_bar *m);

@@ -78,6 +78,7 @@ static const struct {
 	[SMIO_SEG_ATTACH] = { .fn = h_segment },
 	[SMIO_SEG_EVENTS] = { .fn = h_segment },
 	[SMIO_SEG_STATE] = { .fn = h_segment },
+	[SMIO_SEG_OWNER_EVENT] = { .fn = h_segment },
 	[SMIO_PEER_SEG_GONE] = { .fn = h_segment },
 	[SMIO_PEER_SEG_LOOKUP] = { .fn = h_segment },
 	[SMIO_PEER_SEG_RELEASE] = { .fn = h_segment },

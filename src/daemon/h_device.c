@@ -42,6 +42,7 @@
 
 #include "daemon.h"
 #include "dev_priv.h"
+#include "devices/ids.h"
 #include "fabric/iommu.h"
 #include "host/ntb_drv.h"
 
@@ -170,7 +171,7 @@ int smd_devs_lend_borrow(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t 
 			 uint32_t *ref)
 {
 	struct smd_devs *s = d->devs_pool;
-	bool excl = flags & SMIO_DEV_F_EXCLUSIVE;
+	bool excl = flags & SMIO_DEV_F_EXCLUSIVE, guest = false;
 	struct pci_dev *pdev;
 	unsigned n = 0;
 	int rc;
@@ -180,7 +181,10 @@ int smd_devs_lend_borrow(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t 
 	for (unsigned i = 0; i < s->nlends; i++) {
 		if (s->lends[i].bdf != bdf)
 			continue;
-		if (s->lends[i].exclusive)
+		/* A device lent with Device Lending still shares its memory BARs. */
+		if (s->lends[i].lease || s->lends[i].guest)
+			guest = true;
+		else if (s->lends[i].exclusive)
 			return -EBUSY;
 		n++;
 	}
@@ -189,16 +193,31 @@ int smd_devs_lend_borrow(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t 
 	rc = RESERVE(s, lends);
 	if (rc)
 		return rc;
-	/* The borrower drives the device: memory decoding and bus mastering on. */
-	pdev = pci_get_dev(d->pci, bdf);
-	rc = pci_enable_device(pdev);
-	if (rc)
-		return rc;
-	pci_set_master(pdev);
+	if (!guest) {
+		/* The borrower drives the device: memory decoding and bus mastering on. */
+		pdev = pci_get_dev(d->pci, bdf);
+		rc = pci_enable_device(pdev);
+		if (rc)
+			return rc;
+		pci_set_master(pdev);
+	}
 	*ref = smd_devs_new_id(s);
 	s->lends[s->nlends++] = (struct lend){ .ref = *ref, .holder = holder, .bdf = bdf,
-					       .exclusive = excl };
+					       .exclusive = excl, .guest = guest };
 	return 0;
+}
+
+/*
+ * Borrow ref of bdf is Device Lending's lease (h_lend.c): from now on SISCI
+ * borrowers of the device are guests (memory BARs only). Marked after the
+ * borrow, so that no wire flag can claim it.
+ */
+void smd_devs_lend_mark_lease(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t ref)
+{
+	struct lend *l = lend_find(d->devs_pool, holder, bdf, ref);
+
+	if (l)
+		l->lease = true;
 }
 
 /* Undo one device-side mapping and take it out of the table. */
@@ -265,11 +284,14 @@ int smd_devs_lend_map(struct smd *d, uint32_t holder, uint32_t rhost,
 {
 	struct smd_devs *s = d->devs_pool;
 	struct dmap dm = { .holder = holder, .ref = m->ref, .bdf = m->bdf };
+	const struct lend *l = lend_find(s, holder, m->bdf, m->ref);
 	uint64_t io;
 	int rc;
 
-	if (!lend_find(s, holder, m->bdf, m->ref))
+	if (!l)
 		return -ENOENT;
+	if (l->guest)
+		return -EACCES;     /* the device's DMA is the lease's driver's */
 	rc = RESERVE(s, dmaps);
 	if (rc)
 		return rc;
@@ -393,16 +415,24 @@ int smd_devs_lend_release_excl(struct smd *d, uint32_t holder, const struct smio
 
 int smd_devs_lend_bar(struct smd *d, uint32_t holder, struct smio_peer_dev_bar *m)
 {
+	const struct lend *l = lend_find(d->devs_pool, holder, m->bdf, m->ref);
 	struct fab_func *fn;
 	uint64_t addr;
 
-	if (!lend_find(d->devs_pool, holder, m->bdf, m->ref))
+	if (!l)
 		return -ENOENT;
 	fn = lendable_fn(d, m->bdf);
 	if (!fn)
 		return -ENODEV;
 	if (m->bar >= SMIO_DEV_BARS || !fn->bars[m->bar].present)
 		return -ENOENT;
+	/*
+	 * A guest of a lent device gets its memory, not its registers: a
+	 * prefetchable BAR has no side effects on reads (PCI's own word for
+	 * memory), the others are the lease's driver's alone.
+	 */
+	if (l->guest && !fn->bars[m->bar].prefetch)
+		return -EACCES;
 	addr = fab_func_bar_addr(fn, m->bar);
 	if (!addr)
 		return -ENXIO;      /* unassigned or decoding off */
@@ -437,6 +467,52 @@ int smd_devs_lend_bar(struct smd *d, uint32_t holder, struct smio_peer_dev_bar *
 }
 
 /*
+ * Room for size bytes (whole pages) in a memory (prefetchable) BAR of our
+ * device bdf, from the top down so that the low addresses a program uses
+ * through the BAR itself stay free: the bus address, or 0 when there is no
+ * such BAR or no room. Taken ranges are the device segments placed there.
+ * An NVMe controller's CMB is not such memory: its driver places queues in
+ * it by the controller's rules (CMBLOC/CMBSZ, `--sq cmb`) and owns it.
+ */
+static uint64_t bar_alloc(struct smd *d, uint16_t bdf, uint64_t size)
+{
+	struct smd_devs *s = d->devs_pool;
+	struct fab_func *fn = lendable_fn(d, bdf);
+	struct pci_dev *pdev = pci_get_dev(d->pci, bdf);
+
+	if (!pdev || (pdev->class & 0xffffff) == SMARTIO_PCI_CLASS_NVME)
+		return 0;
+
+	size = (size + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+	for (unsigned b = 0; fn && b < SMIO_DEV_BARS; b++) {
+		uint64_t base = fab_func_bar_addr(fn, b), top, cand;
+		bool moved = true;
+
+		if (!fn->bars[b].present || !fn->bars[b].prefetch || !base ||
+		    (base & (PAGE - 1)) || fn->bars[b].size < size)
+			continue;
+		top = base + fn->bars[b].size;
+		cand = top - size;
+		while (moved && cand >= base) {
+			moved = false;
+			for (unsigned i = 0; i < s->ndents; i++) {
+				const struct dent *e = &s->dents[i];
+
+				if (e->io && e->io < cand + size && cand < e->io + e->size) {
+					if (e->io - base < size)
+						return 0;   /* nothing below it: full */
+					cand = e->io - size;
+					moved = true;
+				}
+			}
+		}
+		if (!moved && cand >= base)
+			return cand;
+	}
+	return 0;
+}
+
+/*
  * A device segment for borrow m->ref of ours, asked by a process of host
  * rhost. SMIO_DEV_PLACE_LENDER: we create the memory, owned by the borrow's
  * holder; _BORROWER: m->segid names the segment in rhost's RAM.
@@ -448,10 +524,13 @@ int smd_devs_lend_seg_create(struct smd *d, uint32_t holder, uint32_t rhost,
 	struct dent e = { .bdf = m->bdf, .devsegid = m->devsegid, .memtype = m->memtype,
 			  .holder = holder, .lref = m->ref, .chost = rhost, .ccid = m->cid,
 			  .host = rhost, .segid = m->segid, .size = m->size };
+	const struct lend *l = lend_find(s, holder, m->bdf, m->ref);
 	int rc;
 
-	if (!lend_find(s, holder, m->bdf, m->ref))
+	if (!l)
 		return -ENOENT;
+	if (l->guest)
+		return -EACCES;     /* memory for the device to use: only its driver's */
 	if (!m->size)
 		return -EINVAL;
 	for (unsigned i = 0; i < s->ndents; i++)
@@ -460,8 +539,13 @@ int smd_devs_lend_seg_create(struct smd *d, uint32_t holder, uint32_t rhost,
 	rc = RESERVE(s, dents);
 	if (rc)
 		return rc;
-	if (m->place == SMIO_DEV_PLACE_LENDER) {
-		rc = smd_seg_dev_create(d, holder, m->size, &e.segid, &e.size);
+	if (m->place == SMIO_DEV_PLACE_DEVICE) {
+		/* The device's own memory if it has room, else the lender's RAM. */
+		e.io = bar_alloc(d, m->bdf, m->size);
+		m->place = e.io ? SMIO_DEV_PLACE_DEVICE : SMIO_DEV_PLACE_LENDER;
+	}
+	if (m->place == SMIO_DEV_PLACE_LENDER || m->place == SMIO_DEV_PLACE_DEVICE) {
+		rc = smd_seg_dev_create(d, holder, e.io, m->size, &e.segid, &e.size);
 		if (rc)
 			return rc;
 		e.host = d->host_id;
@@ -495,7 +579,8 @@ int smd_devs_lend_seg_lookup(struct smd *d, uint32_t holder, uint32_t rhost,
 		if (e->memtype == SMIO_DEV_MEMTYPE_PRIVATE &&
 		    (e->chost != rhost || e->ccid != m->cid))
 			return -ENOENT;
-		m->place = e->owned ? SMIO_DEV_PLACE_LENDER : SMIO_DEV_PLACE_BORROWER;
+		m->place = e->io ? SMIO_DEV_PLACE_DEVICE : e->owned ? SMIO_DEV_PLACE_LENDER :
+			   SMIO_DEV_PLACE_BORROWER;
 		m->host = e->host;
 		m->segid = e->segid;
 		m->size = e->size;

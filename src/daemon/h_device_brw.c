@@ -175,7 +175,7 @@ static int h_dev_seg_create(struct smd *d, struct smd_conn *c,
 		.ref = b->ref, .devsegid = m->segid, .memtype = m->memtype, .cid = c->cid,
 		.size = m->size };
 	if (m->place == SMIO_DEV_PLACE_BORROWER) {
-		rc = smd_seg_dev_create(d, c->cid, m->size, &lseg, &q.size);
+		rc = smd_seg_dev_create(d, c->cid, 0, m->size, &lseg, &q.size);
 		if (rc)
 			return rc;
 		q.host = d->host_id;
@@ -197,7 +197,7 @@ static int h_dev_seg_create(struct smd *d, struct smd_conn *c,
 	if (lseg)
 		s->bsegs[s->nbsegs++] = (struct bseg){ .borrow = handle, .cid = c->cid,
 						       .segid = lseg };
-	*o = (struct smio_dev_seg){ .host = q.host, .segid = q.segid, .place = m->place,
+	*o = (struct smio_dev_seg){ .host = q.host, .segid = q.segid, .place = q.place,
 				    .size = q.size };
 	*outlen = sizeof(*o);
 	return 0;

@@ -6,7 +6,8 @@
  * Lender: a device is lent to one borrowing host at a time. The lend is an
  * exclusive borrow in the SmartIO pool (h_device.c, through its own
  * PEER_DEV_BORROW/RETURN), held by the borrower daemon's peer connection:
- * that is the lease. SISCI borrowers then get -EBUSY, a device SISCI has
+ * that is the lease. SISCI borrowers then get only shared "guest" borrows
+ * (its memory BARs, not its registers, no device DMA), a device SISCI has
  * borrowed cannot be lent, and when the borrower's connection goes (it died,
  * even by SIGKILL) the pool drops the borrow and we reclaim the device: its
  * windows are torn down and it is quiesced (bus mastering, decoding, MSI-X
@@ -28,6 +29,7 @@
 #include "util/log.h"
 #include "fabric/ntb.h"
 #include "host/ntb_drv.h"
+#include "dev_priv.h"
 #include "lend_priv.h"
 
 /* ---------- lender ---------- */
@@ -133,6 +135,8 @@ static int lend_setup_req(struct smd *d, struct smd_conn *c,
 	rc = smd_h_device(d, c, SMIO_PEER_DEV_BORROW, &b, &ref, &olen, &ofd);
 	if (rc)
 		return rc;
+	/* SISCI borrowers may still share its memory BARs (h_device.c: guests). */
+	smd_devs_lend_mark_lease(d, c->cid, m->bdf, ref.ref);
 	*e = (struct smd_lent){ .used = true, .cid = c->cid, .borrower = c->host,
 				.bdf = m->bdf, .ref = ref.ref, .msi_slot = -1, .msi_rd = -1 };
 	rc = lend_setup(d->host, m->bdf, c->host, m->dma_target, m->dma_size, &g, &e->s);

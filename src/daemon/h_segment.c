@@ -130,7 +130,7 @@ int smd_seg_init(struct smd *d)
 		return rc;
 	}
 	seg_table_set_hooks(s->tab, &(struct seg_hooks){ .expose = seg_expose,
-			    .unexpose = seg_unexpose, .arg = d });
+			    .unexpose = seg_unexpose, .conn = smd_seg_owner_hook, .arg = d });
 	d->segs = s;
 	seg_clients(d, true);
 	return 0;
@@ -146,6 +146,7 @@ void smd_seg_fini(struct smd *d)
 	for (unsigned i = 0; i < s->ncache; i++)
 		close(s->cache[i].fd);
 	seg_table_destroy(s->tab);
+	smd_seg_owner_fini(s);
 	free(s->imp);
 	free(s);
 	d->segs = NULL;
@@ -309,6 +310,7 @@ int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *
 		  void *out, uint32_t *outlen, int *out_fd)
 {
 	struct seg_table *tab;
+	int rc;
 
 	if (!d->segs)
 		return -ENODEV;
@@ -325,7 +327,10 @@ int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *
 		/* Nor while a multicast overlay lands in it (libsisci leaves first). */
 		if (sg && sg->owner == c->cid && smd_mc_seg_joined(d, c, sg->id))
 			return -EBUSY;
-		return seg_remove(tab, c->cid, ((const struct smio_seg_id *)p)->segid);
+		rc = seg_remove(tab, c->cid, ((const struct smio_seg_id *)p)->segid);
+		if (!rc)
+			smd_seg_owner_forget(d, c->cid, ((const struct smio_seg_id *)p)->segid);
+		return rc;
 	}
 	case SMIO_SEG_AVAILABLE: {
 		const struct smio_seg_avail *m = p;
@@ -336,9 +341,18 @@ int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *
 		return h_seg_map_local(d, c, p, out, outlen, out_fd);
 	case SMIO_SEG_ATTACH:
 		return h_seg_attach(d, c, p, out, outlen);
-	case SMIO_SEG_EVENTS:
+	case SMIO_SEG_EVENTS: {
+		const struct smio_seg_conn_ref *m = p;
+
+		if (m->flags & SMIO_SEG_REF_OWNER)
+			return smd_h_seg_owner_events(d, c, m->conn, out_fd);
 		return smd_h_seg_events(d, c, p, out_fd);
+	}
+	case SMIO_SEG_OWNER_EVENT:
+		return smd_h_seg_owner_event(d, c, p, out, outlen);
 	case SMIO_SEG_STATE:
+		if (((const struct smio_seg_conn_ref *)p)->flags)
+			return -EINVAL;
 		return smd_h_seg_state(d, c, p, out, outlen);
 	case SMIO_PEER_SEG_GONE: {
 		const struct smio_peer_seg_ref *m = p;

@@ -94,7 +94,7 @@ static int seg_disconnect(struct smd_req *r)
 	struct smd *d = r->d;
 	struct smio_peer_seg_ref q;
 	struct imp *p, *im;
-	int rc = smd_imp_get(d->segs, r->c, m->conn, &p);
+	int rc = m->flags ? -EINVAL : smd_imp_get(d->segs, r->c, m->conn, &p);
 
 	if (rc)
 		return rc;

@@ -402,18 +402,28 @@ done:
 	return 0;
 }
 
-int smd_seg_dev_create(struct smd *d, uint32_t owner, uint64_t size, uint32_t *segid,
-		       uint64_t *rsize)
+int smd_seg_dev_create(struct smd *d, uint32_t owner, uint64_t io, uint64_t size,
+		       uint32_t *segid, uint64_t *rsize)
 {
 	const struct seg *sg;
 	uint32_t id;
-	int rc = seg_create(d->segs->tab, owner, SMIO_SEGID_AUTO, size, 0, &sg);
+	int rc = seg_create(d->segs->tab, owner, SMIO_SEGID_AUTO, size, io ? SEG_F_EMPTY : 0,
+			    &sg);
 
 	if (rc)
 		return rc;
 	id = sg->id;
 	*rsize = sg->size;
-	rc = seg_set_available(d->segs->tab, owner, id, true);
+	if (io) {
+		/* Whole pages of the BAR, as seg_create would round RAM. */
+		uint64_t len = (size + SMIO_SEG_PAGE - 1) & ~(uint64_t)(SMIO_SEG_PAGE - 1);
+
+		rc = seg_attach(d->segs->tab, owner, id, SEG_MEM_IO, io, len, &sg);
+		if (!rc)
+			*rsize = sg->size;
+	}
+	if (!rc)
+		rc = seg_set_available(d->segs->tab, owner, id, true);
 	if (rc) {
 		seg_disown(d->segs->tab, owner, id);
 		return rc;
@@ -651,5 +661,6 @@ void smd_seg_conn_closed(struct smd *d, struct smd_conn *c)
 	seg_holder_gone(s->tab, cid);
 	owner_gone_notify(d, cid);
 	seg_owner_gone(s->tab, cid);
+	smd_seg_owner_forget(d, cid, SEG_ID_AUTO);
 	fab_host_unlock(d->host);
 }

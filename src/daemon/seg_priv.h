@@ -59,6 +59,9 @@ struct smd_segs {
 	bool pass_queued;
 	uint32_t peer_link_gen[SMD_SEG_MAX_HOSTS];   /* last heard, by topology index */
 	bool peer_link_seen[SMD_SEG_MAX_HOSTS];
+	/* Owners' connect/disconnect events (h_segment_owner.c). */
+	struct owatch **owatch;
+	unsigned nowatch, capowatch;
 };
 
 /* Has the connection's segment gone away (owner process or host)? */
@@ -86,6 +89,13 @@ int smd_h_seg_events(struct smd *d, struct smd_conn *c, const struct smio_seg_co
 		     int *out_fd);
 int smd_h_seg_state(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m,
 		    struct smio_seg_state *o, uint32_t *outlen);
+/* Owner callbacks (h_segment_owner.c). */
+void smd_seg_owner_hook(void *arg, uint32_t segid, uint32_t holder, bool connected);
+int smd_h_seg_owner_events(struct smd *d, struct smd_conn *c, uint32_t segid, int *out_fd);
+int smd_h_seg_owner_event(struct smd *d, struct smd_conn *c, const struct smio_seg_id *m,
+			  struct smio_seg_owner_ev *o, uint32_t *outlen);
+void smd_seg_owner_forget(struct smd *d, uint32_t cid, uint32_t segid);
+void smd_seg_owner_fini(struct smd_segs *s);
 void smd_seg_gone(struct smd *d, uint32_t host, uint32_t segid, uint32_t ref);
 int smd_seg_fab_status_errno(int status);
 int smd_seg_memfd_cached(struct smd *d, uint32_t host, uint32_t mem, int *fd, uint64_t *size);

@@ -13,6 +13,7 @@ struct seg_ref {
 	uint32_t id;
 	uint32_t segid;
 	uint32_t holder;
+	bool conn;                 /* a connection (seg_ref_get), not the owner's own */
 };
 
 struct seg_table {
@@ -277,10 +278,12 @@ static int ref_get(struct seg_table *t, uint32_t id, uint32_t holder, uint32_t o
 	if (++t->next_ref == 0)
 		t->next_ref = 1;
 	t->refs[t->nrefs++] = (struct seg_ref){ .id = t->next_ref, .segid = id,
-						.holder = holder };
+						.holder = holder, .conn = !owner };
 	s->nrefs++;
 	*ref = t->next_ref;
 	*out = s;
+	if (!owner && t->hooks.conn)
+		t->hooks.conn(t->hooks.arg, id, holder, true);
 	return 0;
 }
 
@@ -308,11 +311,14 @@ int seg_ref_get_for(struct seg_table *t, uint32_t id, uint32_t owner, uint32_t h
 static void put_at(struct seg_table *t, unsigned i)
 {
 	struct seg *s = find(t, t->refs[i].segid);
+	struct seg_ref r = t->refs[i];
 
 	t->refs[i] = t->refs[--t->nrefs];
 	if (!s)
 		return;     /* cannot happen: a referenced segment is never dropped */
 	s->nrefs--;
+	if (r.conn && s->owner && t->hooks.conn)
+		t->hooks.conn(t->hooks.arg, r.segid, r.holder, false);
 	if (!s->owner && !s->nrefs && !s->aliases)
 		drop_seg(t, s);
 }

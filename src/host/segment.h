@@ -67,6 +67,12 @@ struct seg_table;
 struct seg_hooks {
 	int (*expose)(void *arg, uint64_t phys, uint64_t size);
 	void (*unexpose)(void *arg, uint64_t phys, uint64_t size);
+	/*
+	 * A connection (a seg_ref_get reference, not the owner's own) to
+	 * segment segid was taken (connected) or dropped, by holder; for the
+	 * owner's SISCI callbacks. Runs after the table changed.
+	 */
+	void (*conn)(void *arg, uint32_t segid, uint32_t holder, bool connected);
 	void *arg;
 };
 

@@ -70,6 +70,7 @@ _Static_assert(sizeof(struct smio_seg_connect) == 16, "seg_connect layout");
 _Static_assert(sizeof(struct smio_seg_conn) == 40, "seg_conn layout");
 _Static_assert(sizeof(struct smio_seg_map) == 24, "seg_map layout");
 _Static_assert(sizeof(struct smio_seg_conn_ref) == 8, "seg_conn_ref layout");
+_Static_assert(sizeof(struct smio_seg_owner_ev) == 16, "seg_owner_ev layout");
 _Static_assert(sizeof(struct smio_peer_seg) == 24, "peer_seg layout");
 _Static_assert(sizeof(struct smio_peer_seg_ref) == 8, "peer_seg_ref layout");
 _Static_assert(sizeof(struct smio_seg_attach) == 24, "seg_attach layout");

@@ -219,7 +219,8 @@ static bool dev_seg_memtype_ok(uint32_t memtype)
 
 static bool dev_seg_place_ok(uint32_t place)
 {
-	return place == SMIO_DEV_PLACE_BORROWER || place == SMIO_DEV_PLACE_LENDER;
+	return place == SMIO_DEV_PLACE_BORROWER || place == SMIO_DEV_PLACE_LENDER ||
+	       place == SMIO_DEV_PLACE_DEVICE;
 }
 
 int smio_check_dev_seg_create(const void *p, uint32_t len)

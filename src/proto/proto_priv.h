@@ -107,6 +107,7 @@ int smio_check_peer_dev_unmap(const void *p, uint32_t len);
 int smio_check_seg_create(const void *p, uint32_t len);
 int smio_check_seg_info(const void *p, uint32_t len);
 int smio_check_seg_id(const void *p, uint32_t len);
+int smio_check_seg_owner_ev(const void *p, uint32_t len);
 int smio_check_seg_avail(const void *p, uint32_t len);
 int smio_check_seg_connect(const void *p, uint32_t len);
 int smio_check_seg_conn(const void *p, uint32_t len);

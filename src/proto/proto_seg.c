@@ -89,7 +89,15 @@ int smio_check_seg_conn_ref(const void *p, uint32_t len)
 	struct smio_seg_conn_ref m;
 
 	memcpy(&m, p, sizeof(m));
-	return m.pad ? -EINVAL : 0;
+	return m.flags & ~SMIO_SEG_REF_OWNER ? -EINVAL : 0;
+}
+
+int smio_check_seg_owner_ev(const void *p, uint32_t len)
+{
+	struct smio_seg_owner_ev m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.reason <= SMIO_SEG_OWNER_DISCONNECT ? 0 : -EINVAL;
 }
 
 int smio_check_seg_state(const void *p, uint32_t len)

@@ -433,8 +433,10 @@ void SCIConnectDeviceSegmentPath(sci_smartio_device_t device, sci_remote_segment
  * segment whose hints name no device access (no DEVICE_* bit; P2P_* include
  * them) is only the hosts' memory, and goes where its creator is, the
  * borrower's RAM, as in Dolphin's SISCI (SCIGetRemoteSegmentNodeId names the
- * creator's node). A peer device's own memory is never chosen (not
- * implemented).
+ * creator's node). Near the device (HOST_WRITE/DEVICE_READ winning) means
+ * the device's own memory when it has a memory BAR with room (an
+ * accelerator's BAR2; not an NVMe's CMB, its driver's), else the lender's
+ * RAM: the lender chooses and says which.
  */
 static uint32_t placement(unsigned int hints, unsigned int memtype)
 {
@@ -448,7 +450,8 @@ static uint32_t placement(unsigned int hints, unsigned int memtype)
 		return SMIO_DEV_PLACE_BORROWER;
 	if (hints & (0x10u | 0x20u))   /* the MULTIHOST and P2P bits */
 		return SMIO_DEV_PLACE_LENDER;
-	return dev > cpu ? SMIO_DEV_PLACE_LENDER : SMIO_DEV_PLACE_BORROWER;
+	/* Near the device: its own memory where it has a memory BAR (the lender decides). */
+	return dev > cpu ? SMIO_DEV_PLACE_DEVICE : SMIO_DEV_PLACE_BORROWER;
 }
 
 void SCICreateDeviceSegment(sci_smartio_device_t device, unsigned int segmentId, size_t size,

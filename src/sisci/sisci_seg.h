@@ -41,8 +41,11 @@ struct sci_local_segment {
 	uint64_t phys;               /* bus address in this host's RAM; 0 if empty */
 	uint64_t prepared;           /* adapters it was prepared on (bit n) */
 	uint64_t available;          /* adapters it was made available on */
-	sci_cb_local_segment_t cb;   /* stored; events are not delivered yet */
+	sci_cb_local_segment_t cb;   /* SCI_FLAG_USE_CALLBACK: told of connects (sisci_owner.c) */
 	void *cb_arg;
+	pthread_t owatcher;          /* owatching: its watcher thread */
+	int oefd, ocancel_fd;
+	bool owatching, ocancelled;
 	unsigned int maps;
 	void *user;                  /* SCIRegisterSegmentMemory: the program's buffer, */
 	size_t user_len;             /* now a shared mapping of the segment's RAM */
@@ -143,6 +146,9 @@ sci_error_t sisci_seg_unregister_buffer(struct sci_local_segment *s);
  */
 void sisci_rseg_init(struct sci_remote_segment *r);
 sci_error_t sisci_rseg_watch(struct sci_remote_segment *r);
+/* sisci_owner.c: a local segment's owner callbacks. */
+sci_error_t sisci_lseg_watch(struct sci_local_segment *s);
+void sisci_lseg_unwatch(struct sci_local_segment *s);
 void sisci_rseg_unwatch(struct sci_remote_segment *r);
 /* Stores out and globally visible (sisci_map.c). */
 void sisci_store_fence(void);

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "sisci_seg.h"
+#include "util/log.h"
 
 #define MAX_ADAPTERS     64               /* bits of prepared/available */
 
@@ -199,6 +200,9 @@ void SCICreateSegment(sci_desc_t sd, sci_local_segment_t *segment, unsigned int 
 	if (flags & SCI_FLAG_USE_CALLBACK) {
 		s->cb = callback;
 		s->cb_arg = callbackArg;
+		/* Before anyone can connect: available comes later. */
+		if (sisci_lseg_watch(s))
+			smio_warn("SISCI: segment %#x: its callback will not be called", s->id);
 	}
 	sisci_lock();
 	sisci_obj_add(&s->obj, SISCI_OBJ_LSEG);
@@ -261,6 +265,7 @@ void SCIRemoveSegment(sci_local_segment_t segment, unsigned int flags, sci_error
 		*error = sisci_seg_errno(rc);
 		return;
 	}
+	sisci_lseg_unwatch(segment);
 	sisci_desc_put(segment->sd);
 	free(segment);
 	*error = SCI_ERR_OK;

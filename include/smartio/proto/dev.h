@@ -25,6 +25,7 @@
 #define SMIO_DEV_MEMTYPE_SHARED  4u      /* device segment of every borrower (SCI_MEMTYPE_SHARED) */
 #define SMIO_DEV_PLACE_BORROWER  1u      /* device segment in the borrower's RAM */
 #define SMIO_DEV_PLACE_LENDER    2u      /* device segment in the lender's RAM */
+#define SMIO_DEV_PLACE_DEVICE    3u      /* in the device's memory BAR, else the lender's RAM */
 
 struct smio_dev_info {
 	uint32_t fdid;

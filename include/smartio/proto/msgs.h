@@ -444,6 +444,11 @@ enum smio_payload_kind {
 	  SMIO_PL_VAR(smio_accel_load, smio_check_accel_load),					\
 	  SMIO_PL_EMPTY)									\
 												\
+	/* SISCI owner callbacks (seg.h): the oldest connect/disconnect of a segment */	\
+	X(SEG_OWNER_EVENT,      233, SEG,    SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_FIXED(smio_seg_id, smio_check_seg_id),					\
+	  SMIO_PL_FIXED(smio_seg_owner_ev, smio_check_seg_owner_ev))				\
+												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\
 	  SMIO_PL_FIXED(smio_dma_queue_ref, smio_check_dma_queue_ref),				\

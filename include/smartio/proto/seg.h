@@ -65,7 +65,29 @@ struct smio_seg_map {
 
 struct smio_seg_conn_ref {
 	uint32_t conn;
-	uint32_t pad;
+	uint32_t flags;            /* SEG_EVENTS only: SMIO_SEG_REF_OWNER; else 0 */
+};
+
+/*
+ * SEG_EVENTS with SMIO_SEG_REF_OWNER: conn is the id of a local segment of
+ * the caller's, and the eventfd counts 1 for each connection made to it or
+ * dropped (SISCI's owner callbacks, SCI_CB_CONNECT / SCI_CB_DISCONNECT);
+ * SEG_OWNER_EVENT (request smio_seg_id) takes the oldest such event, reason
+ * SMIO_SEG_OWNER_NONE when there is none. host: the connecting host. The
+ * daemon keeps at most SMIO_SEG_OWNER_QUEUE events; older ones are dropped
+ * and counted in `lost`.
+ */
+#define SMIO_SEG_REF_OWNER         1u
+#define SMIO_SEG_OWNER_NONE        0u
+#define SMIO_SEG_OWNER_CONNECT     1u
+#define SMIO_SEG_OWNER_DISCONNECT  2u
+#define SMIO_SEG_OWNER_QUEUE       64u
+
+struct smio_seg_owner_ev {
+	uint32_t segid;
+	uint32_t reason;           /* SMIO_SEG_OWNER_* */
+	uint32_t host;             /* the other end's host id */
+	uint32_t lost;             /* events dropped so far (queue full) */
 };
 
 /*
