@@ -201,6 +201,15 @@ int snv_buf_alloc(struct snv_client *c, size_t size, struct snv_buf **out);
 /* Make existing page-aligned memory of the program device-visible in place
  * (SCIRegisterSegmentMemory); size a multiple of the page size. */
 int snv_buf_register(struct snv_client *c, void *addr, size_t size, struct snv_buf **out);
+/*
+ * Device memory as a data buffer: `size` bytes at bus address `bus` on this
+ * host, inside a memory BAR of one of its devices (an accelerator's BAR2, local
+ * or borrowed with Device Lending; SCIAttachPhysicalMemory). The NVMe moves the
+ * data peer-to-peer to and from that memory; no byte passes the host's RAM.
+ * The program has no mapping of it: snv_buf_vaddr() returns NULL. `bus` and
+ * `size` page multiples; -EFAULT when no device BAR of this host holds the range.
+ */
+int snv_buf_attach_bus(struct snv_client *c, uint64_t bus, size_t size, struct snv_buf **out);
 void snv_buf_free(struct snv_buf *b);
 void *snv_buf_vaddr(const struct snv_buf *b);
 size_t snv_buf_size(const struct snv_buf *b);

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# The distributed NVMe driver with device-memory buffers (docs/nvme-driver.md,
+# "Device memory as the buffer"): `smartio-nvme dd --buffer bus:ADDR` reads
+# blocks of a remote NVMe (shared through its manager) straight into an
+# accelerator's BAR2 and writes them from there. The accelerator's checksum
+# program over that range equals the written data's, and `smartio route`
+# shows the NVMe's PRP address ends in the accelerator's BAR, not in RAM.
+# TAP output.
+set -euo pipefail
+
+. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/nvme_manager.sh"
+
+# host 0 (client) keeps its own gpu0; lender-a has nvme0 and a lendable gpu0.
+cat >"$WORK/p2p.yaml" <<'YAML'
+version: 1
+hosts:
+  - id: 0
+    name: client
+    iommu: false
+    ports:
+      - ntb: {name: ntb0, model: PXH830, cable: {gen: 3, width: 8}, connect: lender-a.ntb0}
+      - device: {name: gpu0, model: accel, lendable: false, params: {memory: 16M}}
+  - id: 1
+    name: lender-a
+    ports:
+      - ntb: {name: ntb0, model: PXH830}
+      - switch:
+          name: chassis
+          ports:
+            - device: {name: nvme0, model: nvme, params: {ns_size: 16M, lba: 512}}
+            - device: {name: gpu0, model: accel, params: {memory: 16M}}
+YAML
+export SMARTIO_HOST=0
+MIB=1048576
+crc_of() { "$SMARTIO" accel checksum --dev "$1" --src "$2" --len "$3" | sed -n 's/^crc32c //p'; }
+bar2() { "$SMARTIO" accel info --dev "$1" --json | sed -n 's/.*"bar2":"\(0x[0-9a-f]*\)".*/\1/p'; }
+crc_file() {
+	python3 - "$1" <<'PY'
+import sys
+t = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    t.append(c)
+c = 0xFFFFFFFF
+for b in open(sys.argv[1], "rb").read():
+    c = t[(c ^ b) & 0xFF] ^ (c >> 8)
+print("0x%08x" % (c ^ 0xFFFFFFFF))
+PY
+}
+same() {
+	local desc=$1 a=$2 b=$3
+	if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "$desc ($a)"; else
+		echo "#   '$a' != '$b'" >"$OUT"; not_ok "$desc"; fi
+}
+
+check_fails "usage: --buffer that is no bus address" "$NVME" dd --mode read --count 8 \
+	--buffer gpu0
+expect "says what it should be" "should be bus:ADDR"
+
+check "cluster up" "$SMARTIO" cluster up "$WORK/p2p.yaml"
+check "manager of lender-a's nvme0" start_manager 1 8:nvme0
+check "dd write: 1 MiB of pattern (seed 7) through RAM" on_host 0 dd -d 8:nvme0 --mode write \
+	--lba 0 --count 2048 --seed 7
+check "dd read of it into a file, for the expected checksum" on_host 0 dd -d 8:nvme0 \
+	--mode read --lba 0 --count 2048 --of "$WORK/want.bin"
+WANT=$(crc_file "$WORK/want.bin")
+check_fails "usage: --buffer with --check" on_host 0 dd -d 8:nvme0 --mode read --check \
+	--count 8 --buffer bus:0x1000
+expect "refused" "keeps the data in device memory"
+
+# (1) the client's own accelerator: the NVMe's DMA crosses the NTB into host 0's
+# bus and ends in gpu0's BAR2.
+B=$(bar2 gpu0)
+check "the local gpu0's BAR2 is known ($B)" test -n "$B"
+check_fails "an address in no device BAR is refused" on_host 0 dd -d 8:nvme0 --mode read --count 8 \
+	--buffer bus:0x10000000 --json
+on_host 0 dd -d 8:nvme0 --mode read --lba 0 --count 2048 --qd 8 --buffer "bus:$((B + MIB))" \
+	--json >"$WORK/dd.json" 2>"$OUT" || true
+json_check "dd read into gpu0's memory (peer-to-peer)" "$WORK/dd.json" \
+	'd["mode"] == "read" and d["count"] == 2048 and d["buffer_ioaddr"].startswith("0x")'
+same "the accelerator's checksum of its memory is the pattern's" \
+	"$(crc_of gpu0 dev:$MIB $MIB)" "$WANT"
+# The window the lender's NTB opened for the buffer points at host 0's bus
+# address B + 1 MiB (the daemon accepted the segment only inside a BAR): what
+# crosses the NTB into host 0 ends in gpu0's BAR2, no hop is host 0's RAM.
+"$SMARTIO" route --host 0 --from ntb0 --addr $((B + MIB)) --len 4096 >"$OUT" 2>&1 || true
+expect "the NTB's traffic to the buffer ends in gpu0's BAR2" "target: host 0 BAR2 of" "device +host 0 +[0-9a-f:.]+ +gpu0 BAR2"
+if grep -qiE "target: host 0 RAM|memory +host 0" "$OUT"; then not_ok "no hop is host 0's RAM"; else
+	ok "no hop is host 0's RAM"; fi
+
+# Device memory → storage: gpu0 fills 64 KiB, dd writes them from there.
+check "gpu0 fills 64 KiB" "$SMARTIO" accel fill --dev gpu0 --dst dev:0x300000 --len 65536 \
+	--pattern 0x0123456789abcdef
+check "dd write from gpu0's memory" on_host 0 dd -d 8:nvme0 --mode write --lba 8192 \
+	--count 128 --buffer "bus:$((B + 0x300000))"
+check "read back into RAM" on_host 0 dd -d 8:nvme0 --mode read --lba 8192 --count 128 \
+	--of "$WORK/fill.bin"
+same "the blocks hold gpu0's bytes" "$(crc_file "$WORK/fill.bin")" \
+	"$(crc_of gpu0 dev:0x300000 65536)"
+
+tap_done
