@@ -103,4 +103,19 @@ check "read back into RAM" on_host 0 dd -d 8:nvme0 --mode read --lba 8192 --coun
 same "the blocks hold gpu0's bytes" "$(crc_file "$WORK/fill.bin")" \
 	"$(crc_of gpu0 dev:0x300000 65536)"
 
+# The fio engine's buffer=: fio's buffers in gpu0's memory (its own pattern
+# stores and verify loads are MMIO; the NVMe's DMA is peer-to-peer).
+ENGINE="$BUILD/tools/fio/smartio-fio.so"
+if [ -e "$ENGINE" ] && command -v fio >/dev/null; then
+	check "fio randwrite + verify with buffer=bus: (gpu0's memory)" \
+		"$SMARTIO" exec --host 0 -- fio --ioengine=external:"$(realpath "$ENGINE")" \
+		--name=job --verify_state_save=0 --fdid=8:nvme0 --buffer=bus:$((B + 0x400000)) \
+		--rw=randwrite --bs=4k --iodepth=8 --size=1m --offset=8m --verify=crc32c --do_verify=1
+	expect "no errors, verified" "err= 0" "read: IOPS=" "write: IOPS="
+	check_fails "fio buffer= outside any BAR fails" \
+		"$SMARTIO" exec --host 0 -- fio --ioengine=external:"$(realpath "$ENGINE")" \
+		--name=job --fdid=8:nvme0 --buffer=bus:0x10000000 --rw=read --size=64k
+else
+	ok "fio buffer= # SKIP the engine is not built (make fio-engine) or fio is missing"
+fi
 tap_done

@@ -206,7 +206,8 @@ int snv_buf_register(struct snv_client *c, void *addr, size_t size, struct snv_b
  * host, inside a memory BAR of one of its devices (an accelerator's BAR2, local
  * or borrowed with Device Lending; SCIAttachPhysicalMemory). The NVMe moves the
  * data peer-to-peer to and from that memory; no byte passes the host's RAM.
- * The program has no mapping of it: snv_buf_vaddr() returns NULL. `bus` and
+ * snv_buf_vaddr() maps the BAR for the program (MMIO: slow, for filling or
+ * checking, never on the data path). `bus` and
  * `size` page multiples; -EFAULT when no device BAR of this host holds the range.
  */
 int snv_buf_attach_bus(struct snv_client *c, uint64_t bus, size_t size, struct snv_buf **out);

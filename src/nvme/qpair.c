@@ -233,7 +233,6 @@ int snv_buf_attach_bus(struct snv_client *c, uint64_t bus, size_t size, struct s
 	if (!b)
 		return -ENOMEM;
 	b->c = c;
-	b->registered = true;        /* nothing of ours to unmap */
 	SCICreateSegment(c->sd, &b->mem.seg, 0, size, NULL, NULL, SCI_FLAG_AUTO_ID | SCI_FLAG_EMPTY,
 			 &se);
 	/* The daemon accepts only a range inside a memory BAR of this host's devices. */
@@ -241,6 +240,10 @@ int snv_buf_attach_bus(struct snv_client *c, uint64_t bus, size_t size, struct s
 		SCIAttachPhysicalMemory(bus, NULL, 0, size, b->mem.seg, 0, &se);
 	if (!se)
 		SCIPrepareSegment(b->mem.seg, c->adapter, 0, &se);
+	/* The program's view: loads and stores on the BAR (MMIO), for tools that fill
+	 * or check the data; the NVMe's DMA does not use it. */
+	if (!se)
+		b->mem.vaddr = SCIMapLocalSegment(b->mem.seg, &b->mem.map, 0, size, NULL, 0, &se);
 	if (!se) {
 		/* The lender's NTB window points at the BAR: the NVMe's PRPs reach the
 		 * device memory through it, peer-to-peer. */
