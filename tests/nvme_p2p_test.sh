@@ -103,6 +103,29 @@ check "read back into RAM" on_host 0 dd -d 8:nvme0 --mode read --lba 8192 --coun
 same "the blocks hold gpu0's bytes" "$(crc_file "$WORK/fill.bin")" \
 	"$(crc_of gpu0 dev:0x300000 65536)"
 
+# (3) A queue pair from the manager in gpu0's memory, driven by gpu0's kernel
+# (fig. 18 with the NVMe shared): `smartio-nvme devq` creates it and holds it,
+# tests/kernels/k_nvme.so rings nvme0's doorbells through host 0's NTB window,
+# the data lands in gpu0's memory.
+KN=$(realpath "${SMARTIO_TEST_KERNELS:-$BUILD/tests}/k_nvme.so")
+GBDF=$("$SMARTIO" accel info --dev gpu0 --json | sed -n 's/.*"dev":"\([0-9a-f:.]*\)".*/\1/p')
+"$SMARTIO" exec --host 0 -- "$NVME" devq -d 8:nvme0 --bar2 "$B" --sq 0x800000 --cq 0x810000 --data 0x900000 \
+	--data-len 1M --depth 32 --requester "$GBDF" >"$WORK/devq.out" 2>"$WORK/devq.err" &
+DQ=$!
+for _ in $(seq 200); do [ -s "$WORK/devq.out" ] && break; kill -0 $DQ 2>/dev/null || break; sleep 0.05; done
+check "devq: a queue pair in gpu0's memory through the manager" grep -q "nvme.sq_db=" "$WORK/devq.out"
+read -ra KARGS <"$WORK/devq.out" || true
+check "gpu0's kernel reads 1 MiB through it" \
+	"$SMARTIO" accel launch --dev gpu0 --json "$KN" read 0 2048 0x900000 "${KARGS[@]}"
+expect "256 commands completed" '"status":"ok"' '"result":256,'
+same "the accelerator's checksum of the kernel's data is the pattern's" \
+	"$(crc_of gpu0 dev:0x900000 $MIB)" "$WANT"
+kill -TERM $DQ 2>/dev/null || true
+check "devq deletes the pair and exits 0 on SIGTERM" wait $DQ
+check "it said which pair it held" grep -q "queue pair [0-9]* held" "$WORK/devq.err"
+check "the manager has no queue pair of a gone client" on_host 0 dd -d 8:nvme0 --mode read \
+	--lba 0 --count 8
+
 # The fio engine's buffer=: fio's buffers in gpu0's memory (its own pattern
 # stores and verify loads are MMIO; the NVMe's DMA is peer-to-peer).
 ENGINE="$BUILD/tools/fio/smartio-fio.so"
