@@ -123,8 +123,20 @@ same "the accelerator's checksum of the kernel's data is the pattern's" \
 kill -TERM $DQ 2>/dev/null || true
 check "devq deletes the pair and exits 0 on SIGTERM" wait $DQ
 check "it said which pair it held" grep -q "queue pair [0-9]* held" "$WORK/devq.err"
-check "the manager has no queue pair of a gone client" on_host 0 dd -d 8:nvme0 --mode read \
-	--lba 0 --count 8
+no_sqs() { on_host 0 arbstat -d 8:nvme0 --json | grep -q '"sqs":\[\]'; }
+check "the controller has no I/O queue left" no_sqs
+# A holder killed outright: the manager's liveness check reclaims its pair.
+"$SMARTIO" exec --host 0 -- "$NVME" devq -d 8:nvme0 --bar2 "$B" --sq 0x800000 --cq 0x810000 \
+	--data 0x900000 --data-len 1M >"$WORK/devq.out" 2>"$WORK/devq.err" &
+DQ=$!
+for _ in $(seq 200); do [ -s "$WORK/devq.out" ] && break; kill -0 $DQ 2>/dev/null || break; sleep 0.05; done
+check_fails "a second holder's pair exists" no_sqs
+# `smartio exec` forks the program: kill that child (by its pid), not exec.
+kill -KILL $(cat /proc/$DQ/task/*/children) 2>/dev/null || true
+wait $DQ 2>/dev/null || true
+gone=1
+for _ in $(seq 40); do no_sqs && { gone=0; break; }; sleep 0.25; done
+check "after SIGKILL the manager reclaims it (within 10 s)" test $gone = 0
 
 # The fio engine's buffer=: fio's buffers in gpu0's memory (its own pattern
 # stores and verify loads are MMIO; the NVMe's DMA is peer-to-peer).
