@@ -125,6 +125,18 @@ check "devq deletes the pair and exits 0 on SIGTERM" wait $DQ
 check "it said which pair it held" grep -q "queue pair [0-9]* held" "$WORK/devq.err"
 no_sqs() { on_host 0 arbstat -d 8:nvme0 --json | grep -q '"sqs":\[\]'; }
 check "the controller has no I/O queue left" no_sqs
+# The same in one step: `smartio accel launch --nvme-manager` runs devq itself.
+check "launch --nvme-manager: the kernel reads 1 MiB on the manager's pair" \
+	"$SMARTIO" accel launch --dev gpu0 --nvme-manager 8:nvme0 --queue-depth 16 --json \
+	"$KN" read 0 2048 0x100000
+expect "256 commands completed" '"status":"ok"' '"result":256,'
+same "and the data is the pattern" "$(crc_of gpu0 dev:0x100000 $MIB)" "$WANT"
+check "the pair is gone after the kernel" no_sqs
+check_fails "launch --nvme-manager of no manager's device fails" \
+	"$SMARTIO" accel launch --dev gpu0 --nvme-manager 8:gpu0 "$KN" read 0 8 0
+check_fails "usage: --nvme and --nvme-manager together" \
+	"$SMARTIO" accel launch --dev gpu0 --nvme gpu0 --nvme-manager 8:nvme0 "$KN" read 0 8 0
+expect "says not both" "not both"
 # A holder killed outright: the manager's liveness check reclaims its pair.
 "$SMARTIO" exec --host 0 -- "$NVME" devq -d 8:nvme0 --bar2 "$B" --sq 0x800000 --cq 0x810000 \
 	--data 0x900000 --data-len 1M >"$WORK/devq.out" 2>"$WORK/devq.err" &
