@@ -201,6 +201,37 @@ int snv_buf_alloc(struct snv_client *c, size_t size, struct snv_buf **out);
 /* Make existing page-aligned memory of the program device-visible in place
  * (SCIRegisterSegmentMemory); size a multiple of the page size. */
 int snv_buf_register(struct snv_client *c, void *addr, size_t size, struct snv_buf **out);
+/*
+ * Device memory as a data buffer: `size` bytes at bus address `bus` on this
+ * host, inside a memory BAR of one of its devices (an accelerator's BAR2, local
+ * or borrowed with Device Lending; SCIAttachPhysicalMemory). The NVMe moves the
+ * data peer-to-peer to and from that memory; no byte passes the host's RAM.
+ * snv_buf_vaddr() maps the BAR for the program (MMIO: slow, for filling or
+ * checking, never on the data path). `bus` and
+ * `size` page multiples; -EFAULT when no device BAR of this host holds the range.
+ */
+int snv_buf_attach_bus(struct snv_client *c, uint64_t bus, size_t size, struct snv_buf **out);
+
+/*
+ * A queue pair a device of this host drives itself (e.g. an accelerator
+ * kernel): SQ (depth x 64 B) at bus address sq_bus and CQ (depth x 16 B) at
+ * cq_bus, both page-aligned in a device BAR of this host, created through the
+ * manager like any pair (SNV_QP_EXT_SEGS) and zeroed. The library submits
+ * nothing on it; the device writes SQEs, rings the doorbells at the bus
+ * addresses in info (the NVMe's BAR0 as this host's devices reach it) and
+ * polls the CQ. requester: the device's BDF (bus << 8 | devfn), registered
+ * with the client's NTB so that its stores may cross it (-1: none needed).
+ * snv_devq_delete deletes it (once the device has stopped).
+ */
+struct snv_devq;
+struct snv_devq_info {
+	uint16_t qid;
+	unsigned depth;
+	uint64_t sq_db_bus, cq_db_bus;
+};
+int snv_devq_create(struct snv_client *c, unsigned depth, uint64_t sq_bus, uint64_t cq_bus,
+		    int requester, struct snv_devq **out, struct snv_devq_info *info);
+int snv_devq_delete(struct snv_devq *q);
 void snv_buf_free(struct snv_buf *b);
 void *snv_buf_vaddr(const struct snv_buf *b);
 size_t snv_buf_size(const struct snv_buf *b);

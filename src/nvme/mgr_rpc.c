@@ -290,12 +290,16 @@ static void admin(struct snv_manager *m, struct snv_mclient *c, const struct snv
  * map fails with SCI_ERR_HW_NOSPC, told apart as -EADDRNOTAVAIL so that the
  * client can say so instead of "no queue free" (-ENOSPC).
  */
-static int qseg(struct snv_manager *m, uint32_t id, size_t need, sci_remote_segment_t *rs,
-		bool *mapped, sci_ioaddr_t *io)
+static int qseg(struct snv_manager *m, uint32_t node, uint32_t id, size_t need,
+		sci_remote_segment_t *rs, bool *mapped, sci_ioaddr_t *io)
 {
 	sci_error_t se;
 
-	SCIConnectDeviceSegment(m->dev, rs, id, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &se);
+	/* node: an ordinary segment of the client's node (SNV_QP_EXT_SEGS); else 0 */
+	if (node)
+		SCIConnectSegment(m->sd, rs, node, id, m->o.adapter, NULL, NULL, 1000, 0, &se);
+	else
+		SCIConnectDeviceSegment(m->dev, rs, id, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &se);
 	if (se) {
 		*rs = NULL;
 		return -ENOENT;
@@ -322,6 +326,7 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 	unsigned qid = 0;
 	uint32_t prio;
 	char why[160];
+	uint32_t ext_node;
 	bool sq_cmb;
 	int rc;
 
@@ -332,8 +337,10 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 	}
 	memcpy(&r, body, sizeof(r));
 	sq_cmb = r.flags & SNV_QP_SQ_CMB;
+	ext_node = r.flags & SNV_QP_EXT_SEGS ? c->node : 0;
 	if (r.depth < 2 || r.depth > m->mqes + 1 || r.prio > 3 || r.rsvd ||
-	    (r.flags & ~(SNV_QP_SQ_CMB | SNV_QP_PRIO_POLICY)) ||
+	    (r.flags & ~(SNV_QP_SQ_CMB | SNV_QP_PRIO_POLICY | SNV_QP_EXT_SEGS)) ||
+	    ((r.flags & SNV_QP_EXT_SEGS) && sq_cmb) ||
 	    ((r.flags & SNV_QP_PRIO_POLICY) && r.prio) || r.cq_segid - c->segid_base >= SNV_SEGIDS ||
 	    (sq_cmb ? r.sq_segid != 0 : (r.sq_segid == r.cq_segid ||
 					  r.sq_segid - c->segid_base >= SNV_SEGIDS))) {
@@ -381,10 +388,12 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 		sq_io = m->cmb_io + q->cmb_off;
 		rc = 0;
 	} else {
-		rc = qseg(m, r.sq_segid, (size_t)r.depth * 64, &q->sq_rs, &q->sq_mapped, &sq_io);
+		rc = qseg(m, ext_node, r.sq_segid, (size_t)r.depth * 64, &q->sq_rs, &q->sq_mapped,
+			  &sq_io);
 	}
 	if (!rc)
-		rc = qseg(m, r.cq_segid, (size_t)r.depth * 16, &q->cq_rs, &q->cq_mapped, &cq_io);
+		rc = qseg(m, ext_node, r.cq_segid, (size_t)r.depth * 16, &q->cq_rs, &q->cq_mapped,
+			  &cq_io);
 	if (rc) {
 		disconnect_q(m, q);
 		refuse(m, rc == -EADDRNOTAVAIL ? "CREATE_QP: the lender's NTB has no free window "

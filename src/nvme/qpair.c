@@ -220,6 +220,42 @@ int snv_buf_register(struct snv_client *c, void *addr, size_t size, struct snv_b
 	return buf_finish(c, b, size, rc, out);
 }
 
+int snv_buf_attach_bus(struct snv_client *c, uint64_t bus, size_t size, struct snv_buf **out)
+{
+	struct snv_buf *b;
+	sci_error_t se;
+	int rc;
+
+	*out = NULL;
+	if (!size || size % SNV_PAGE || bus % SNV_PAGE || bus + size < bus)
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->c = c;
+	SCICreateSegment(c->sd, &b->mem.seg, 0, size, NULL, NULL, SCI_FLAG_AUTO_ID | SCI_FLAG_EMPTY,
+			 &se);
+	/* The daemon accepts only a range inside a memory BAR of this host's devices. */
+	if (!se)
+		SCIAttachPhysicalMemory(bus, NULL, 0, size, b->mem.seg, 0, &se);
+	if (!se)
+		SCIPrepareSegment(b->mem.seg, c->adapter, 0, &se);
+	/* The program's view: loads and stores on the BAR (MMIO), for tools that fill
+	 * or check the data; the NVMe's DMA does not use it. */
+	if (!se)
+		b->mem.vaddr = SCIMapLocalSegment(b->mem.seg, &b->mem.map, 0, size, NULL, 0, &se);
+	if (!se) {
+		/* The lender's NTB window points at the BAR: the NVMe's PRPs reach the
+		 * device memory through it, peer-to-peer. */
+		SCIMapLocalSegmentForDevice(b->mem.seg, c->adapter, c->dev, &b->mem.io, 0, size, 0,
+					    &se);
+		b->mem.mapped_dev = !se;
+	}
+	rc = se == SCI_ERR_ILLEGAL_ADDRESS ? -EFAULT : snv_errno(se);
+	b->mem.size = size;
+	return buf_finish(c, b, size, rc, out);
+}
+
 void snv_buf_free(struct snv_buf *b)
 {
 	struct snv_client *c;

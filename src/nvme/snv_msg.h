@@ -92,6 +92,10 @@ _Static_assert(sizeof(struct snv_create_qp) == 24, "CREATE_QP layout");
 #define SNV_QP_SQ_CMB      0x1u
 /* No class asked for: the manager gives the one its policy names for the client's node. */
 #define SNV_QP_PRIO_POLICY 0x2u
+/* sq_segid/cq_segid are ordinary SISCI segments of the client's node (not device
+ * segments), e.g. backed by an accelerator's BAR that drives the queues itself
+ * (snv_devq_create); the manager connects them through its adapter. */
+#define SNV_QP_EXT_SEGS    0x4u
 
 struct snv_qp_reply {
 	uint32_t qid;

@@ -41,6 +41,7 @@ struct sfio_options {
 	unsigned int timeout_ms;
 	int backup_adapter;
 	char *prio;
+	char *buffer;
 };
 
 struct sfio {
@@ -73,6 +74,16 @@ static struct fio_option options[] = {
 		.off1 = offsetof(struct sfio_options, nsid),
 		.def = "1",
 		.help = "namespace ID",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "buffer",
+		.lname = "I/O buffer memory",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct sfio_options, buffer),
+		.help = "bus:ADDR: fio's buffers in device memory at this bus address of the "
+			"host (an accelerator's BAR2); the NVMe moves data peer-to-peer",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},
@@ -337,12 +348,27 @@ static void sfio_cleanup(struct thread_data *td)
 static int sfio_iomem_alloc(struct thread_data *td, size_t total)
 {
 	struct sfio *s = td->io_ops_data;
+	struct sfio_options *o = td->eo;
 	size_t size = (total + 4095) & ~(size_t)4095;
+	unsigned long long bus;
+	char *end;
 	int rc;
 
 	if (!s || !s->c)
 		return 1;
-	rc = snv_buf_alloc(s->c, size, &s->buf);
+	if (o->buffer && *o->buffer) {
+		/* Device memory (snv_buf_attach_bus): fio's own stores into it are MMIO. */
+		errno = 0;
+		bus = strncmp(o->buffer, "bus:", 4) ? 0 : strtoull(o->buffer + 4, &end, 0);
+		if (!bus || errno || *end || bus % 4096) {
+			log_err("smartio-fio: buffer=%s should be bus:ADDR, a page-aligned bus "
+				"address of device memory on this host\n", o->buffer);
+			return 1;
+		}
+		rc = snv_buf_attach_bus(s->c, bus, size, &s->buf);
+	} else {
+		rc = snv_buf_alloc(s->c, size, &s->buf);
+	}
 	if (rc) {
 		log_err("smartio-fio: %zu bytes of device-visible memory: %s\n", size,
 			strerror(-rc));

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "util/smio_time.h"
 
 #define STALL_NS   (10ull * 1000000000ull)    /* no completion for this long: give up */
+#define DEV_PAGE   4096u                      /* --buffer: page-aligned device memory */
 
 static uint64_t mix(uint64_t x)
 {
@@ -108,6 +110,10 @@ static void dd_help(void)
 	       "      --sq PLACE         SQ memory: default, device, host, cmb\n"
 	       "      --cq PLACE         CQ memory: default, device (saves a window of the lender's\n"
 	       "                         NTB per client), host\n"
+	       "      --buffer bus:ADDR  the data in device memory at this bus address of this\n"
+	       "                         host (an accelerator's BAR2, local or borrowed), the\n"
+	       "                         whole range in LBA order; the NVMe moves it peer-to-\n"
+	       "                         peer, not through RAM\n"
 	       "  -j, --json             one JSON object on stdout instead of the summary line\n");
 }
 
@@ -122,7 +128,24 @@ struct dd_job {
 	struct snv_buf *buf;
 	uint64_t *pat;
 	uint64_t mismatches;
+	bool devbuf;             /* --buffer: device memory at dev_bus, no CPU access */
+	uint64_t dev_bus;
 };
+
+/* --buffer bus:ADDR, ADDR a page-aligned bus address on this host; 0 or -1 (said). */
+static int parse_buffer(const char *s, uint64_t *bus)
+{
+	uint64_t v;
+
+	if (strncmp(s, "bus:", 4) || tool_parse_size(s + 4, &v) || v % DEV_PAGE) {
+		fprintf(stderr, "smartio-nvme dd: --buffer '%s' should be bus:ADDR, a page-aligned "
+			"bus address of device memory on this host (e.g. an accelerator's bar2 "
+			"from `smartio accel info --json`)\n", s);
+		return -1;
+	}
+	*bus = v;
+	return 0;
+}
 
 static int dd_pass(struct dd_job *j, bool write)
 {
@@ -136,10 +159,11 @@ static int dd_pass(struct dd_job *j, bool write)
 		/* A batch of up to qd commands, handled in LBA order once all complete. */
 		for (; n < j->qd && at < j->count; n++) {
 			uint32_t nlb = (uint32_t)(j->count - at < j->bpc ? j->count - at : j->bpc);
-			uint8_t *p = base + n * slot;
+			size_t off = j->devbuf ? (size_t)at * j->lba_size : n * slot;
+			uint8_t *p = j->devbuf ? NULL : base + off;
 			int rc;
 
-			if (write) {
+			if (write && !j->devbuf) {
 				if (j->in_fd >= 0) {
 					ssize_t r = pread(j->in_fd, p, (size_t)nlb * j->lba_size,
 							  (off_t)(at * j->lba_size));
@@ -156,7 +180,7 @@ static int dd_pass(struct dd_job *j, bool write)
 			}
 			/* fewer than depth - 1 in flight: -EAGAIN is the pair's rate limit */
 			while ((rc = snv_submit_rw(j->q, write, j->nsid, j->slba + at, nlb, j->buf,
-						   n * slot, (void *)(uintptr_t)n)) == -EAGAIN)
+						   off, (void *)(uintptr_t)n)) == -EAGAIN)
 				tool_sleep_us(100);
 			if (rc) {
 				fprintf(stderr, "smartio-nvme dd: submit: %s\n", strerror(-rc));
@@ -180,7 +204,7 @@ static int dd_pass(struct dd_job *j, bool write)
 				return -EIO;
 			}
 		}
-		for (unsigned k = 0; k < n && !write; k++) {
+		for (unsigned k = 0; k < n && !write && !j->devbuf; k++) {
 			uint64_t lba = done + (uint64_t)k * j->bpc;
 			uint32_t nlb = (uint32_t)(j->count - lba < j->bpc ? j->count - lba : j->bpc);
 			uint8_t *p = base + k * slot;
@@ -209,7 +233,7 @@ static int dd_pass(struct dd_job *j, bool write)
 static int dd_json(const struct dd_job *j, const char *mode, uint32_t fdid, double s)
 {
 	struct json_object *o = json_object_new_object();
-	char id[16];
+	char id[24];
 	int rc;
 
 	snprintf(id, sizeof(id), "0x%08x", fdid);
@@ -222,6 +246,11 @@ static int dd_json(const struct dd_job *j, const char *mode, uint32_t fdid, doub
 	     (j->check ? smio_json_add_bool(o, "verified", !j->mismatches)
 		       : smio_json_add_null(o, "verified")) ||
 	     smio_json_add_uint(o, "mismatches", j->mismatches) ? -ENOMEM : 0;
+	/* --buffer: the data's address as the NVMe sees it (for `smartio route`). */
+	if (!rc && j->devbuf) {
+		snprintf(id, sizeof(id), "0x%" PRIx64, snv_buf_ioaddr(j->buf, 0));
+		rc = smio_json_add_str(o, "buffer_ioaddr", id) ? -ENOMEM : 0;
+	}
 	if (!rc)
 		rc = smio_json_print(stdout, o);
 	json_object_put(o);
@@ -237,6 +266,7 @@ int cmd_dd(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' }, { "check", no_argument, NULL, 'C' },
 		{ "if", required_argument, NULL, 'i' }, { "of", required_argument, NULL, 'o' },
 		{ "sq", required_argument, NULL, 1 }, { "cq", required_argument, NULL, 2 },
+		{ "buffer", required_argument, NULL, 3 },
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
 	enum snv_place sqp = SNV_PLACE_DEFAULT, cqp = SNV_PLACE_DEFAULT;
 	struct tool_common tc = { .backup_adapter = -1 };
@@ -274,6 +304,11 @@ int cmd_dd(int argc, char **argv)
 			fprintf(stderr, "smartio-nvme dd: bad placement '%s' (default, device, host, "
 				"cmb)\n", optarg);
 			return 2;
+		case 3:
+			if (parse_buffer(optarg, &j.dev_bus))
+				return 2;
+			j.devbuf = true;
+			break;
 		case 'n': case 's': case 'c': case 'b': case 'q': case 'S':
 			if (tool_parse_size(optarg, &v)) {
 				fprintf(stderr, "smartio-nvme dd: bad number '%s'\n", optarg);
@@ -299,6 +334,11 @@ int cmd_dd(int argc, char **argv)
 	    !have_count || !j.count || !j.qd || j.qd > 256) {
 		fprintf(stderr, "smartio-nvme dd: give --mode read|write|verify and --count BLOCKS "
 			"(and --qd 1..256); see `smartio-nvme dd --help`\n");
+		return 2;
+	}
+	if (j.devbuf && (j.check || inf || outf || !strcmp(mode, "verify"))) {
+		fprintf(stderr, "smartio-nvme dd: --buffer bus:ADDR keeps the data in device memory: "
+			"no --check, --if, --of or verify with it\n");
 		return 2;
 	}
 	if (inf && (j.in_fd = open(inf, O_RDONLY)) < 0) {
@@ -329,7 +369,13 @@ int cmd_dd(int argc, char **argv)
 	}
 	j.bpc = (unsigned)(bs / j.lba_size);
 	j.pat = malloc(j.lba_size);
-	rc = j.pat ? snv_buf_alloc(c, (size_t)bs * j.qd, &j.buf) : -ENOMEM;
+	if (!j.pat)
+		rc = -ENOMEM;
+	else if (j.devbuf)      /* the whole range, in LBA order: the device sees all of it */
+		rc = snv_buf_attach_bus(c, j.dev_bus, (j.count * j.lba_size + DEV_PAGE - 1) &
+					~(uint64_t)(DEV_PAGE - 1), &j.buf);
+	else
+		rc = snv_buf_alloc(c, (size_t)bs * j.qd, &j.buf);
 	if (rc) {
 		fprintf(stderr, "smartio-nvme dd: buffer: %s%s\n", strerror(-rc),
 			tool_qp_hint(rc == -EADDRNOTAVAIL ? rc : 0, cqp));

@@ -30,7 +30,8 @@ static void usage(FILE *f)
 		"  identify   show the controller and its namespaces (through the manager)\n"
 		"  dd         read, write or verify blocks\n"
 		"  bench      measure IOPS, bandwidth and latency percentiles\n"
-		"  arbstat    the controller's arbitration and commands fetched per queue\n\n"
+		"  arbstat    the controller's arbitration and commands fetched per queue\n"
+		"  devq       a queue pair in an accelerator's memory for its kernel\n\n"
 		"`smartio-nvme COMMAND --help` shows a command's options; --version the version.\n"
 		"Usage errors exit 2, failures 1.\n");
 }
@@ -561,7 +562,8 @@ static int cmd_identify(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = { "manager", "identify", "dd", "bench", "arbstat" };
+	static const char *const names[] = { "manager", "identify", "dd", "bench", "arbstat",
+					       "devq" };
 
 	if (smio_wants_version(argc, argv)) {
 		smio_print_version(stdout, "smartio-nvme");
@@ -585,6 +587,8 @@ int main(int argc, char **argv)
 		return cmd_bench(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "arbstat"))
 		return cmd_arbstat(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "devq"))
+		return cmd_devq(argc - 1, argv + 1);
 	smio_unknown("smartio-nvme", "command", argv[1], names, sizeof(names) / sizeof(names[0]),
 		     "'smartio-nvme --help' lists the commands");
 	return 2;

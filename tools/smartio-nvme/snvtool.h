@@ -36,6 +36,7 @@ void tool_sleep_us(uint64_t us);
 int cmd_dd(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_arbstat(int argc, char **argv);
+int cmd_devq(int argc, char **argv);
 
 #define TOOL_COMMON_HELP \
 	"  -d, --device DEV       controller: fabric device ID (0x80100), NAME or NODE:NAME\n" \

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "accel_mgrq.h"
 #include "cli.h"
 #include "util/cli_conv.h"
 #include "smartio/accel_regs.h"
@@ -32,6 +33,7 @@ struct opts {
 	const char *host_opt, *dir_opt, *dev, *peer, *src, *dst;
 	uint64_t len, pattern, iters, repeat, timeout_ms, code_off, nsid, qdepth;
 	const char *nvme;               /* launch --nvme: lend the kernel a queue pair */
+	const char *nvme_mgr;           /* launch --nvme-manager: a pair from the manager */
 	bool have_len, have_pattern, have_iters, json;
 	uint16_t nvme_bdf;
 	int kargc;                      /* launch: KERNEL.so and its arguments */
@@ -60,7 +62,7 @@ static void usage(FILE *f)
 		"  bench                         copy bandwidth RAM->device and device->RAM,\n"
 		"                                4K..16M\n"
 		"  launch [--timeout MS] [--code-offset OFF] [--nvme BDF|NAME [--ns N]\n"
-		"         [--queue-depth D]] KERNEL.so [ARGS...]\n"
+		"         [--queue-depth D]] [--nvme-manager DEV] KERNEL.so [ARGS...]\n"
 		"                                run a kernel (device code, an ELF .so) on the\n"
 		"                                device; options go before KERNEL.so, the rest\n"
 		"                                are the kernel's arguments\n\n"
@@ -78,8 +80,12 @@ static void usage(FILE *f)
 		"                  (default: the top, below the last 64 bytes)\n"
 		"  --nvme BDF|NAME launch: lend the kernel an I/O queue pair of this NVMe, SQ\n"
 		"                  and CQ in device memory below the image (nvme.* arguments)\n"
-		"  --ns N          launch --nvme: the namespace the kernel is told about (default 1)\n"
-		"  --queue-depth D launch --nvme: entries per queue, 2..%u (default 64)\n"
+		"  --ns N          launch --nvme/--nvme-manager: the namespace the kernel is told\n"
+		"                  about (default 1)\n"
+		"  --queue-depth D launch --nvme/--nvme-manager: entries per queue, 2..%u (default 64)\n"
+		"  --nvme-manager DEV launch: the queue pair from the distributed driver's\n"
+		"                  manager of DEV (smartio-nvme -d: NODE:NAME, FDID), SQ, CQ\n"
+		"                  and data in device memory (smartio-nvme devq)\n"
 		"  --json          one JSON object instead of text (copy, checksum, pingpong, bench,\n"
 		"                  launch)\n"
 		"Only accelerators the host keeps (lendable: false in the topology) have a\n"
@@ -487,6 +493,50 @@ static int do_launch(struct conn *c, uint16_t bdf, const struct opts *o)
 	return rc || (r.status & 0xff) ? 1 : 0;
 }
 
+/*
+ * launch --nvme-manager: the queue pair from the NVMe's manager (accel_mgrq.c),
+ * its nvme.* arguments after the kernel's own, deleted after the kernel.
+ */
+static int launch_mgrq(struct conn *c, uint16_t bdf, const struct opts *o)
+{
+	struct smio_accel_op q = { .bdf = bdf, .kind = SMIO_ACCEL_INFO };
+	struct smio_accel_result r;
+	struct accel_mgrq mq;
+	struct opts o2 = *o;
+	char **argv;
+	int rc, rc2;
+
+	rc = accel_call(c, &q, CLI_TIMEOUT_MS, &r);
+	if (rc)
+		return rc;
+	rc = accel_mgrq_start(&(struct accel_mgrq_req){ .host = c->host, .dir = c->dir,
+		.nvme = o->nvme_mgr, .bdf = bdf, .bar2 = r.bus, .mem_size = r.result,
+		.depth = (unsigned)o->qdepth, .nsid = (unsigned)o->nsid }, &mq);
+	if (rc) {
+		cli_err("launch: no queue pair from the manager of %s (smartio-nvme devq said why)",
+			o->nvme_mgr);
+		return 1;
+	}
+	argv = calloc((size_t)o->kargc + mq.nargs + 1, sizeof(*argv));
+	if (!argv) {
+		accel_mgrq_stop(&mq);
+		return -ENOMEM;
+	}
+	memcpy(argv, o->kargv, (size_t)o->kargc * sizeof(*argv));
+	memcpy(argv + o->kargc, mq.args, mq.nargs * sizeof(*argv));
+	o2.kargv = argv;
+	o2.kargc = o->kargc + (int)mq.nargs;
+	rc = do_launch(c, bdf, &o2);
+	/* The kernel has ended (or was aborted): the controller may have the pair back. */
+	rc2 = accel_mgrq_stop(&mq);
+	free(argv);
+	if (rc2 && !rc) {
+		cli_err("launch: smartio-nvme devq did not delete the queue pair cleanly");
+		rc = 1;
+	}
+	return rc;
+}
+
 /* ---------- the one-shot ops ---------- */
 
 /* The one object of info, pingpong, copy, fill and checksum; 0 or -errno (said). */
@@ -608,6 +658,7 @@ int cmd_accel(int argc, char **argv)
 		{ "code-offset", required_argument, NULL, 'C' },
 		{ "nvme", required_argument, NULL, 'N' }, { "ns", required_argument, NULL, 'n' },
 		{ "queue-depth", required_argument, NULL, 'Q' },
+		{ "nvme-manager", required_argument, NULL, 'M' },
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
 	struct opts o = { .timeout_ms = 10000, .code_off = SMIO_ACCEL_CODE_TOP, .nsid = 1,
 			  .qdepth = 64 };
@@ -674,6 +725,7 @@ int cmd_accel(int argc, char **argv)
 				return 2;
 			break;
 		case 'N': o.nvme = optarg; break;
+		case 'M': o.nvme_mgr = optarg; break;
 		case 'n':
 			if (parse_num("--ns", optarg, UINT32_MAX, &o.nsid) || !o.nsid)
 				return cli_err("--ns is 1..%u", UINT32_MAX), 2;
@@ -687,8 +739,10 @@ int cmd_accel(int argc, char **argv)
 		default: return usage(stderr), 2;
 		}
 	}
-	if (s != S_LAUNCH && (o.nvme || o.code_off != SMIO_ACCEL_CODE_TOP))
-		return cli_err("--nvme and --code-offset go with accel launch"), 2;
+	if (s != S_LAUNCH && (o.nvme || o.nvme_mgr || o.code_off != SMIO_ACCEL_CODE_TOP))
+		return cli_err("--nvme, --nvme-manager and --code-offset go with accel launch"), 2;
+	if (o.nvme && o.nvme_mgr)
+		return cli_err("accel launch: --nvme or --nvme-manager, not both"), 2;
 	if (s == S_LAUNCH) {
 		if (optind >= argc)
 			return cli_err("accel launch needs KERNEL.so"), 2;
@@ -723,6 +777,8 @@ int cmd_accel(int argc, char **argv)
 		rc = do_list(&c);
 	else if (s == S_BENCH)
 		rc = do_bench(&c, bdf, o.json);
+	else if (s == S_LAUNCH && o.nvme_mgr)
+		rc = launch_mgrq(&c, bdf, &o);
 	else if (s == S_LAUNCH)
 		rc = do_launch(&c, bdf, &o);
 	else

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# The distributed NVMe driver with device-memory buffers (docs/nvme-driver.md,
+# "Device memory as the buffer"): `smartio-nvme dd --buffer bus:ADDR` reads
+# blocks of a remote NVMe (shared through its manager) straight into an
+# accelerator's BAR2 and writes them from there. The accelerator's checksum
+# program over that range equals the written data's, and `smartio route`
+# shows the NVMe's PRP address ends in the accelerator's BAR, not in RAM.
+# TAP output.
+set -euo pipefail
+
+. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/nvme_manager.sh"
+
+# host 0 (client) keeps its own gpu0; lender-a has nvme0 and a lendable gpu0.
+cat >"$WORK/p2p.yaml" <<'YAML'
+version: 1
+hosts:
+  - id: 0
+    name: client
+    iommu: false
+    ports:
+      - ntb: {name: ntb0, model: PXH830, cable: {gen: 3, width: 8}, connect: lender-a.ntb0}
+      - device: {name: gpu0, model: accel, lendable: false, params: {memory: 16M}}
+  - id: 1
+    name: lender-a
+    ports:
+      - ntb: {name: ntb0, model: PXH830}
+      - switch:
+          name: chassis
+          ports:
+            - device: {name: nvme0, model: nvme, params: {ns_size: 16M, lba: 512}}
+            - device: {name: gpu0, model: accel, params: {memory: 16M}}
+YAML
+export SMARTIO_HOST=0
+MIB=1048576
+crc_of() { "$SMARTIO" accel checksum --dev "$1" --src "$2" --len "$3" | sed -n 's/^crc32c //p'; }
+bar2() { "$SMARTIO" accel info --dev "$1" --json | sed -n 's/.*"bar2":"\(0x[0-9a-f]*\)".*/\1/p'; }
+crc_file() {
+	python3 - "$1" <<'PY'
+import sys
+t = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    t.append(c)
+c = 0xFFFFFFFF
+for b in open(sys.argv[1], "rb").read():
+    c = t[(c ^ b) & 0xFF] ^ (c >> 8)
+print("0x%08x" % (c ^ 0xFFFFFFFF))
+PY
+}
+same() {
+	local desc=$1 a=$2 b=$3
+	if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "$desc ($a)"; else
+		echo "#   '$a' != '$b'" >"$OUT"; not_ok "$desc"; fi
+}
+
+check_fails "usage: --buffer that is no bus address" "$NVME" dd --mode read --count 8 \
+	--buffer gpu0
+expect "says what it should be" "should be bus:ADDR"
+
+check "cluster up" "$SMARTIO" cluster up "$WORK/p2p.yaml"
+check "manager of lender-a's nvme0" start_manager 1 8:nvme0
+check "dd write: 1 MiB of pattern (seed 7) through RAM" on_host 0 dd -d 8:nvme0 --mode write \
+	--lba 0 --count 2048 --seed 7
+check "dd read of it into a file, for the expected checksum" on_host 0 dd -d 8:nvme0 \
+	--mode read --lba 0 --count 2048 --of "$WORK/want.bin"
+WANT=$(crc_file "$WORK/want.bin")
+check_fails "usage: --buffer with --check" on_host 0 dd -d 8:nvme0 --mode read --check \
+	--count 8 --buffer bus:0x1000
+expect "refused" "keeps the data in device memory"
+
+# (1) the client's own accelerator: the NVMe's DMA crosses the NTB into host 0's
+# bus and ends in gpu0's BAR2.
+B=$(bar2 gpu0)
+check "the local gpu0's BAR2 is known ($B)" test -n "$B"
+check_fails "an address in no device BAR is refused" on_host 0 dd -d 8:nvme0 --mode read --count 8 \
+	--buffer bus:0x10000000 --json
+on_host 0 dd -d 8:nvme0 --mode read --lba 0 --count 2048 --qd 8 --buffer "bus:$((B + MIB))" \
+	--json >"$WORK/dd.json" 2>"$OUT" || true
+json_check "dd read into gpu0's memory (peer-to-peer)" "$WORK/dd.json" \
+	'd["mode"] == "read" and d["count"] == 2048 and d["buffer_ioaddr"].startswith("0x")'
+same "the accelerator's checksum of its memory is the pattern's" \
+	"$(crc_of gpu0 dev:$MIB $MIB)" "$WANT"
+# The window the lender's NTB opened for the buffer points at host 0's bus
+# address B + 1 MiB (the daemon accepted the segment only inside a BAR): what
+# crosses the NTB into host 0 ends in gpu0's BAR2, no hop is host 0's RAM.
+"$SMARTIO" route --host 0 --from ntb0 --addr $((B + MIB)) --len 4096 >"$OUT" 2>&1 || true
+expect "the NTB's traffic to the buffer ends in gpu0's BAR2" "target: host 0 BAR2 of" "device +host 0 +[0-9a-f:.]+ +gpu0 BAR2"
+if grep -qiE "target: host 0 RAM|memory +host 0" "$OUT"; then not_ok "no hop is host 0's RAM"; else
+	ok "no hop is host 0's RAM"; fi
+
+# Device memory → storage: gpu0 fills 64 KiB, dd writes them from there.
+check "gpu0 fills 64 KiB" "$SMARTIO" accel fill --dev gpu0 --dst dev:0x300000 --len 65536 \
+	--pattern 0x0123456789abcdef
+check "dd write from gpu0's memory" on_host 0 dd -d 8:nvme0 --mode write --lba 8192 \
+	--count 128 --buffer "bus:$((B + 0x300000))"
+check "read back into RAM" on_host 0 dd -d 8:nvme0 --mode read --lba 8192 --count 128 \
+	--of "$WORK/fill.bin"
+same "the blocks hold gpu0's bytes" "$(crc_file "$WORK/fill.bin")" \
+	"$(crc_of gpu0 dev:0x300000 65536)"
+
+# (3) A queue pair from the manager in gpu0's memory, driven by gpu0's kernel
+# (fig. 18 with the NVMe shared): `smartio-nvme devq` creates it and holds it,
+# tests/kernels/k_nvme.so rings nvme0's doorbells through host 0's NTB window,
+# the data lands in gpu0's memory.
+KN=$(realpath "${SMARTIO_TEST_KERNELS:-$BUILD/tests}/k_nvme.so")
+GBDF=$("$SMARTIO" accel info --dev gpu0 --json | sed -n 's/.*"dev":"\([0-9a-f:.]*\)".*/\1/p')
+"$SMARTIO" exec --host 0 -- "$NVME" devq -d 8:nvme0 --bar2 "$B" --sq 0x800000 --cq 0x810000 --data 0x900000 \
+	--data-len 1M --depth 32 --requester "$GBDF" >"$WORK/devq.out" 2>"$WORK/devq.err" &
+DQ=$!
+for _ in $(seq 200); do [ -s "$WORK/devq.out" ] && break; kill -0 $DQ 2>/dev/null || break; sleep 0.05; done
+check "devq: a queue pair in gpu0's memory through the manager" grep -q "nvme.sq_db=" "$WORK/devq.out"
+read -ra KARGS <"$WORK/devq.out" || true
+check "gpu0's kernel reads 1 MiB through it" \
+	"$SMARTIO" accel launch --dev gpu0 --json "$KN" read 0 2048 0x900000 "${KARGS[@]}"
+expect "256 commands completed" '"status":"ok"' '"result":256,'
+same "the accelerator's checksum of the kernel's data is the pattern's" \
+	"$(crc_of gpu0 dev:0x900000 $MIB)" "$WANT"
+kill -TERM $DQ 2>/dev/null || true
+check "devq deletes the pair and exits 0 on SIGTERM" wait $DQ
+check "it said which pair it held" grep -q "queue pair [0-9]* held" "$WORK/devq.err"
+no_sqs() { on_host 0 arbstat -d 8:nvme0 --json | grep -q '"sqs":\[\]'; }
+check "the controller has no I/O queue left" no_sqs
+# The same in one step: `smartio accel launch --nvme-manager` runs devq itself.
+check "launch --nvme-manager: the kernel reads 1 MiB on the manager's pair" \
+	"$SMARTIO" accel launch --dev gpu0 --nvme-manager 8:nvme0 --queue-depth 16 --json \
+	"$KN" read 0 2048 0x100000
+expect "256 commands completed" '"status":"ok"' '"result":256,'
+same "and the data is the pattern" "$(crc_of gpu0 dev:0x100000 $MIB)" "$WANT"
+check "the pair is gone after the kernel" no_sqs
+check_fails "launch --nvme-manager of no manager's device fails" \
+	"$SMARTIO" accel launch --dev gpu0 --nvme-manager 8:gpu0 "$KN" read 0 8 0
+check_fails "usage: --nvme and --nvme-manager together" \
+	"$SMARTIO" accel launch --dev gpu0 --nvme gpu0 --nvme-manager 8:nvme0 "$KN" read 0 8 0
+expect "says not both" "not both"
+# A holder killed outright: the manager's liveness check reclaims its pair.
+"$SMARTIO" exec --host 0 -- "$NVME" devq -d 8:nvme0 --bar2 "$B" --sq 0x800000 --cq 0x810000 \
+	--data 0x900000 --data-len 1M >"$WORK/devq.out" 2>"$WORK/devq.err" &
+DQ=$!
+for _ in $(seq 200); do [ -s "$WORK/devq.out" ] && break; kill -0 $DQ 2>/dev/null || break; sleep 0.05; done
+check_fails "a second holder's pair exists" no_sqs
+# `smartio exec` forks the program: kill that child (by its pid), not exec.
+kill -KILL $(cat /proc/$DQ/task/*/children) 2>/dev/null || true
+wait $DQ 2>/dev/null || true
+gone=1
+for _ in $(seq 40); do no_sqs && { gone=0; break; }; sleep 0.25; done
+check "after SIGKILL the manager reclaims it (within 10 s)" test $gone = 0
+
+# The fio engine's buffer=: fio's buffers in gpu0's memory (its own pattern
+# stores and verify loads are MMIO; the NVMe's DMA is peer-to-peer).
+ENGINE="$BUILD/tools/fio/smartio-fio.so"
+if [ -e "$ENGINE" ] && command -v fio >/dev/null; then
+	check "fio randwrite + verify with buffer=bus: (gpu0's memory)" \
+		"$SMARTIO" exec --host 0 -- fio --ioengine=external:"$(realpath "$ENGINE")" \
+		--name=job --verify_state_save=0 --fdid=8:nvme0 --buffer=bus:$((B + 0x400000)) \
+		--rw=randwrite --bs=4k --iodepth=8 --size=1m --offset=8m --verify=crc32c --do_verify=1
+	expect "no errors, verified" "err= 0" "read: IOPS=" "write: IOPS="
+	check_fails "fio buffer= outside any BAR fails" \
+		"$SMARTIO" exec --host 0 -- fio --ioengine=external:"$(realpath "$ENGINE")" \
+		--name=job --fdid=8:nvme0 --buffer=bus:0x10000000 --rw=read --size=64k
+else
+	ok "fio buffer= # SKIP the engine is not built (make fio-engine) or fio is missing"
+fi
+tap_done
