@@ -146,7 +146,9 @@ _smartio_nvme()
 		return ;;
 	esac
 	if [[ -z $cmd ]]; then
-		mapfile -t COMPREPLY < <(compgen -W "manager identify dd bench --help" -- "$cur")
+		# the commands its own --help lists, so a new one needs no edit here
+		mapfile -t COMPREPLY < <(compgen -W "$("$tool" --help 2>/dev/null |
+			sed -n '/^commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p') --help" -- "$cur")
 	elif [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$(_smartio_help_words "$tool" "$cmd")" -- "$cur")
 	fi
