@@ -131,6 +131,23 @@ static SH_UNUSED int sh_down(void)
 	return rc == 0 ? 0 : -1;
 }
 
+/* The FDID of the one device NAME of node NODE in the pool (fails the test otherwise). */
+static SH_UNUSED unsigned int sh_find_device(sci_desc_t sd, unsigned int node, const char *name)
+{
+	sci_smartio_device_info_t f;
+	unsigned int ids[8];
+	sci_error_t err;
+	unsigned int n;
+
+	memset(&f, 0, sizeof(f));
+	f.nodeid = node;
+	snprintf(f.user_name, sizeof(f.user_name), "%s", name);
+	n = SCIGetDeviceList(sd, ids, 8, &f, 0, &err);
+	assert_int_equal(err, SCI_ERR_OK);
+	assert_int_equal(n, 1);
+	return ids[0];
+}
+
 /* ---------- checks in a child ---------- */
 
 /* In a child: fail by exiting, never by returning into cmocka. */

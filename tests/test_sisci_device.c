@@ -29,22 +29,6 @@ static int group_teardown(void **state)
 	return sh_down();
 }
 
-static unsigned int find(sci_desc_t sd, unsigned int node, const char *name)
-{
-	sci_smartio_device_info_t f;
-	unsigned int ids[8];
-	sci_error_t err;
-	unsigned int n;
-
-	memset(&f, 0, sizeof(f));
-	f.nodeid = node;
-	snprintf(f.user_name, sizeof(f.user_name), "%s", name);
-	n = SCIGetDeviceList(sd, ids, 8, &f, 0, &err);
-	assert_int_equal(err, SCI_ERR_OK);
-	assert_int_equal(n, 1);
-	return ids[0];
-}
-
 static void test_pool(void **state)
 {
 	sci_smartio_device_info_t f, info;
@@ -130,7 +114,7 @@ static void test_borrow(void **state)
 
 	SCIOpen(&sd, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	gpu1 = find(sd, NODE_A, "gpu1");
+	gpu1 = sh_find_device(sd, NODE_A, "gpu1");
 	SCIBorrowDevice(sd, &a, (NODE_A << 16) | 0xffff, 0, &err);
 	assert_int_equal(err, SCI_ERR_NO_SUCH_FDID);
 	SCIBorrowDevice(sd, &a, (99u << 16) | 1, 0, &err);
@@ -182,7 +166,7 @@ static void test_borrow_lent(void **state)
 
 	SCIOpen(&sd, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	gpu0 = find(sd, NODE_A, "gpu0");
+	gpu0 = sh_find_device(sd, NODE_A, "gpu0");
 	snprintf(fdid, sizeof(fdid), "%#x", gpu0);
 	assert_int_equal(sh_run((char *const[]){ sh_cli, "borrow", fdid, "--host", "2", NULL }), 0);
 	SCIBorrowDevice(sd, &dv, gpu0, SCI_FLAG_EXCLUSIVE, &err);
@@ -217,7 +201,7 @@ static void test_nvme_bar(void **state)
 
 	SCIOpen(&sd, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	nvme = find(sd, NODE_A, "nvme0");
+	nvme = sh_find_device(sd, NODE_A, "nvme0");
 	SCIBorrowDevice(sd, &dv, nvme, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	SCIConnectDeviceSegment(dv, &seg, 0, SCI_MEMTYPE_BAR, NULL, NULL, 0, &err);
@@ -274,7 +258,7 @@ static void test_accel_dma(void **state)
 
 	SCIOpen(&sd, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	gpu0 = find(sd, NODE_A, "gpu0");
+	gpu0 = sh_find_device(sd, NODE_A, "gpu0");
 	SCIBorrowDevice(sd, &dv, gpu0, SCI_FLAG_EXCLUSIVE, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 
@@ -389,7 +373,7 @@ static void rig_up(struct rig *r, unsigned int node, const char *name, unsigned 
 	memset(r, 0, sizeof(*r));
 	SCIOpen(&r->sd, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	SCIBorrowDevice(r->sd, &r->dv, find(r->sd, node, name), 0, &err);
+	SCIBorrowDevice(r->sd, &r->dv, sh_find_device(r->sd, node, name), 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	SCICreateSegment(r->sd, &r->lseg, segid, RIG_SIZE, NULL, NULL, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
@@ -588,7 +572,7 @@ static void test_accel_dma_p2p(void **state)
 	struct rig r;
 
 	rig_up(&r, NODE_A, "gpu0", 0x5ea2);
-	SCIBorrowDevice(r.sd, &g1, find(r.sd, NODE_A, "gpu1"), 0, &err);
+	SCIBorrowDevice(r.sd, &g1, sh_find_device(r.sd, NODE_A, "gpu1"), 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	SCIConnectDeviceSegment(g1, &b2, ACCEL_BAR_MEM, SCI_MEMTYPE_BAR, NULL, NULL, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
@@ -817,7 +801,7 @@ static void test_device_segments(void **state)
 
 	SCIOpen(&sd, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	nvme = find(sd, NODE_A, "nvme0");
+	nvme = sh_find_device(sd, NODE_A, "nvme0");
 	SCIBorrowDevice(sd, &dv, nvme, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	SCIGetLocalNodeId(0, &node, 0, &err);
@@ -1037,7 +1021,7 @@ static void test_device_segment_host_only(void **state)
 
 	SCIOpen(&sd, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	nvme = find(sd, NODE_A, "nvme0");
+	nvme = sh_find_device(sd, NODE_A, "nvme0");
 	SCIBorrowDevice(sd, &dv, nvme, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	SCIGetLocalNodeId(0, &node, 0, &err);

@@ -32,22 +32,6 @@ static int group_teardown(void **state)
 	return sh_down();
 }
 
-static unsigned int find(sci_desc_t sd, unsigned int node, const char *name)
-{
-	sci_smartio_device_info_t f;
-	unsigned int ids[8];
-	sci_error_t err;
-	unsigned int n;
-
-	memset(&f, 0, sizeof(f));
-	f.nodeid = node;
-	snprintf(f.user_name, sizeof(f.user_name), "%s", name);
-	n = SCIGetDeviceList(sd, ids, 8, &f, 0, &err);
-	assert_int_equal(err, SCI_ERR_OK);
-	assert_int_equal(n, 1);
-	return ids[0];
-}
-
 /* The CLI's output (first line matching prefix, the rest after it) into out. */
 static int cli_line(const char *args, const char *prefix, char *out, size_t cap)
 {
@@ -154,7 +138,7 @@ static void test_lent_memory_bar(void **state)
 
 	SCIOpen(&sd, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	fdid = find(sd, NODE_A, "gpu0");
+	fdid = sh_find_device(sd, NODE_A, "gpu0");
 	SCIClose(sd, 0, &err);
 	snprintf(fdids, sizeof(fdids), "%#x", fdid);
 
@@ -205,7 +189,7 @@ static void test_place_in_device_memory(void **state)
 
 	SCIOpen(&sd, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
-	gpu1 = find(sd, NODE_A, "gpu1");
+	gpu1 = sh_find_device(sd, NODE_A, "gpu1");
 	SCIBorrowDevice(sd, &dv, gpu1, 0, &err);
 	assert_int_equal(err, SCI_ERR_OK);
 	SCICreateDeviceSegment(dv, 1, len, SCI_MEMTYPE_SHARED,
