@@ -167,23 +167,33 @@ static bool port_member(const struct fab_mc_switch *s, uint32_t g, uint32_t port
 	       (__atomic_load_n(&s->recv[g][port / 64], __ATOMIC_ACQUIRE) >> (port % 64)) & 1;
 }
 
+/* Adapter ntb of h, the switch port it is cabled to and that switch's
+ * multicast registers; -ENODEV without multicast there. */
+static int mc_adapter(struct fab_host *h, uint32_t ntb, struct fab_mc_port *p,
+		      struct fab_mc_switch **s, struct fab_ntb **n)
+{
+	int rc;
+
+	if (ntb >= h->nntbs)
+		return -ENODEV;
+	rc = fab_mc_port_of(h->topo, h->index, ntb, p);
+	if (rc)
+		return rc;
+	*s = mc_sw(h->world, p->csw);
+	*n = h->ntbs[ntb];
+	return *s && (*n)->mc_ovl ? 0 : -ENODEV;
+}
+
 int fab_mc_join(struct fab_host *h, uint32_t ntb, uint32_t g, uint64_t local_addr,
 		uint64_t size)
 {
 	struct fab_mc_port p;
 	struct fab_mc_switch *s;
 	struct fab_ntb *n;
-	int rc;
+	int rc = mc_adapter(h, ntb, &p, &s, &n);
 
-	if (ntb >= h->nntbs)
-		return -ENODEV;
-	rc = fab_mc_port_of(h->topo, h->index, ntb, &p);
 	if (rc)
 		return rc;
-	s = mc_sw(h->world, p.csw);
-	n = h->ntbs[ntb];
-	if (!s || !n->mc_ovl)
-		return -ENODEV;
 	if (g >= n->nmc)
 		return -ERANGE;
 	if (!size || size > p.s->mc_group_size || local_addr + size < local_addr)
@@ -201,16 +211,13 @@ int fab_mc_leave(struct fab_host *h, uint32_t ntb, uint32_t g)
 	struct fab_mc_port p;
 	struct fab_mc_switch *s;
 	struct fab_ntb *n;
-	int rc;
+	int rc = ntb < h->nntbs ? mc_adapter(h, ntb, &p, &s, &n) : -ENODEV;
 
-	if (ntb >= h->nntbs)
-		return -ENODEV;
-	rc = fab_mc_port_of(h->topo, h->index, ntb, &p);
+	if (rc == -ENODEV && ntb < h->nntbs)
+		return -ENOENT;     /* nothing joined where there is no multicast */
 	if (rc)
 		return rc;
-	s = mc_sw(h->world, p.csw);
-	n = h->ntbs[ntb];
-	if (!s || !n->mc_ovl || g >= n->nmc || !n->mc_ovl[g].valid)
+	if (g >= n->nmc || !n->mc_ovl[g].valid)
 		return -ENOENT;
 	/* The port stops receiving first, then the overlay goes. */
 	__atomic_fetch_and(&s->recv[g][p.port / 64], ~(1ull << (p.port % 64)), __ATOMIC_ACQ_REL);
