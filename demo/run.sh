@@ -64,7 +64,7 @@ run ntb --host 0 link up
 step "Device Lending: the borrower borrows lender A's NVMe; its unmodified NVMe driver binds to the shadow device"
 run devices
 fdid=$("$smartio" devices --json | python3 -c 'import json,sys
-print("0x%08x" % [d["fdid"] for d in json.load(sys.stdin) if d["name"] == "nvme0" and d["lender"] == 1][0])')
+print([d["fdid"] for d in json.load(sys.stdin) if d["name"] == "nvme0" and d["lender"] == 1][0])')
 run borrow "$fdid" --host 0
 run lspci --host 0
 run nvme identify --host 0
