@@ -131,15 +131,24 @@ void cz_close(struct cz_ep *ep)
 	SCISetSegmentUnavailable(ep->mem_seg, ep->cfg.adapter, 0, &e);
 	SCIRemoveDMAQueue(ep->dq, 0, &e);
 	SCIUnmapSegment(ep->mem_map, 0, &e);
-	/* A peer still connected keeps the segment busy for a moment. */
-	for (int i = 0; i < 200; i++) {
-		SCIRemoveSegment(ep->mem_seg, 0, &e);
-		if (e != SCI_ERR_BUSY)
-			break;
-		nanosleep(&(struct timespec){ 0, 10 * 1000000 }, NULL);
-	}
+	cz_remove_segment(ep->mem_seg);
 	SCIClose(ep->sd, 0, &e);
 	free(ep);
+}
+
+void cz_remove_segment(sci_local_segment_t seg)
+{
+	sci_error_t e;
+
+	/* SCIRemoveSegment is BUSY while a peer is still connected: the peer
+	 * disconnects on its own schedule (its cz_close), and SISCI has no event
+	 * for "the last connection went", so retry, bounded (2 s). */
+	for (int i = 0; i < 200; i++) {
+		SCIRemoveSegment(seg, 0, &e);
+		if (e != SCI_ERR_BUSY)
+			return;
+		nanosleep(&(struct timespec){ 0, 10 * 1000000 }, NULL);
+	}
 }
 
 unsigned int cz_node(const struct cz_ep *ep)

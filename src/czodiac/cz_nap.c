@@ -25,7 +25,6 @@
 #include "util/smio_time.h"
 
 #define SPIN_POLLS 2000u     /* polls before yielding the CPU between polls */
-#define REMOVE_TRIES 200     /* x 10 ms: a peer still connected to a segment */
 
 static size_t ring_bytes(unsigned int entries)
 {
@@ -55,18 +54,6 @@ static uint32_t new_magic(const struct cz_ep *ep, unsigned int peer, unsigned in
 	x *= 0xff51afd7ed558ccdull;
 	x ^= x >> 33;
 	return (uint32_t)x ? (uint32_t)x : 1;
-}
-
-static void remove_segment(sci_local_segment_t seg)
-{
-	sci_error_t e;
-
-	for (int i = 0; i < REMOVE_TRIES; i++) {
-		SCIRemoveSegment(seg, 0, &e);
-		if (e != SCI_ERR_BUSY)
-			return;
-		nanosleep(&(struct timespec){ 0, 10 * 1000000 }, NULL);
-	}
 }
 
 /* My receive ring for this QP, available to the peer. */
@@ -211,7 +198,7 @@ void cz_qp_close(struct cz_qp *qp)
 		SCISetSegmentUnavailable(qp->rx_seg, qp->ep->cfg.adapter, 0, &e);
 		if (qp->rx)
 			SCIUnmapSegment(qp->rx_map, 0, &e);
-		remove_segment(qp->rx_seg);
+		cz_remove_segment(qp->rx_seg);
 	}
 	qp->ep->qps[qp->peer][qp->qpn] = NULL;
 	free(qp->rx_done);

@@ -99,6 +99,8 @@ static inline unsigned int cz_seg_id(const struct cz_ep *ep, unsigned int sub)
 }
 
 int cz_err(sci_error_t e);
+/* Remove a local segment, waiting (bounded) while a peer is still connected. */
+void cz_remove_segment(sci_local_segment_t seg);
 /* The peer's region attached (for DMA); NULL if not. */
 struct cz_gat_entry *cz_gat(struct cz_ep *ep, unsigned int node);
 
