@@ -5,8 +5,8 @@
  * Creates a broadcast segment (SCI_FLAG_BROADCAST) whose ID is the multicast
  * group, subscribes it on adapter 0 (SCIPrepareSegment), prints "subscribed"
  * and waits until something lands in it — every byte starts as 0xee, so the
- * first change shows a write arrived — or the wait ends; then it waits a
- * moment for the rest of the write, writes the segment's bytes to a file (or
+ * first change shows a write arrived — or the wait ends; then it waits until
+ * the bytes stop changing between two polls, writes them to a file (or
  * stdout) and exits 0 (1: nothing arrived in time). The 59-host multicast
  * Identify runs one per host and compares the files with a unicast Identify:
  *
@@ -92,7 +92,18 @@ int main(int argc, char **argv)
 		waited++;
 	}
 	if (waited < wait_ms) {
-		sleep_ms(50);           /* the rest of the write (posted, in order) */
+		/* The first changed byte says a write arrived, not that all of it has:
+		 * take the bytes once they stop changing between two polls. */
+		uint8_t *snap = malloc(size);
+
+		while (snap && waited < wait_ms) {
+			memcpy(snap, (const void *)mem, size);
+			sleep_ms(1);
+			waited++;
+			if (!memcmp(snap, (const void *)mem, size))
+				break;
+		}
+		free(snap);
 		f = out ? fopen(out, "wb") : stdout;
 		if (f && fwrite((const void *)mem, 1, size, f) == size)
 			rc = 0;
