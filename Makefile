@@ -36,9 +36,9 @@ DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev
                libjson-c-dev libsystemd-dev lowdown
 # smartio web's HTTP server (docs/web.md).
 DEB_PACKAGES += libmicrohttpd-dev
-# Only for tests: web_test.py drives the page in headless Chromium (it skips
-# without them); `make test` installs them.
-TEST_DEB_PACKAGES = chromium chromium-driver python3-selenium
+# Only for tests, installed by `make test`: web_test.py drives the page in
+# headless Chromium (it skips without them); nvme_fair_test.sh reads JSON with jq.
+TEST_DEB_PACKAGES = chromium chromium-driver python3-selenium jq
 
 # The fio ioengine (tools/fio) is compiled against the installed fio's own
 # headers, taken from Debian's fio source package at build time; its configure
