@@ -6,7 +6,8 @@
  * structs of <smartio/topology.h>, checking every value where it is read so
  * that each message names the line it came from.  This file holds the YAML
  * side (document, typed value reads, top-level lists, loading and freeing);
- * a host's contents and the whole-cluster checks are in topo_check.c.
+ * a host's contents are in topo_host.c, the whole-cluster checks in
+ * topo_check.c.
  *
  * The rules: every key is known, every value has the right type and range,
  * and the first problem found is the one reported, as

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private to the topology parser: the state shared between the YAML reader
- * (topo_parse.c) and the whole-cluster checks (topo_check.c).
+ * (topo_parse.c), a host's contents (topo_host.c) and the whole-cluster
+ * checks (topo_check.c).
  *
  * The reader fills struct topo and, for what can only be checked once every
  * host is known (cables, cascades), leaves a reference with the source line
@@ -49,7 +50,7 @@ struct topo_build {
 };
 
 /* Read an NTB/host/cluster description: topo_parse.c (tree and values),
- * topo_check.c (a host's port tree, then the cluster as a whole). */
+ * topo_host.c (a host's port tree), topo_check.c (the cluster as a whole). */
 
 #define KiB (1ull << 10)
 #define MiB (1ull << 20)
@@ -110,7 +111,7 @@ int tp_read_link(struct tp_obj *o, struct topo_link *l, uint8_t gen, uint8_t wid
 int tp_link(struct tp_obj *o, const char *key, struct topo_link *l,
 	    uint8_t gen, uint8_t width);
 
-/* topo_check.c: host @idx of t->hosts from its YAML mapping @n. */
+/* topo_host.c: host @idx of t->hosts from its YAML mapping @n. */
 int topo_parse_host(struct topo_build *b, struct fy_node *n, int line, uint32_t idx);
 
 /* Record the first error as "SOURCE:LINE: ..."; always returns -EINVAL. */
