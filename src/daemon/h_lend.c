@@ -667,62 +667,6 @@ int smd_h_lend(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, 
 	}
 }
 
-/* ---------- shadows in lspci ---------- */
-
-static struct smd_borrowed *brw_by_bdf(struct smd *d, uint16_t bdf)
-{
-	struct smd_lend *l = d->lend;
-
-	for (unsigned i = 0; l && i < SMD_LEND_MAX; i++)
-		if (l->brw[i].used && l->brw[i].pdev && l->brw[i].pdev->bdf == bdf)
-			return &l->brw[i];
-	return NULL;
-}
-
-void smd_lend_func_list(struct smd *d, struct smio_func_list *o)
-{
-	struct smd_lend *l = d->lend;
-
-	for (unsigned i = 0; l && i < SMD_LEND_MAX && o->n < SMIO_MAX_FUNCS; i++) {
-		struct smd_borrowed *b = &l->brw[i];
-		struct ntb_drv *ntb;
-		struct smio_func_info *fi;
-
-		if (!b->used || !b->pdev)
-			continue;
-		ntb = ntb_drv_to(d->host, b->lender);
-		fi = &o->f[o->n++];
-		memset(fi, 0, sizeof(*fi));
-		fi->bdf = b->pdev->bdf;
-		fi->kind = FAB_FN_ENDPOINT;
-		fi->parent_bdf = ntb ? fab_func_bdf(ntb_drv_hw(ntb)->fn) : 0xffff;   /* behind the NTB */
-		snprintf(fi->name, sizeof(fi->name), "%s", b->pdev->name);
-		snprintf(fi->model, sizeof(fi->model), "%s", shadow_grant(b->pdev)->model);
-	}
-}
-
-int smd_lend_shadow_cfg(struct smd *d, uint16_t bdf, uint32_t off, uint32_t size,
-			uint32_t *val)
-{
-	struct smd_borrowed *b = brw_by_bdf(d, bdf);
-
-	return b ? pci_read_config(b->pdev, off, size, val) : -ENODEV;
-}
-
-int smd_lend_shadow_dump(struct smd *d, uint16_t bdf, void *out)
-{
-	struct smd_borrowed *b = brw_by_bdf(d, bdf);
-	uint32_t *w = out;
-
-	if (!b)
-		return -ENODEV;
-	/* As the borrower sees it: forwarded, with the interception applied. */
-	for (uint32_t off = 0; off < SMIO_CFG_SPACE; off += 4)
-		if (pci_read_config(b->pdev, off, 4, &w[off / 4]))
-			w[off / 4] = 0xffffffffu;
-	return 0;
-}
-
 /* ---------- lifetimes ---------- */
 
 void smd_lend_conn_closed(struct smd *d, struct smd_conn *c)
@@ -824,11 +768,6 @@ int smd_lend_shadow_bdf(struct smd *d, uint32_t fdid)
 	struct smd_borrowed *b = d->lend ? brw_find(d->lend, fdid) : NULL;
 
 	return b && b->pdev ? b->pdev->bdf : -1;
-}
-
-bool smd_lend_is_shadow(struct smd *d, uint16_t bdf)
-{
-	return brw_by_bdf(d, bdf) != NULL;
 }
 
 int smd_lend_init(struct smd *d)

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The borrower's shadow devices as the daemon's own queries see them
+ * (docs/lending.md): in FUNC_LIST (lspci), and their config space through
+ * the PCI core, with the interception of shadow.c applied.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "fabric/ntb.h"
+#include "host/ntb_drv.h"
+#include "dev_priv.h"
+#include "lend_priv.h"
+
+static struct smd_borrowed *brw_by_bdf(struct smd *d, uint16_t bdf)
+{
+	struct smd_lend *l = d->lend;
+
+	for (unsigned i = 0; l && i < SMD_LEND_MAX; i++)
+		if (l->brw[i].used && l->brw[i].pdev && l->brw[i].pdev->bdf == bdf)
+			return &l->brw[i];
+	return NULL;
+}
+
+void smd_lend_func_list(struct smd *d, struct smio_func_list *o)
+{
+	struct smd_lend *l = d->lend;
+
+	for (unsigned i = 0; l && i < SMD_LEND_MAX && o->n < SMIO_MAX_FUNCS; i++) {
+		struct smd_borrowed *b = &l->brw[i];
+		struct ntb_drv *ntb;
+		struct smio_func_info *fi;
+
+		if (!b->used || !b->pdev)
+			continue;
+		ntb = ntb_drv_to(d->host, b->lender);
+		fi = &o->f[o->n++];
+		memset(fi, 0, sizeof(*fi));
+		fi->bdf = b->pdev->bdf;
+		fi->kind = FAB_FN_ENDPOINT;
+		fi->parent_bdf = ntb ? fab_func_bdf(ntb_drv_hw(ntb)->fn) : 0xffff;   /* behind the NTB */
+		snprintf(fi->name, sizeof(fi->name), "%s", b->pdev->name);
+		snprintf(fi->model, sizeof(fi->model), "%s", shadow_grant(b->pdev)->model);
+	}
+}
+
+int smd_lend_shadow_cfg(struct smd *d, uint16_t bdf, uint32_t off, uint32_t size,
+			uint32_t *val)
+{
+	struct smd_borrowed *b = brw_by_bdf(d, bdf);
+
+	return b ? pci_read_config(b->pdev, off, size, val) : -ENODEV;
+}
+
+int smd_lend_shadow_dump(struct smd *d, uint16_t bdf, void *out)
+{
+	struct smd_borrowed *b = brw_by_bdf(d, bdf);
+	uint32_t *w = out;
+
+	if (!b)
+		return -ENODEV;
+	/* As the borrower sees it: forwarded, with the interception applied. */
+	for (uint32_t off = 0; off < SMIO_CFG_SPACE; off += 4)
+		if (pci_read_config(b->pdev, off, 4, &w[off / 4]))
+			w[off / 4] = 0xffffffffu;
+	return 0;
+}
+
+bool smd_lend_is_shadow(struct smd *d, uint16_t bdf)
+{
+	return brw_by_bdf(d, bdf) != NULL;
+}
