@@ -12,6 +12,7 @@
 #include <string.h>
 #include <linux/pci_regs.h>
 
+#include "cfg_emul.h"
 #include "czodiac_dev.h"
 #include "czodiac_hp.h"
 #include "fabric/czodiac_route.h"
@@ -127,29 +128,8 @@ struct czdev {
 	bool virtfn;                     /* the real function reads all-ones IDs */
 	uint32_t mem;                    /* a VF's memory enable (its PF's VF MSE holds it) */
 	uint8_t irq_line;
-	uint32_t bar_reg[6], bar_mask[6], bar_flags[6];
-	uint32_t rom;
+	struct cfg_bars bars;            /* the UBARs; no ROM */
 };
-
-static uint32_t extract(uint32_t dw, uint32_t off, uint32_t size)
-{
-	uint32_t v = dw >> ((off & 3) * 8);
-
-	return size == 4 ? v : v & ((1u << (8 * size)) - 1);
-}
-
-static uint32_t merge(uint32_t old, uint32_t off, uint32_t size, uint32_t val)
-{
-	unsigned shift = (off & 3) * 8;
-	uint32_t mask = (size == 4 ? 0xffffffffu : (1u << (8 * size)) - 1) << shift;
-
-	return (old & ~mask) | ((val << shift) & mask);
-}
-
-static bool cfg_args_ok(uint32_t off, uint32_t size)
-{
-	return (size == 1 || size == 2 || size == 4) && !(off % size) && off < 4096;
-}
 
 static int cz_read(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *val)
 {
@@ -159,16 +139,10 @@ static int cz_read(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *
 
 	if (!val || !cfg_args_ok(off, size))
 		return -EINVAL;
-	if (dw >= PCI_BASE_ADDRESS_0 && dw <= PCI_BASE_ADDRESS_5) {
-		*val = extract(cz->bar_reg[(dw - PCI_BASE_ADDRESS_0) / 4], off, size);
-		return 0;
-	}
-	if (dw == PCI_ROM_ADDRESS) {
-		*val = 0;                  /* forbidden: absent */
-		return 0;
-	}
+	if (cfg_bars_read(&cz->bars, off, size, val))
+		return 0;                  /* BARs emulated; the ROM forbidden: absent */
 	if (dw == PCI_VENDOR_ID && cz->virtfn) {
-		*val = extract((uint32_t)cz->g.device << 16 | cz->g.vendor, off, size);
+		*val = cfg_extract((uint32_t)cz->g.device << 16 | cz->g.vendor, off, size);
 		return 0;
 	}
 	rc = cz->t.cfg_read(cz->t.arg, dw, 4, &v);
@@ -180,7 +154,7 @@ static int cz_read(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *
 		v &= ~((uint32_t)0x80 << 16);
 	if (dw == PCI_INTERRUPT_LINE)      /* pin 0: no INTx across the switch */
 		v = (v & 0xffff0000u) | cz->irq_line;
-	*val = extract(v, off, size);
+	*val = cfg_extract(v, off, size);
 	return 0;
 }
 
@@ -191,16 +165,8 @@ static int cz_write(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t 
 
 	if (!cfg_args_ok(off, size))
 		return -EINVAL;
-	if (dw >= PCI_BASE_ADDRESS_0 && dw <= PCI_BASE_ADDRESS_5) {
-		unsigned i = (dw - PCI_BASE_ADDRESS_0) / 4;
-
-		/* Sizing and restores on the emulated register; the OWNER's stay. */
-		cz->bar_reg[i] = (merge(cz->bar_reg[i], off, size, val) & cz->bar_mask[i]) |
-				 cz->bar_flags[i];
-		return 0;
-	}
-	if (dw == PCI_ROM_ADDRESS)
-		return 0;
+	if (cfg_bars_write(&cz->bars, off, size, val))
+		return 0;                  /* the OWNER's BARs stay */
 	if (dw == PCI_INTERRUPT_LINE) {
 		if (off == PCI_INTERRUPT_LINE)
 			cz->irq_line = (uint8_t)val;
@@ -208,7 +174,7 @@ static int cz_write(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t 
 	}
 	if (dw == PCI_COMMAND) {
 		if (off == PCI_COMMAND)
-			cz->mem = merge(0, off, size, val) & PCI_COMMAND_MEMORY;
+			cz->mem = cfg_merge(0, off, size, val) & PCI_COMMAND_MEMORY;
 		if (off + size > PCI_COMMAND + 1 && off <= PCI_COMMAND + 1)
 			val |= PCI_COMMAND_INTX_DISABLE >> ((off & 3) * 8);
 	}
@@ -235,26 +201,6 @@ static const struct pci_dev_ops czdev_ops = {
 bool czdev_is(const struct pci_dev *pdev)
 {
 	return pdev && pdev->ops == &czdev_ops;
-}
-
-static void bar_regs(struct czdev *cz)
-{
-	for (unsigned b = 0; b < 6; b++) {
-		uint64_t size = cz->g.bar_size[b], mask = ~(size - 1);
-		bool is64 = (cz->g.bar_flags[b] & PCI_BASE_ADDRESS_MEM_TYPE_MASK) ==
-			    PCI_BASE_ADDRESS_MEM_TYPE_64;
-
-		if (!size)
-			continue;
-		cz->bar_flags[b] = cz->g.bar_flags[b];
-		cz->bar_mask[b] = (uint32_t)mask & (uint32_t)PCI_BASE_ADDRESS_MEM_MASK;
-		cz->bar_reg[b] = (uint32_t)cz->g.bar_addr[b] | cz->bar_flags[b];
-		if (is64 && b < 5) {
-			cz->bar_mask[b + 1] = (uint32_t)(mask >> 32);
-			cz->bar_reg[b + 1] = (uint32_t)(cz->g.bar_addr[b] >> 32);
-			b++;
-		}
-	}
 }
 
 int czdev_create(struct pci_host *ph, uint16_t uid, const struct lend_grant *g,
@@ -305,7 +251,7 @@ int czdev_create(struct pci_host *ph, uint16_t uid, const struct lend_grant *g,
 		pdev->bar_addr[b] = g->bar_addr[b];
 		pdev->bar_size[b] = g->bar_size[b];
 	}
-	bar_regs(cz);
+	cfg_bars_init(&cz->bars, cz->g.bar_addr, cz->g.bar_size, cz->g.bar_flags);
 	cz->virtfn = !t->cfg_read(t->arg, PCI_VENDOR_ID, 2, &id) && id == 0xffff &&
 		     g->vendor != 0xffff;
 	pdev->ops = &czdev_ops;

@@ -27,6 +27,7 @@
 #include "fabric/iommu.h"
 #include "fabric/ntb.h"
 #include "fabric/route.h"
+#include "cfg_emul.h"
 #include "lend.h"
 #include "ntb_drv.h"
 #include "pci_priv.h"
@@ -47,11 +48,10 @@ struct shadow {
 	bool far_down;                   /* a BAR's route failed further on (revalidated) */
 	uint32_t link_events;
 	struct pci_dev *pdev;            /* the shadow itself */
-	uint32_t bar_reg[6], bar_mask[6], bar_flags[6];
+	struct cfg_bars bars;            /* our windows; no ROM */
 	uint16_t msi_cap;
 	bool msi64;
 	uint32_t msi_lo, msi_hi;
-	uint32_t rom;                    /* reads 0: no expansion ROM */
 	struct {                         /* P2P windows resolved so far */
 		uint32_t host;
 		uint64_t addr, bus;
@@ -92,20 +92,6 @@ bool shadow_master(const struct pci_dev *pdev)
 	return sh && sh->master;
 }
 
-static uint32_t merge(uint32_t old, uint32_t off, uint32_t size, uint32_t val)
-{
-	unsigned shift = (off & 3) * 8;
-	uint32_t m = size == 4 ? 0xffffffffu : ((1u << (8 * size)) - 1) << shift;
-
-	return (old & ~m) | ((val << shift) & m);
-}
-
-static uint32_t extract(uint32_t dw, uint32_t off, uint32_t size)
-{
-	dw >>= (off & 3) * 8;
-	return size == 4 ? dw : dw & ((1u << (8 * size)) - 1);
-}
-
 static uint64_t msi_translate(const struct shadow *sh, uint64_t addr)
 {
 	return fab_msi_addr(addr, 4) ? sh->g.msi_bus + (addr - FAB_MSI_BASE) : addr;
@@ -122,15 +108,9 @@ static int msi_forward(struct shadow *sh)
 	return rc;
 }
 
-/* The emulated dword at dw, if it is one. */
+/* The emulated MSI address dword at dw, if it is one (BARs and ROM: cfg_emul.h). */
 static uint32_t *emulated(struct shadow *sh, uint32_t dw)
 {
-	if (dw >= PCI_BASE_ADDRESS_0 && dw <= PCI_BASE_ADDRESS_5)
-		return &sh->bar_reg[(dw - PCI_BASE_ADDRESS_0) / 4];
-	if (dw == PCI_ROM_ADDRESS) {
-		sh->rom = 0;
-		return &sh->rom;
-	}
 	if (sh->msi_cap && dw == sh->msi_cap + (uint32_t)PCI_MSI_ADDRESS_LO)
 		return &sh->msi_lo;
 	if (sh->msi_cap && sh->msi64 && dw == sh->msi_cap + (uint32_t)PCI_MSI_ADDRESS_HI)
@@ -144,22 +124,24 @@ static int sh_read(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *
 	uint32_t dw = off & ~3u, *e, v;
 	int rc;
 
-	if (!val || (size != 1 && size != 2 && size != 4) || off % size || off >= 4096)
+	if (!val || !cfg_args_ok(off, size))
 		return -EINVAL;
+	if (cfg_bars_read(&sh->bars, off, size, val))
+		return 0;
 	e = emulated(sh, dw);
 	if (e) {
-		*val = extract(*e, off, size);
+		*val = cfg_extract(*e, off, size);
 		return 0;
 	}
 	if (sh->virtfn && dw == PCI_VENDOR_ID) {
-		*val = extract((uint32_t)sh->g.device << 16 | sh->g.vendor, off, size);
+		*val = cfg_extract((uint32_t)sh->g.device << 16 | sh->g.vendor, off, size);
 		return 0;
 	}
 	if (sh->virtfn && dw == PCI_COMMAND) {
 		rc = sh->t.cfg_read(sh->t.arg, dw, 4, &v);
 		if (rc)
 			return rc;
-		*val = extract(v | sh->mem, off, size);
+		*val = cfg_extract(v | sh->mem, off, size);
 		return 0;
 	}
 	if (dw == PCI_INTERRUPT_LINE) {
@@ -167,7 +149,7 @@ static int sh_read(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *
 		if (rc)
 			return rc;
 		v = (v & 0xffff0000u) | sh->irq_line;   /* pin 0: no INTx */
-		*val = extract(v, off, size);
+		*val = cfg_extract(v, off, size);
 		return 0;
 	}
 	return sh->t.cfg_read(sh->t.arg, off, size, val);
@@ -178,21 +160,13 @@ static int sh_write(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t 
 	struct shadow *sh = pdev->ops_arg;
 	uint32_t dw = off & ~3u, *e;
 
-	if ((size != 1 && size != 2 && size != 4) || off % size || off >= 4096)
+	if (!cfg_args_ok(off, size))
 		return -EINVAL;
+	if (cfg_bars_write(&sh->bars, off, size, val))
+		return 0;                  /* the lender's BARs stay */
 	e = emulated(sh, dw);
 	if (e) {
-		unsigned i = (dw - PCI_BASE_ADDRESS_0) / 4;
-
-		if (dw >= PCI_BASE_ADDRESS_0 && dw <= PCI_BASE_ADDRESS_5) {
-			/* Sizing and restores on the emulated register; the lender's stay. */
-			sh->bar_reg[i] = (merge(sh->bar_reg[i], off, size, val) & sh->bar_mask[i]) |
-					 sh->bar_flags[i];
-			return 0;
-		}
-		if (dw == PCI_ROM_ADDRESS)
-			return 0;
-		*e = merge(*e, off, size, val);
+		*e = cfg_merge(*e, off, size, val);
 		return msi_forward(sh);
 	}
 	if (dw == PCI_INTERRUPT_LINE) {
@@ -201,7 +175,7 @@ static int sh_write(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t 
 		return 0;
 	}
 	if (dw == PCI_COMMAND) {
-		uint32_t cmd = merge(0, off, size, val);
+		uint32_t cmd = cfg_merge(0, off, size, val);
 
 		if (off == PCI_COMMAND) {
 			sh->master = cmd & PCI_COMMAND_MASTER;
@@ -379,26 +353,6 @@ static int map_bars(struct shadow *sh, struct pci_dev *pdev)
 	return 0;
 }
 
-static void bar_regs(struct shadow *sh, struct pci_dev *pdev)
-{
-	for (unsigned b = 0; b < 6; b++) {
-		uint64_t size = sh->g.bar_size[b], mask = ~(size - 1);
-		bool is64 = (sh->g.bar_flags[b] & PCI_BASE_ADDRESS_MEM_TYPE_MASK) ==
-			    PCI_BASE_ADDRESS_MEM_TYPE_64;
-
-		if (!size)
-			continue;
-		sh->bar_flags[b] = sh->g.bar_flags[b];
-		sh->bar_mask[b] = (uint32_t)mask & (uint32_t)PCI_BASE_ADDRESS_MEM_MASK;
-		sh->bar_reg[b] = (uint32_t)pdev->bar_addr[b] | sh->bar_flags[b];
-		if (is64 && b < 5) {
-			sh->bar_mask[b + 1] = (uint32_t)(mask >> 32);
-			sh->bar_reg[b + 1] = (uint32_t)(pdev->bar_addr[b] >> 32);
-			b++;
-		}
-	}
-}
-
 static void find_msi(struct shadow *sh)
 {
 	uint32_t v, pos;
@@ -474,7 +428,7 @@ int shadow_create(struct pci_host *ph, const struct lend_grant *g,
 	rc = map_bars(sh, pdev);
 	if (rc)
 		goto fail;
-	bar_regs(sh, pdev);
+	cfg_bars_init(&sh->bars, pdev->bar_addr, sh->g.bar_size, sh->g.bar_flags);
 	{
 		uint32_t id = 0;
 
