@@ -753,7 +753,18 @@ static void test_peer_fields(void **state)
 	assert_int_equal(REQ(SMIO_PEER_STEP, s), 0);
 	s = (struct smio_step){ .write = 2, .len = 1 };
 	assert_int_equal(REQ(SMIO_PEER_STEP, s), -EINVAL);
-	s = (struct smio_step){ .pad = { 1 }, .len = 1 };
+	s = (struct smio_step){ .pad = 1, .len = 1 };
+	assert_int_equal(REQ(SMIO_PEER_STEP, s), -EINVAL);
+	s = (struct smio_step){ .pad2 = { 1 }, .len = 1 };
+	assert_int_equal(REQ(SMIO_PEER_STEP, s), -EINVAL);
+	/* The cZodiac remap: a direction, and a requester only towards the USER. */
+	s = (struct smio_step){ .cz = 2, .rid = 0xe000, .len = 1 };
+	assert_int_equal(REQ(SMIO_PEER_STEP, s), 0);
+	s = (struct smio_step){ .cz = 1, .len = 1 };
+	assert_int_equal(REQ(SMIO_PEER_STEP, s), 0);
+	s = (struct smio_step){ .cz = 1, .rid = 0xe000, .len = 1 };
+	assert_int_equal(REQ(SMIO_PEER_STEP, s), -EINVAL);
+	s = (struct smio_step){ .cz = 3, .len = 1 };
 	assert_int_equal(REQ(SMIO_PEER_STEP, s), -EINVAL);
 	s = (struct smio_step){ .len = 0 };
 	assert_int_equal(REQ(SMIO_PEER_STEP, s), -EINVAL);

@@ -505,7 +505,8 @@ int h_peer_step(struct smd_req *r)
 	const struct smio_step *m = r->p;
 	struct fab_step in = { .host = r->d->host_id, .from_ntb = true,
 			       .ntb_index = m->ntb_index, .write = m->write,
-			       .mcast = m->mcast, .addr = m->addr, .len = m->len };
+			       .mcast = m->mcast, .cz = m->cz, .rid = m->rid,
+			       .addr = m->addr, .len = m->len };
 	struct fab_forward fwd = { 0 };
 	struct fab_route *rt;
 	int rc;
@@ -517,6 +518,13 @@ int h_peer_step(struct smd_req *r)
 		return -ENOMEM;
 	rt->ntb_hops = m->ntb_hops;
 	rc = fab_route_step_local(r->d->host, &in, rt, &fwd);
+	if (!rc && fwd.forward && fwd.next.cz) {
+		/* The reply's forward has no room for a cZodiac remap: say so. */
+		fwd.forward = false;
+		rt->status = FAB_UR;
+		snprintf(rt->reason, sizeof(rt->reason),
+			 "a cZodiac IOPort after a step on host %u is not carried back", m->host);
+	}
 	if (!rc)
 		smd_route_to_wire(rt, &fwd, r->out, &r->outlen);
 	free(rt);

@@ -103,10 +103,12 @@ static int apply_step(struct smd *d, const struct fab_step *in, const struct smi
 
 static void step_msg(const struct fab_step *in, const struct fab_route *r, struct smio_step *st)
 {
+	/* A step through a cZodiac IOPort carries the remap: which way, and the UID. */
 	*st = (struct smio_step){ .host = in->host, .ntb_index = in->ntb_index,
-				  .write = in->write, .mcast = in->mcast,
+				  .write = in->write, .mcast = in->mcast, .cz = in->cz,
 				  .ntb_hops = r->ntb_hops,
-				  .addr = in->addr, .len = in->len };
+				  .addr = in->addr, .len = in->len,
+				  .rid = in->cz == FAB_CZ_TO_USER ? in->rid : 0 };
 }
 
 /* The world's step op: on a worker, a peer call it waits for. */

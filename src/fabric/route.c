@@ -256,7 +256,12 @@ static int cz_device_request(struct walk *w, uint32_t cs, uint16_t uid, uint32_t
 	hop(w, FAB_HOP_NTB, w->h->ntbs[port]->fn, "IOPort RID %02x:%02x.%x->%02x:%02x.%x",
 	    FAB_BDF_BUS(w->rid), FAB_BDF_DEV(w->rid), FAB_BDF_FN(w->rid), FAB_BDF_BUS(uid),
 	    FAB_BDF_DEV(uid), FAB_BDF_FN(uid));
-	return cz_forward(w, (uint32_t)port, user, FAB_CZ_TO_USER, uid, a, w->limit);
+	/*
+	 * Contiguous at most as far as a step may reach (a daemon's PEER_STEP
+	 * carries up to 2^40 bytes; a cached walk asks for the rest of the space).
+	 */
+	return cz_forward(w, (uint32_t)port, user, FAB_CZ_TO_USER, uid, a,
+			  min64(w->limit, 1ull << 40));
 }
 
 static int hit_ntb_window(struct walk *w, struct fab_func *fn, uint64_t a, uint64_t base)

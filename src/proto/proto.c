@@ -49,7 +49,7 @@ _Static_assert(sizeof(struct smio_hop) == 48, "hop layout");
 _Static_assert(sizeof(struct smio_target) == 40, "target layout");
 _Static_assert(sizeof(struct smio_route_reply) == 200, "route_reply layout");
 _Static_assert(sizeof(struct smio_map_reply) == 40, "map_reply layout");
-_Static_assert(sizeof(struct smio_step) == 32, "step layout");
+_Static_assert(sizeof(struct smio_step) == 40, "step layout");
 _Static_assert(sizeof(struct smio_invalidate) == 16, "invalidate layout");
 _Static_assert(sizeof(struct smio_ntb_ref) == 8, "ntb_ref layout");
 _Static_assert(sizeof(struct smio_ntb_info) == 96, "ntb_info layout");
@@ -283,7 +283,10 @@ static int check_step(const void *p, uint32_t len)
 	struct smio_step m;
 
 	memcpy(&m, p, sizeof(m));
-	if (!is_bool(m.write) || !is_bool(m.mcast) || !all_zero(m.pad, sizeof(m.pad)))
+	if (!is_bool(m.write) || !is_bool(m.mcast) || m.pad || !all_zero(m.pad2, sizeof(m.pad2)))
+		return -EINVAL;
+	/* FAB_CZ_NONE, _TO_OWNER, _TO_USER; a requester only with _TO_USER. */
+	if (m.cz > 2 || (m.cz != 2 && m.rid) || (m.cz && m.mcast))
 		return -EINVAL;
 	if (!access_ok(m.addr, m.len))
 		return -EINVAL;

@@ -76,10 +76,13 @@ struct smio_step {
 	uint8_t write;
 	uint8_t mcast;             /* a multicast write: addr is in the switch's multicast
 				    * range, the ingress NTB's overlay translates it */
-	uint8_t pad[2];
+	uint8_t cz;                /* through a cZodiac IOPort: FAB_CZ_TO_OWNER / _TO_USER */
+	uint8_t pad;
 	uint32_t ntb_hops;         /* NTB hops so far */
 	uint64_t addr;
 	uint64_t len;
+	uint16_t rid;              /* cz == FAB_CZ_TO_USER: the remapped requester (UID) */
+	uint16_t pad2[3];
 };
 
 struct smio_invalidate {
