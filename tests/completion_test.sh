@@ -44,6 +44,7 @@ expect "smartio bo" borrow
 expect "smartio cluster " up down status restart
 expect "smartio devices --" --json --host --dir
 expect "smartio nvme " list identify read write dd
+expect "smartio czodiac " share unshare
 expect "smartio-nvme " manager identify dd bench arbstat devq
 expect "smartio-nvme dd --m" --mode --manager-node
 smartio cluster up >/dev/null || { echo "Bail out! cluster up failed"; exit 2; }

@@ -26,7 +26,7 @@ exits() {
 # ---- --help, --version, bad options: every command and subcommand ----
 CMDS=("cluster" "cluster up" "cluster down" "cluster status" "cluster restart" "cluster logs"
 	"fault" "fault link" "fault crash" "fault hang" "fault resume" "fault restart" "fault reset"
-	"exec" "lspci" "topo" "route" "ntb" "iommu" "sriov"
+	"exec" "lspci" "topo" "route" "ntb" "iommu" "sriov" "czodiac" "czodiac share" "czodiac unshare"
 	"accel" "accel list" "accel info" "accel copy" "accel fill" "accel checksum"
 	"accel pingpong" "accel bench"
 	"nvme" "nvme list" "nvme identify" "nvme read" "nvme write" "nvme dd"

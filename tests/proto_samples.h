@@ -447,7 +447,29 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_LEND_RETURN:	return reply ? 0 : SAMPLE_PUT(lrt);
 	case SMIO_PEER_LEND_SETUP: return reply ? SAMPLE_PUT(lgr) : SAMPLE_PUT(pls);
 	case SMIO_PEER_LEND_RELEASE: return reply ? 0 : SAMPLE_PUT(plr);
-	case SMIO_PEER_LEND_CFG: return SAMPLE_PUT(plc);
+	case SMIO_PEER_LEND_CFG:
+	case SMIO_PEER_CZ_CFG:	return SAMPLE_PUT(plc);
+	case SMIO_CZ_SHARE:
+	case SMIO_CZ_UNSHARE: {
+		struct smio_cz_share czs = { .fdid = 0x00080400 };
+		struct smio_cz_info czi = { .fdid = 0x00080400, .uid = 0xe000, .oid = 0x400,
+					    .present = 1, .bound = 1, .msis = 1,
+					    .bar_addr = { 0x10000000 }, .bar_size = { 0x4000 },
+					    .name = "nvme0", .driver = "nvme" };
+
+		return reply ? SAMPLE_PUT(czi) : SAMPLE_PUT(czs);
+	}
+	case SMIO_PEER_CZ_BIND: {
+		struct smio_peer_cz_bind czb = { .bdf = 0x400, .uid = 0xe000,
+						 .ubar = 0x10000000, .ubar_size = 1u << 24 };
+		struct smio_cz_grant czg = { .bdf = 0x400, .vendor = 0x534d, .device = 0x10,
+					     .class = 0x010802, .bar_addr = { 0x10000000 },
+					     .bar_size = { 0x4000 }, .name = "nvme0",
+					     .model = "nvme" };
+
+		return reply ? SAMPLE_PUT(czg) : SAMPLE_PUT(czb);
+	}
+	case SMIO_PEER_CZ_UNBIND: return reply ? 0 : SAMPLE_PUT(plr);
 	case SMIO_PEER_LEND_P2P:
 	case SMIO_PEER_LEND_HOPS: return SAMPLE_PUT(plp);
 	case SMIO_LEND_P2P:	return SAMPLE_PUT(lp);

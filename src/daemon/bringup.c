@@ -104,6 +104,7 @@ static void down_from(struct smd *d, struct smd_up *u, int stage)
 		smd_dma_fini(d);
 		if (d->pci) {
 			fab_host_lock(d->host);
+			smd_cz_fini(d);        /* logic devices too; before lend's MSI channels */
 			smd_lend_fini(d);      /* shadows go before the PCI core */
 			smd_dev_fini(d);
 			smd_intr_fini(d);
@@ -124,6 +125,7 @@ static void down_from(struct smd *d, struct smd_up *u, int stage)
 		fab_host_destroy(d->host);
 	}
 	smd_mc_fini(d);               /* a failed bring-up: only the mapping is left */
+	smd_cz_fini(d);
 	free(d->reply);
 	topo_free(d->topo);
 }
@@ -162,7 +164,12 @@ int smd_up(struct smd *d, const char *topo_path, struct smd_up *u)
 	rc = smd_mc_init(d);
 	if (rc)
 		snprintf(err, sizeof(err), "%s/mcast.regs: %s", d->dir, strerror(-rc));
-	else
+	if (!rc) {
+		rc = smd_cz_init(d);
+		if (rc)
+			snprintf(err, sizeof(err), "%s/czodiac.iop: %s", d->dir, strerror(-rc));
+	}
+	if (!rc)
 		rc = fab_host_create(&d->world, d->topo, (uint32_t)idx, dev_endpoint_init,
 				     &d->host, err, sizeof(err));
 	if (!rc)

@@ -59,6 +59,7 @@ struct smd {
 	struct smd_lend *lend;    /* Device Lending: lent devices and shadows (h_lend.c) */
 	struct smd_diag *diag;    /* event log, counters' zero points (diag.c) */
 	struct smd_mc *mc;        /* multicast: broadcast segments, switch registers (h_mcast.c) */
+	struct smd_cz *cz;        /* cZodiac: IOPort tables, shared and used functions (h_czodiac.c) */
 	struct smd_vm_mem vm_mem[SMD_VM_MAX]; /* virtual machines' RAM (h_vm.c) */
 	struct smd_vm_dev vm_dev[SMD_VM_MAX]; /* devices attached to them */
 };
@@ -243,6 +244,18 @@ int smd_h_vm(struct smd *d, struct smd_conn *c, uint16_t type, const void *paylo
 void smd_vm_conn_closed(struct smd *d, struct smd_conn *c);
 /* A peer changed tables (PEER_INVALIDATE): shadows re-check their BAR routes. */
 void smd_lend_routes_changed(struct smd *d);
+/*
+ * cZodiac sharing (h_czodiac.c, docs/czodiac.md): smd_cz_init maps the
+ * switches' IOPort tables (DIR/czodiac.iop) as the world's; smd_cz_fini
+ * removes the logic devices and unbinds what this host shared. The USER's
+ * logic devices: by BDF (lspci, config reads), a share's BDF by FDID (-1).
+ */
+int smd_cz_init(struct smd *d);
+void smd_cz_fini(struct smd *d);
+void smd_cz_conn_closed(struct smd *d, struct smd_conn *c);
+struct pci_dev *smd_cz_logic_dev(struct smd *d, uint16_t bdf);
+int smd_cz_uid(struct smd *d, uint32_t fdid);
+void smd_cz_func_list(struct smd *d, struct smio_func_list *o);
 int smd_lend_world_msi(struct fab_world *w, uint32_t host, uint64_t addr, uint32_t data);
 /* Shadow devices in lspci: listed behind the NTB; config reads forwarded (-ENODEV: none). */
 void smd_lend_func_list(struct smd *d, struct smio_func_list *o);

@@ -144,10 +144,16 @@ static const struct {
 	[SMIO_MC_DMA] = { .fn = h_mcast, .work = true },
 	[SMIO_MC_TREE] = { .fn = h_mcast },
 	[SMIO_SRIOV] = { .fn = h_sriov, .work = true },
+	[SMIO_CZ_SHARE] = { .fn = h_czodiac, .work = true },
+	[SMIO_CZ_UNSHARE] = { .fn = h_czodiac, .work = true },
+	[SMIO_PEER_CZ_BIND] = { .fn = h_czodiac, .work = true },
+	[SMIO_PEER_CZ_UNBIND] = { .fn = h_czodiac, .work = true },
+	[SMIO_PEER_CZ_CFG] = { .fn = h_czodiac, .work = true },
 };
 
 #define KEY_DEV(bdf)   (0x100000000ull | (uint16_t)(bdf))
 #define KEY_FDID(fdid) (0x200000000ull | (uint32_t)(fdid))
+#define KEY_CZ_SLOTS   0x300000000ull   /* a USER's virtual slots and UIDs: one change at a time */
 
 /* Config cycles of a borrowed device go to its lender: they wait. */
 static bool must_work(struct smd *d, const struct smd_req *r)
@@ -210,6 +216,18 @@ static void work_keys(struct smd *d, const struct smd_req *r, struct smd_work *w
 			w->key2 = KEY_DEV(bdf);      /* its shadow's driver too */
 		break;
 	}
+	case SMIO_CZ_SHARE:
+	case SMIO_CZ_UNSHARE: {
+		int bdf = smd_cz_uid(d, ((const struct smio_cz_share *)p)->fdid);
+
+		w->key = KEY_CZ_SLOTS;
+		if (bdf >= 0)
+			w->key2 = KEY_DEV(bdf);      /* its logic device's driver too */
+		break;
+	}
+	case SMIO_PEER_CZ_BIND:
+	case SMIO_PEER_CZ_UNBIND:
+	case SMIO_PEER_CZ_CFG:
 	case SMIO_PEER_LEND_SETUP:
 	case SMIO_PEER_LEND_RELEASE:
 	case SMIO_PEER_LEND_CFG:
@@ -377,5 +395,6 @@ void smd_conn_closed_hooks(struct smd *d, struct smd_conn *c)
 	smd_seg_conn_closed(d, c);
 	smd_intr_conn_closed(d, c);
 	smd_lend_conn_closed(d, c);    /* after the pool dropped the lease */
+	smd_cz_conn_closed(d, c);      /* likewise: a cZodiac USER gone */
 	smd_vm_conn_closed(d, c);
 }

@@ -36,6 +36,7 @@ int h_segment(struct smd_req *r);
 int h_mcast(struct smd_req *r);          /* h_mcast.c */
 int h_device(struct smd_req *r);
 int h_lend(struct smd_req *r);
+int h_czodiac(struct smd_req *r);       /* h_czodiac.c */
 int h_vm(struct smd_req *r);
 int h_intr(struct smd_req *r);
 int h_dma(struct smd_req *r);

@@ -24,6 +24,14 @@ static struct smd_borrowed *brw_by_bdf(struct smd *d, uint16_t bdf)
 	return NULL;
 }
 
+/* A shadow, or a cZodiac logic device (h_czodiac.c): config cycles go elsewhere. */
+static struct pci_dev *stand_in(struct smd *d, uint16_t bdf)
+{
+	struct smd_borrowed *b = brw_by_bdf(d, bdf);
+
+	return b ? b->pdev : smd_cz_logic_dev(d, bdf);
+}
+
 void smd_lend_func_list(struct smd *d, struct smio_func_list *o)
 {
 	struct smd_lend *l = d->lend;
@@ -44,31 +52,32 @@ void smd_lend_func_list(struct smd *d, struct smio_func_list *o)
 		snprintf(fi->name, sizeof(fi->name), "%s", b->pdev->name);
 		snprintf(fi->model, sizeof(fi->model), "%s", shadow_grant(b->pdev)->model);
 	}
+	smd_cz_func_list(d, o);
 }
 
 int smd_lend_shadow_cfg(struct smd *d, uint16_t bdf, uint32_t off, uint32_t size,
 			uint32_t *val)
 {
-	struct smd_borrowed *b = brw_by_bdf(d, bdf);
+	struct pci_dev *p = stand_in(d, bdf);
 
-	return b ? pci_read_config(b->pdev, off, size, val) : -ENODEV;
+	return p ? pci_read_config(p, off, size, val) : -ENODEV;
 }
 
 int smd_lend_shadow_dump(struct smd *d, uint16_t bdf, void *out)
 {
-	struct smd_borrowed *b = brw_by_bdf(d, bdf);
+	struct pci_dev *p = stand_in(d, bdf);
 	uint32_t *w = out;
 
-	if (!b)
+	if (!p)
 		return -ENODEV;
 	/* As the borrower sees it: forwarded, with the interception applied. */
 	for (uint32_t off = 0; off < SMIO_CFG_SPACE; off += 4)
-		if (pci_read_config(b->pdev, off, 4, &w[off / 4]))
+		if (pci_read_config(p, off, 4, &w[off / 4]))
 			w[off / 4] = 0xffffffffu;
 	return 0;
 }
 
 bool smd_lend_is_shadow(struct smd *d, uint16_t bdf)
 {
-	return brw_by_bdf(d, bdf) != NULL;
+	return stand_in(d, bdf) != NULL;
 }

@@ -243,3 +243,43 @@ int smio_check_vm_stats(const void *p, uint32_t len)
 	}
 	return 0;
 }
+
+int smio_check_cz_share(const void *p, uint32_t len)
+{
+	struct smio_cz_share m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.flags ? -EINVAL : 0;
+}
+
+int smio_check_cz_info(const void *p, uint32_t len)
+{
+	struct smio_cz_info m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.bound > 1 || m.present > 1 || !bars_ok(m.bar_addr, m.bar_size) ||
+	    !str_ok(m.name, sizeof(m.name)) || !str_ok(m.driver, sizeof(m.driver)))
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_peer_cz_bind(const void *p, uint32_t len)
+{
+	struct smio_peer_cz_bind m;
+
+	memcpy(&m, p, sizeof(m));
+	if (!m.ubar_size || m.ubar + m.ubar_size < m.ubar)
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_cz_grant(const void *p, uint32_t len)
+{
+	struct smio_cz_grant m;
+
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || m.pad2 || m.class > 0xffffff || !bars_ok(m.bar_addr, m.bar_size) ||
+	    !str_ok(m.name, sizeof(m.name)) || !str_ok(m.model, sizeof(m.model)))
+		return -EINVAL;
+	return 0;
+}

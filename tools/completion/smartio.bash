@@ -108,6 +108,12 @@ _smartio()
 	borrow | return)
 		[[ $prev == "$cmd" ]] &&
 			mapfile -t COMPREPLY < <(compgen -W "$(_smartio_devices "$tool")" -- "$cur") ;;
+	czodiac)
+		if [[ $prev == czodiac ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "share unshare" -- "$cur")
+		elif [[ $prev == share || $prev == unshare ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "$(_smartio_devices "$tool")" -- "$cur")
+		fi ;;
 	nvme)
 		[[ $prev == nvme ]] &&
 			mapfile -t COMPREPLY < <(compgen -W "list identify read write dd" -- "$cur") ;;

@@ -94,6 +94,7 @@ int cmd_lspci(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_route(int argc, char **argv);
 int cmd_sriov(int argc, char **argv);
+int cmd_czodiac(int argc, char **argv);
 int cmd_ntb(int argc, char **argv);
 int cmd_iommu(int argc, char **argv);
 int cmd_accel(int argc, char **argv);

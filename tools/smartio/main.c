@@ -32,6 +32,8 @@ static const struct cli_cmd cmds[] = {
 	{ "events", "the daemons' event logs: borrow, return, link changes, faults", cmd_events },
 	{ "sriov", "enable or disable an SR-IOV device's virtual functions (VFs join the pool)",
 	  cmd_sriov },
+	{ "czodiac", "share a device's function with another host through a cZodiac switch",
+	  cmd_czodiac },
 	{ "vm", "virtual machines with borrowed devices (run, list, stop, stats, hot-add)", cmd_vm },
 };
 

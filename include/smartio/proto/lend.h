@@ -224,4 +224,49 @@ struct smio_peer_vm_dma {
 	uint64_t iova, bus, size;
 };
 
+/*
+ * cZodiac sharing in a running cluster (docs/czodiac.md, "In a running
+ * cluster"). CZ_SHARE and CZ_UNSHARE go to the USER's daemon; it asks the
+ * OWNER's (PEER_CZ_BIND, PEER_CZ_UNBIND) to program the IOPort tables, and
+ * the logic full-function device's config cycles go there (PEER_CZ_CFG,
+ * struct smio_peer_lend_cfg).
+ */
+struct smio_cz_share {
+	uint32_t fdid;              /* the OWNER's function */
+	uint32_t flags;             /* 0 */
+};
+
+/* A shared function as its USER sees it. */
+struct smio_cz_info {
+	uint32_t fdid;
+	uint32_t owner;             /* host id */
+	uint32_t cswitch;           /* index of the czodiac switch */
+	uint16_t uid;               /* the logic device's BDF (RID) at the USER */
+	uint16_t oid;               /* the function's at the OWNER */
+	uint32_t bound;             /* 0/1: a driver is bound */
+	uint32_t present;           /* 0/1: the logic device exists */
+	uint64_t msis;              /* hot-plug MSIs of the USER's virtual slot */
+	uint64_t bar_addr[SMIO_DEV_BARS], bar_size[SMIO_DEV_BARS];   /* the UBARs */
+	char name[SMIO_NAME_MAX];
+	char driver[SMIO_NAME_MAX];
+};
+
+/* PEER_CZ_BIND: bind bdf to the sender (the USER) as uid, its BARs as UBARs from ubar. */
+struct smio_peer_cz_bind {
+	uint16_t bdf;               /* at the OWNER; first, as in smio_peer_lend_ref */
+	uint16_t uid;
+	uint32_t cswitch;
+	uint64_t ubar, ubar_size;   /* free part of the USER's port window */
+};
+
+/* The OWNER's answer (with the MSI channel's read end): struct lend_grant, no DMA window. */
+struct smio_cz_grant {
+	uint16_t bdf, vendor, device, pad;
+	uint32_t class, pad2;
+	uint64_t bar_addr[SMIO_DEV_BARS], bar_size[SMIO_DEV_BARS];   /* the UBARs */
+	uint32_t bar_flags[SMIO_DEV_BARS];
+	char name[SMIO_NAME_MAX];
+	char model[24];
+};
+
 #endif

@@ -436,6 +436,23 @@ enum smio_payload_kind {
 	  SMIO_PL_FIXED(smio_sriov_req, check_sriov_req),					\
 	  SMIO_PL_FIXED(smio_sriov_state, check_sriov_state))					\
 												\
+	/* cZodiac sharing through running daemons (lend.h, docs/czodiac.md) */		\
+	X(CZ_SHARE,             216, LEND,   SMIO_R_ADMIN, 0,					\
+	  SMIO_PL_FIXED(smio_cz_share, smio_check_cz_share),					\
+	  SMIO_PL_FIXED(smio_cz_info, smio_check_cz_info))					\
+	X(CZ_UNSHARE,           217, LEND,   SMIO_R_ADMIN, 0,					\
+	  SMIO_PL_FIXED(smio_cz_share, smio_check_cz_share),					\
+	  SMIO_PL_FIXED(smio_cz_info, smio_check_cz_info))					\
+	X(PEER_CZ_BIND,         218, LEND,   SMIO_R_PEER,  0, /* + MSI channel fd */		\
+	  SMIO_PL_FIXED(smio_peer_cz_bind, smio_check_peer_cz_bind),				\
+	  SMIO_PL_FIXED(smio_cz_grant, smio_check_cz_grant))					\
+	X(PEER_CZ_UNBIND,       219, LEND,   SMIO_R_PEER,  0,					\
+	  SMIO_PL_FIXED(smio_peer_lend_ref, smio_check_peer_lend_ref),				\
+	  SMIO_PL_EMPTY)									\
+	X(PEER_CZ_CFG,          220, LEND,   SMIO_R_PEER,  0, /* value filled */		\
+	  SMIO_PL_FIXED(smio_peer_lend_cfg, smio_check_peer_lend_cfg),				\
+	  SMIO_PL_FIXED(smio_peer_lend_cfg, smio_check_peer_lend_cfg))				\
+												\
 	/* accelerator kernels (driver.h), issue 14 */					\
 	X(ACCEL_LAUNCH,         225, DRIVER, SMIO_R_LOCAL, 0, /* + image + args */		\
 	  SMIO_PL_VAR(smio_accel_launch, smio_check_accel_launch),				\
