@@ -95,6 +95,13 @@ check "nvme write at host 2" "$SMARTIO" nvme write --host 2 --dev e0:00.0 --lba 
 check "nvme read at host 2" "$SMARTIO" nvme read --host 2 --dev e0:00.0 --lba 20 --count 4 -o "$WORK/b2"
 [ "$(bytes "$WORK/b2")" = "c3" ] && ok "... verified at host 2" || not_ok "... verified at host 2"
 check "unshare from host 2" "$SMARTIO" czodiac unshare nvme0 --host 2
-"$SMARTIO" cluster down >/dev/null 2>&1 || true
+
+check "share with host 1 again" "$SMARTIO" czodiac share nvme0 --host 1
+check "host 1's daemon crashes while it holds it" "$SMARTIO" fault crash --host 1
+check "share with host 2 at once" "$SMARTIO" czodiac share nvme0 --host 2
+expect "... the OWNER reclaimed it when host 1's connection went" "is e0:00.0 at host 2, driver nvme"
+check "events at host 0" "$SMARTIO" events --host 0
+expect "... the reclaim logged" "cZodiac: host 1 let 02:00.0 go"
+check "cluster down while host 2 holds it (quickly)" timeout 3 "$SMARTIO" cluster down
 
 tap_done

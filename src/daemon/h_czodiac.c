@@ -52,6 +52,7 @@ struct cz_use {
 	uint32_t fdid, owner, cswitch;
 	uint16_t obdf;                 /* at the OWNER */
 	int msi_slot;                  /* the OWNER's MSI channel, read here */
+	bool lost;                     /* no OWNER to ask: config cycles fail at once */
 	struct czhp_slot slot;
 };
 
@@ -249,6 +250,8 @@ static int t_cfg(struct cz_use *u, bool write, uint32_t off, uint32_t size, uint
 
 	if (size < 4 && m.value >> (8 * size))
 		return -EINVAL;
+	if (u->lost)
+		return -ENODEV;       /* surprise removal: the driver sees a dead device */
 	rc = smd_peer_request(u->d, u->owner, SMIO_PEER_CZ_CFG, &m, sizeof(m), &r, sizeof(r),
 			      &rlen, NULL);
 	if (rc)
@@ -530,10 +533,14 @@ void smd_cz_conn_closed(struct smd *d, struct smd_conn *c)
 {
 	struct smd_cz *z = d->cz;
 
+	if (!z || !c->cid)
+		return;
 	/* OWNER: the USER's daemon is gone (the pool dropped the lease already). */
-	for (unsigned i = 0; z && c->cid && i < SMD_CZ_MAX; i++)
+	fab_host_lock(d->host);
+	for (unsigned i = 0; i < SMD_CZ_MAX; i++)
 		if (z->bound[i].used && z->bound[i].cid == c->cid)
 			bound_drop(d, NULL, &z->bound[i]);
+	fab_host_unlock(d->host);
 }
 
 void smd_cz_fini(struct smd *d)
@@ -544,8 +551,13 @@ void smd_cz_fini(struct smd *d)
 		return;
 	/* No peer answers any more: each side undoes its own part. */
 	for (unsigned i = 0; d->pci && i < SMD_CZ_MAX; i++)
-		if (z->use[i].used)
+		if (z->use[i].used) {
+			/* A surprise removal: the driver touches the device no more. */
+			z->use[i].lost = true;
+			if (z->use[i].slot.pdev)
+				pci_channel_set(z->use[i].slot.pdev, pci_channel_io_perm_failure);
 			use_drop(d, &z->use[i], false);
+		}
 	for (unsigned i = 0; d->host && i < SMD_CZ_MAX; i++)
 		if (z->bound[i].used)
 			bound_drop(d, NULL, &z->bound[i]);
