@@ -102,6 +102,20 @@ check "share with host 2 at once" "$SMARTIO" czodiac share nvme0 --host 2
 expect "... the OWNER reclaimed it when host 1's connection went" "is e0:00.0 at host 2, driver nvme"
 check "events at host 0" "$SMARTIO" events --host 0
 expect "... the reclaim logged" "cZodiac: host 1 let 02:00.0 go"
-check "cluster down while host 2 holds it (quickly)" timeout 3 "$SMARTIO" cluster down
+check "the OWNER's daemon crashes while host 2 holds it" "$SMARTIO" fault crash --host 0
+gone=0
+for _ in $(seq 100); do   # the surprise removal runs on a worker of host 2's daemon
+	"$SMARTIO" lspci --host 2 >"$OUT" 2>&1 || true
+	if hasnt "^e0:00.0"; then gone=1; break; fi
+	sleep 0.02
+done
+[ $gone = 1 ] && ok "... host 2 surprise-removes the logic device" ||
+	not_ok "... host 2 surprise-removes the logic device"
+check "events at host 2" "$SMARTIO" events --host 2
+expect "... logged" "cZodiac: OWNER host 0 lost: surprise-removing its nvme0"
+check "cluster down" "$SMARTIO" cluster down
+check "cluster up again" "$SMARTIO" cluster up "$SRC/tests/topologies/czodiac.yaml"
+check "share with host 1" "$SMARTIO" czodiac share nvme0 --host 1
+check "cluster down while host 1 holds it (quickly)" timeout 3 "$SMARTIO" cluster down
 
 tap_done

@@ -529,6 +529,52 @@ int h_czodiac(struct smd_req *r)
 
 /* ---------- lifetimes, and the logic devices in lspci ---------- */
 
+/* The surprise removal of a lost OWNER's function, on a worker (its driver unbinds). */
+struct drop_work {
+	struct smd_work w;
+	uint32_t fdid;
+};
+
+static void drop_run(struct smd_work *w)
+{
+	struct drop_work *x = (struct drop_work *)w;
+	struct cz_use *u = w->d->cz ? use_find(w->d->cz, x->fdid) : NULL;
+
+	if (u && u->lost)
+		use_drop(w->d, u, false);
+}
+
+static void drop_done(struct smd_work *w)
+{
+	free(w);
+}
+
+static void owner_lost(struct smd *d, struct cz_use *u)
+{
+	struct drop_work *x;
+
+	/* Right away: config cycles fail, the iomaps read all-ones, in-flight I/O fails. */
+	u->lost = true;
+	if (u->slot.pdev)
+		pci_channel_set(u->slot.pdev, pci_channel_io_perm_failure);
+	smio_warn("cZodiac: OWNER host %u lost: surprise-removing its %s", u->owner,
+		  u->slot.g.name);
+	smd_event(d, SMIO_EV_RECLAIM, u->obdf, u->owner,
+		  "cZodiac: OWNER host %u lost: surprise-removing its %s", u->owner,
+		  u->slot.g.name);
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return;         /* it stays lost: CZ_UNSHARE removes it */
+	x->fdid = u->fdid;
+	x->w.run = drop_run;
+	x->w.done = drop_done;
+	/* As CZ_SHARE/CZ_UNSHARE's keys (dispatch.c): the slots, the device's driver. */
+	x->w.key = 0x300000000ull;
+	if (u->slot.pdev)
+		x->w.key2 = 0x100000000ull | u->slot.pdev->bdf;
+	smd_work_queue(d, &x->w);
+}
+
 void smd_cz_conn_closed(struct smd *d, struct smd_conn *c)
 {
 	struct smd_cz *z = d->cz;
@@ -540,6 +586,10 @@ void smd_cz_conn_closed(struct smd *d, struct smd_conn *c)
 	for (unsigned i = 0; i < SMD_CZ_MAX; i++)
 		if (z->bound[i].used && z->bound[i].cid == c->cid)
 			bound_drop(d, NULL, &z->bound[i]);
+	/* USER: our connection to an OWNER closed: its EOF is immediate when it dies. */
+	for (unsigned i = 0; c->outgoing && i < SMD_CZ_MAX; i++)
+		if (z->use[i].used && z->use[i].owner == c->host && !z->use[i].lost)
+			owner_lost(d, &z->use[i]);
 	fab_host_unlock(d->host);
 }
 
