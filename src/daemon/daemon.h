@@ -219,6 +219,9 @@ int smd_h_dma(struct smd *d, struct smd_conn *c, uint16_t type, const void *payl
 	      void *out, uint32_t *outlen, int *out_fd);
 void smd_dma_conn_closed(struct smd *d, struct smd_conn *c);
 void *smd_dma_mem_map(struct smd *d, uint32_t host, uint32_t mem, uint64_t *size);
+/* host's daemon went away (host lock held): its memory objects are remapped
+ * when next needed, since a restarted daemon has new ones. */
+void smd_dma_peer_lost(struct smd *d, uint32_t host);
 /* The same, obtained from its host first if need be (a worker; a shadow
  * device's BAR mapped by its driver). */
 void *smd_dma_mem_fetch(struct smd *d, uint32_t host, uint32_t mem, uint64_t *size);

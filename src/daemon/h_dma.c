@@ -53,6 +53,7 @@ struct peer_map {
 	uint32_t host, mem;
 	void *p;
 	uint64_t size;
+	bool stale;                   /* its daemon went away: never handed out again */
 };
 
 struct smd_dma {
@@ -89,11 +90,30 @@ static int prepare(void *arg, uint16_t rid, uint64_t addr, uint64_t len, bool wr
 static void *peer_mem(struct smd_dma *s, uint32_t host, uint32_t mem, uint64_t *size)
 {
 	for (unsigned i = 0; i < s->nmaps; i++)
-		if (s->maps[i].host == host && s->maps[i].mem == mem) {
+		if (!s->maps[i].stale && s->maps[i].host == host && s->maps[i].mem == mem) {
 			*size = s->maps[i].size;
 			return s->maps[i].p;
 		}
 	return NULL;
+}
+
+/*
+ * A slot for one more mapping. When every slot is taken, the oldest stale
+ * mapping goes: it belonged to a daemon that stopped (DMA_MAPS - hosts
+ * restarts ago), so no route leads to it any more. Host lock held.
+ */
+static int free_slot(struct smd_dma *s)
+{
+	if (s->nmaps < DMA_MAPS)
+		return 0;
+	for (unsigned i = 0; i < s->nmaps; i++)
+		if (s->maps[i].stale) {
+			munmap(s->maps[i].p, s->maps[i].size);
+			memmove(&s->maps[i], &s->maps[i + 1], (s->nmaps - i - 1) * sizeof(s->maps[0]));
+			s->nmaps--;
+			return 0;
+		}
+	return -ENOSPC;
 }
 
 /* Map another host's memory object for the engines. Host lock held. */
@@ -105,16 +125,15 @@ static int map_peer(struct smd_dma *s, uint32_t host, uint32_t mem)
 
 	if (peer_mem(s, host, mem, &size))
 		return 0;
-	if (s->nmaps == DMA_MAPS)
-		return -ENOSPC;
 	rc = smd_seg_peer_memfd(s->d, host, mem, &fd, &size);
 	if (rc)
 		return rc;
-	/* Asked again while we waited for the peer? */
+	/* Asked again while we waited for the peer? (fd is the cache's.) */
 	if (peer_mem(s, host, mem, &size))
 		return 0;
-	if (s->nmaps == DMA_MAPS)
-		return -ENOSPC;
+	rc = free_slot(s);
+	if (rc)
+		return rc;
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
@@ -157,6 +176,22 @@ static int answer(struct smd_dma *s, const struct xreq *r)
 	if (!rc && r->buf)
 		rc = fab_access(d->host, r->rid, r->addr, r->buf, r->len, r->write);
 	return rc;
+}
+
+void smd_dma_peer_lost(struct smd *d, uint32_t host)
+{
+	struct smd_dma *s = d->dma;
+
+	if (!s)
+		return;
+	/*
+	 * A restarted daemon has new memory objects: the next access maps those.
+	 * The old mappings stay until their slots are needed (free_slot), since
+	 * an access that looked one up before now may still be copying.
+	 */
+	for (unsigned i = 0; i < s->nmaps; i++)
+		if (s->maps[i].host == host)
+			s->maps[i].stale = true;
 }
 
 void *smd_dma_mem_map(struct smd *d, uint32_t host, uint32_t mem, uint64_t *size)

@@ -590,6 +590,7 @@ static void peer_lost(struct smd *d, uint32_t host)
 		im->lost = true;
 	}
 	/* A restarted daemon has new memory objects. */
+	smd_dma_peer_lost(d, host);
 	for (unsigned i = 0; i < s->ncache;) {
 		if (s->cache[i].host == host) {
 			close(s->cache[i].fd);
