@@ -133,13 +133,13 @@ expect "host 1's log keeps what came before each restart" "^2$"
 check "route through host 1 again" "$SMARTIO" route --host 0 --addr "$WIN"
 # A borrower that restarts has new RAM: the lender's DMA must land in it, not
 # in the old daemon's (h_dma.c remaps a lost peer's memory objects).
-check "borrow host 2's nvme0 for host 0" "$SMARTIO" borrow 2:nvme0 --host 0
+check "borrow host 1's nvme0 for host 0" "$SMARTIO" borrow 1:nvme0 --host 0
 check "cluster restart --host 0 (the borrower)" "$SMARTIO" cluster restart --host 0
-check "borrow it again after the restart" "$SMARTIO" borrow 2:nvme0 --host 0
+check "borrow it again after the restart" "$SMARTIO" borrow 1:nvme0 --host 0
 expect "the new borrower's driver binds it" "driver nvme"
 check "identify through the new daemon's driver" "$SMARTIO" nvme identify --host 0
 expect "identify data from the lender's NVMe" "model +smartio emulated NVMe"
-check "return it" "$SMARTIO" return 2:nvme0 --host 0 --unbind
+check "return it" "$SMARTIO" return 1:nvme0 --host 0 --unbind
 
 # ---- device reset (FLR) ----
 check "lspci nvme0 before" "$SMARTIO" lspci --host 2 -vv -s 02:00.0
