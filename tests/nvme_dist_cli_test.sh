@@ -3,8 +3,8 @@
 #
 # smartio-nvme, the distributed NVMe driver's tool, against real daemons:
 # help and error messages, the manager, identify, dd (write, read, verify,
-# files), bench (text and JSON, placements) on the default cluster; SQs in
-# the CMB (tests/topologies/nvme-cmb.yaml); then 30
+# files), bench (text and JSON, placements, the SQ in lender-a's gpu0) on the
+# default cluster; SQs in the CMB (tests/topologies/nvme-cmb.yaml); then 30
 # clients on 30 hosts of topologies/cluster-60.yaml verifying their own block
 # ranges at the same time on one controller. TAP output.
 set -euo pipefail
@@ -71,10 +71,37 @@ check "bench sequential read, queues in the lender's RAM" on_host 2 bench -d 8:n
 expect "bench stops after --ios" ": 2000 I/Os"
 check_fails "bench --sq cmb without a CMB" on_host 0 bench -d 8:nvme0 --sq cmb --time 0.2
 expect "says there is no CMB" "no CMB"
+# Fig. 34's "SQ in the lender's GPU": the SQ a device segment of lender-a's gpu0
+# (hints place it in its BAR2), written by host 0 through the NTB, fetched by
+# nvme0 peer-to-peer below the chassis switch. gpu0's bar_reads (diag) count
+# exactly the 64-byte entries the controller fetched from it.
+check "diag --clear on lender-a" "$SMARTIO" diag --clear --host 1
+on_host 0 dd -d 8:nvme0 --mode verify --lba 20000 --count 512 --bs 4K --qd 4 --seed 11 \
+	--sq accel:8:gpu0 --json >"$WORK/acc.json" 2>"$OUT" || true
+json_check "dd verify --sq accel:8:gpu0 (128 commands)" "$WORK/acc.json" \
+	'd["verified"] is True and d["sq_ioaddr"].startswith("0x")'
+SQIO=$(sed -n 's/.*"sq_ioaddr":"\(0x[0-9a-f]*\)".*/\1/p' "$WORK/acc.json")
+"$SMARTIO" route --host 1 --from nvme0 --addr "${SQIO:-0}" --len 64 --read --json \
+	>"$WORK/acc.route" 2>"$OUT" || true
+json_check "nvme0 reads its SQ from gpu0's BAR2, below the switch" "$WORK/acc.route" \
+	'd["ok"] and d["ntb_hops"] == 0 and d["target"]["kind"] == "bar" and d["target"]["bar"] == 2 and d["hops"][-1]["name"] == "gpu0 BAR2" and not any(h["kind"] in ("root", "memory") for h in d["hops"])'
+check "bench --sq accel:8:gpu0, 300 I/Os" on_host 0 bench -d 8:nvme0 --ios 300 --sq accel:8:gpu0 \
+	--json
+expect "bench: no errors, the same SQ address" '"ios":300,"errors":0' "\"sq_ioaddr\":\"$SQIO\""
+"$SMARTIO" diag --host 1 --json >"$WORK/acc.diag" 2>"$OUT" || true
+json_check "gpu0's BAR2 was read for 428 SQ entries (64 B each), gpu1's not at all" \
+	"$WORK/acc.diag" \
+	'{x["name"]: x["bar_reads"] for x in d["hosts"][0]["devices"]} == {"nvme0": 0, "gpu0": 428 * 64, "gpu1": 0}'
+check_fails "--sq accel: of no device" on_host 0 bench -d 8:nvme0 --sq accel:8:nosuch --ios 1
+expect "says it is not found" "not found"
+check_fails "--cq accel:" on_host 0 dd -d 8:nvme0 --mode read --count 8 --cq accel:8:gpu0
+expect "CQs have no accel placement" "bad placement 'accel:8:gpu0' \(default, device, host, cmb\)"
 check "manager stops on SIGTERM" stop_manager
 cp "$WORK/manager.log" "$OUT"
 expect "manager log: sessions came and went, nothing reclaimed" "client 0x[0-9a-f]+: node 4" \
 	"closed" "stopping: [0-9]+ requests, 0 refused, 0 queue pairs reclaimed"
+expect "manager log: the SQ in gpu0, gpu0 returned after" "SQ in accelerator 0x80500 at bus address $SQIO" \
+	"returned accelerator 0x80500: no SQ in it any more"
 # lender-b's nvme0 has a 1 MiB CMB (behind lender-b's IOMMU)
 check "manager on lender-b" start_manager 2 12:nvme0
 check "dd verify --sq cmb on lender-b's controller from host 0" on_host 0 dd -d 12:nvme0 \

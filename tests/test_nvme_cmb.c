@@ -98,10 +98,10 @@ static int cmb_client(struct kidio *io, void *varg)
 			r2 = snv_rpc(c, SNV_MSG_CREATE_QP, &cr, sizeof(cr), &qr, sizeof(qr), NULL, 0,
 				     NULL);
 			cr.flags = SNV_QP_SQ_CMB | SNV_QP_PRIO_POLICY;
-			cr.rsvd = 1;
+			cr.sq_fdid = 1;                      /* an accelerator without SQ_ACCEL */
 			r3 = snv_rpc(c, SNV_MSG_CREATE_QP, &cr, sizeof(cr), &qr, sizeof(qr), NULL, 0,
 				     NULL);
-			cr.rsvd = 0;                          /* well-formed: CMB or not is the question */
+			cr.sq_fdid = 0;                      /* well-formed: CMB or not is the question */
 			cr.depth = 65;                        /* 2 pages: never fits a full CMB */
 			r4 = snv_rpc(c, SNV_MSG_CREATE_QP, &cr, sizeof(cr), &qr, sizeof(qr), NULL, 0,
 				     NULL);

@@ -48,6 +48,7 @@ enum snv_place {
 	SNV_PLACE_DEVICE,         /* the lender's RAM (next to the controller) */
 	SNV_PLACE_HOST,           /* the client's host RAM */
 	SNV_PLACE_CMB,            /* the controller memory buffer (SQs only), see below */
+	SNV_PLACE_ACCEL,          /* an accelerator's memory (SQs only), see below */
 };
 /*
  * SNV_PLACE_CMB: the SQ lives in the controller's CMB (CMBLOC/CMBSZ). The
@@ -57,6 +58,19 @@ enum snv_place {
  * snv_qpair_create returns -ENOTSUP when the controller has no CMB (or none
  * for SQs) and for a CQ in the CMB (not implemented: CMBSZ.CQS = 0), and
  * -ENOBUFS when the CMB is full. SNV_PLACE_DEFAULT never uses the CMB.
+ *
+ * SNV_PLACE_ACCEL: the SQ lives in the memory of the accelerator whose fabric
+ * device ID is snv_qpair_opts.sq_accel (TOCS'21 fig. 34, "SQ in the lender's
+ * GPU"). The client borrows it shared and creates a SISCI device segment of
+ * it with the hints HOST_WRITE | DEVICE_READ, which its lender places in the
+ * accelerator's memory BAR; the client writes SQEs through its mapping (the
+ * NTB), the manager connects the segment through the accelerator and maps it
+ * for the controller, which fetches SQEs peer-to-peer from the BAR (below the
+ * lender's switch when both devices are there). snv_qpair_create returns
+ * -ENOTSUP for a CQ there, -EINVAL without sq_accel, -EBUSY when the client
+ * already placed SQs in another accelerator, and -ENOSPC when the lender put
+ * the segment in its RAM (the accelerator has no memory BAR with room).
+ * snv_qpair_sq_ioaddr() says where the controller fetches from.
  */
 
 /*
@@ -245,6 +259,7 @@ struct snv_qpair_opts {
 	enum snv_place sq_place;
 	enum snv_place cq_place;
 	enum snv_prio prio;       /* the class to ask for (SNV_PRIO_DEFAULT: the policy's) */
+	uint32_t sq_accel;        /* SNV_PLACE_ACCEL: the accelerator's fabric device ID */
 };
 
 /*
@@ -272,6 +287,13 @@ unsigned snv_qpair_iops_limit(const struct snv_qpair *q);
 /* Delete through the manager; in-flight commands are lost (-EBUSY unless forced). */
 int snv_qpair_delete(struct snv_qpair *q, bool force);
 uint16_t snv_qpair_id(const struct snv_qpair *q);
+/*
+ * The SQ's bus address as the controller reaches it (where it fetches
+ * commands from; the primary path's), or 0 when the library does not know it:
+ * known for SNV_PLACE_ACCEL (an address in the accelerator's BAR as the
+ * controller's host sees it when the lender placed the SQ there).
+ */
+uint64_t snv_qpair_sq_ioaddr(const struct snv_qpair *q);
 unsigned snv_qpair_inflight(const struct snv_qpair *q);
 
 struct snv_qpair_stats {

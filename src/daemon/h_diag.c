@@ -91,6 +91,18 @@ static int irq_json(const struct dev_stats *s, struct json_object *o, uint64_t *
 	return 0;
 }
 
+/* Bytes of fn's memory BARs read by DMA routed on this host (fab_mem.dma_reads):
+ * peer-to-peer reads by other devices, e.g. an NVMe fetching an SQ placed there. */
+static uint64_t bar_reads(const struct fab_func *fn)
+{
+	uint64_t n = 0;
+
+	for (unsigned b = 0; b < sizeof(fn->bars) / sizeof(fn->bars[0]); b++)
+		if (fn->bars[b].present && fn->bars[b].mem >= 0)
+			n += ld(&fn->host->mems[fn->bars[b].mem].dma_reads);
+	return n;
+}
+
 static int device_json(struct fab_func *fn, struct dev_instance *in, struct json_object *arr,
 		       uint64_t *dma_faults)
 {
@@ -118,7 +130,8 @@ static int device_json(struct fab_func *fn, struct dev_instance *in, struct json
 		rc = smio_json_add_uint(o, "ops", ld(&v[DEV_ST_OPS])) ||
 		     smio_json_add_uint(o, "bytes", ld(&v[DEV_ST_BYTES_READ]));
 	if (!rc)
-		rc = smio_json_add_uint(o, "errors", ld(&v[DEV_ST_ERRORS])) ||
+		rc = smio_json_add_uint(o, "bar_reads", bar_reads(fn)) ||
+		     smio_json_add_uint(o, "errors", ld(&v[DEV_ST_ERRORS])) ||
 		     smio_json_add_uint(o, "dma_faults", ld(&v[DEV_ST_DMA_FAULTS])) ||
 		     smio_json_add_uint(o, "flrs", ld(&v[DEV_ST_FLRS])) ||
 		     irq_json(s, o, &irqs) || smio_json_add_uint(o, "interrupts", irqs);
@@ -224,6 +237,10 @@ int h_stats_clear(struct smd_req *r)
 
 		if (!in)
 			continue;
+		for (unsigned k = 0; k < sizeof(fn->bars) / sizeof(fn->bars[0]); k++)
+			if (fn->bars[k].present && fn->bars[k].mem >= 0)
+				__atomic_store_n(&d->host->mems[fn->bars[k].mem].dma_reads, 0,
+						 __ATOMIC_RELAXED);
 		p = (uint64_t *)&in->stats;
 		for (size_t k = 0; k < sizeof(in->stats) / sizeof(uint64_t); k++)
 			__atomic_store_n(&p[k], 0, __ATOMIC_RELAXED);

@@ -158,6 +158,9 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 				fab_copy_to_mem(m + r.tgt.offset, p, n);
 			else
 				fab_copy_from_mem(p, m + r.tgt.offset, n);
+			if (!write && r.tgt.kind == FAB_TGT_BAR && r.tgt.host == h->id &&
+			    r.tgt.mem < h->nmems)
+				__atomic_fetch_add(&h->mems[r.tgt.mem].dma_reads, n, __ATOMIC_RELAXED);
 		}
 		p += n;
 		addr += n;
@@ -167,7 +170,7 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 }
 
 int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len, bool write,
-		   uint8_t **ptr, uint64_t *n)
+		   uint8_t **ptr, uint64_t *n, uint64_t **reads)
 {
 	struct fab_route r;
 	uint64_t size = 0;
@@ -190,5 +193,8 @@ int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len
 		return -EFAULT;
 	*ptr = m + r.tgt.offset;
 	*n = r.tgt.len < len ? r.tgt.len : len;
+	if (reads)
+		*reads = !write && r.tgt.kind == FAB_TGT_BAR && r.tgt.host == h->id &&
+			 r.tgt.mem < h->nmems ? &h->mems[r.tgt.mem].dma_reads : NULL;
 	return 0;
 }

@@ -93,6 +93,10 @@ struct fab_mem {
 	uint8_t bar;
 	bool is_ram;
 	void *map;               /* this process's shared mapping, made on first use */
+	/* Bytes of a BAR read by DMA this host routed there (a device's peer-to-peer
+	 * reads, e.g. an NVMe fetching an SQ from an accelerator's memory); atomic.
+	 * The owner's CPU mapping and other hosts' requests are not counted. */
+	uint64_t dma_reads;
 };
 
 struct fab_host {

@@ -203,10 +203,12 @@ void *fab_target_map(struct fab_host *h, const struct fab_target *t, uint64_t *s
  * memory (an MSI window), or -errno (-EREMOTE: not mappable here). The caller
  * holds h's lock; the pointer stays valid as long as the mapping (the
  * process's, or until the world's mem_map objects are released), and the
- * translation as long as the world's epoch does not change.
+ * translation as long as the world's epoch does not change. *reads (if
+ * reads is not NULL): for a read of a BAR of this host, the counter the
+ * caller adds the bytes it reads to (fab_mem.dma_reads), else NULL.
  */
 int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len, bool write,
-		   uint8_t **ptr, uint64_t *n);
+		   uint8_t **ptr, uint64_t *n, uint64_t **reads);
 
 /*
  * The data path of an access, for callers that move bytes themselves: a

@@ -29,6 +29,7 @@ struct atc_entry {
 	uint64_t epoch;
 	uint64_t lo, hi;         /* bus addresses [lo, hi) of one page, translated */
 	uint8_t *ptr;            /* where lo is mapped */
+	uint64_t *reads;         /* a read of a BAR of this host: its dma_reads counter */
 	bool valid, write;
 };
 
@@ -73,6 +74,7 @@ static int atc_fill(struct runner *r, uint64_t addr, bool write, struct atc_entr
 	struct fab_host *h = r->fn->host;
 	uint64_t page = addr & ~(FAB_PAGE_SIZE - 1), n = 0;
 	struct atc_entry *e = atc_slot(r, page, write);
+	uint64_t *reads = NULL;
 	uint8_t *p = NULL;
 	uint64_t epoch;
 	int rc;
@@ -80,12 +82,12 @@ static int atc_fill(struct runner *r, uint64_t addr, bool write, struct atc_entr
 	fab_host_lock(h);
 	epoch = world_epoch(h);         /* before resolving: a change meanwhile is seen */
 	rc = fab_access_map(h, fab_func_bdf(r->fn), addr, page + FAB_PAGE_SIZE - addr, write,
-			    &p, &n);
+			    &p, &n, &reads);
 	fab_host_unlock(h);
 	if (rc)
 		return rc;
 	*e = (struct atc_entry){ .epoch = epoch, .lo = addr, .hi = addr + n, .ptr = p,
-				 .valid = true, .write = write };
+				 .valid = true, .write = write, .reads = reads };
 	*out = e;
 	return 0;
 }
@@ -116,6 +118,8 @@ static size_t atc_dma(struct runner *r, uint64_t addr, uint8_t *buf, size_t len,
 			fab_copy_to_mem(e->ptr + (a - e->lo), buf + done, n);
 		else
 			fab_copy_from_mem(buf + done, e->ptr + (a - e->lo), n);
+		if (e->reads)           /* a BAR of this host read by DMA (diag's bar_reads) */
+			__atomic_fetch_add(e->reads, n, __ATOMIC_RELAXED);
 		done += n;
 	}
 	return done;

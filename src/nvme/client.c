@@ -385,11 +385,15 @@ void snv_client_close(struct snv_client *c)
 	if (c->have_live)
 		SCIRemoveInterrupt(c->live, 0, &se);
 	for (unsigned i = 0; i < c->nsegs; i++) {
+		if (c->segs[i].dev_mapped)
+			SCIUnmapRemoteSegmentForDevice(c->segs[i].rs, c->dev, 0, &se);
 		if (c->segs[i].map)
 			SCIUnmapSegment(c->segs[i].map, 0, &se);
 		if (c->segs[i].rs)
 			SCIDisconnectSegment(c->segs[i].rs, 0, &se);
 	}
+	if (c->accel_fdid)            /* its device segments go with the borrow */
+		SCIReturnDevice(c->accel, 0, &se);
 	if (c->cmb_map)
 		SCIUnmapSegment(c->cmb_map, 0, &se);
 	if (c->cmb_rs)

@@ -370,6 +370,7 @@ void snv_manager_destroy(struct snv_manager *m)
 	}
 	snv_dmamem_free(&m->data, m->o.adapter, m->dev);
 	snv_mgr_cmb_release(m);
+	snv_mgr_accel_release(m);     /* the queues (and their SQs) went with their clients */
 	if (m->asq_dev)
 		SCIUnmapRemoteSegmentForDevice(m->asq_rs, m->dev, 0, &se);
 	if (m->acq_dev)

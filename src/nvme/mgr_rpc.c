@@ -72,6 +72,7 @@ static void disconnect_q(struct snv_manager *m, struct snv_mqueue *q)
 		SCIDisconnectSegment(q->sq_rs, 0, &se);
 	if (q->cq_rs)
 		SCIDisconnectSegment(q->cq_rs, 0, &se);
+	snv_mgr_accel_put(m, q->accel);   /* after the connection through it */
 	*q = (struct snv_mqueue){ 0 };
 }
 
@@ -288,10 +289,11 @@ static void admin(struct snv_manager *m, struct snv_mclient *c, const struct snv
  * Connect to a client's device segment and map it for the device. A segment
  * in the client's RAM takes a window of the lender's NTB; with none free the
  * map fails with SCI_ERR_HW_NOSPC, told apart as -EADDRNOTAVAIL so that the
- * client can say so instead of "no queue free" (-ENOSPC).
+ * client can say so instead of "no queue free" (-ENOSPC). `of`: the device
+ * whose segment it is (the controller, or the accelerator holding an SQ).
  */
-static int qseg(struct snv_manager *m, uint32_t node, uint32_t id, size_t need,
-		sci_remote_segment_t *rs, bool *mapped, sci_ioaddr_t *io)
+static int qseg(struct snv_manager *m, sci_smartio_device_t of, uint32_t node, uint32_t id,
+		size_t need, sci_remote_segment_t *rs, bool *mapped, sci_ioaddr_t *io)
 {
 	sci_error_t se;
 
@@ -299,7 +301,7 @@ static int qseg(struct snv_manager *m, uint32_t node, uint32_t id, size_t need,
 	if (node)
 		SCIConnectSegment(m->sd, rs, node, id, m->o.adapter, NULL, NULL, 1000, 0, &se);
 	else
-		SCIConnectDeviceSegment(m->dev, rs, id, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &se);
+		SCIConnectDeviceSegment(of, rs, id, SCI_MEMTYPE_SHARED, NULL, NULL, 0, &se);
 	if (se) {
 		*rs = NULL;
 		return -ENOENT;
@@ -327,7 +329,7 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 	uint32_t prio;
 	char why[160];
 	uint32_t ext_node;
-	bool sq_cmb;
+	bool sq_cmb, sq_accel;
 	int rc;
 
 	if (blen != (long)sizeof(r)) {
@@ -337,9 +339,11 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 	}
 	memcpy(&r, body, sizeof(r));
 	sq_cmb = r.flags & SNV_QP_SQ_CMB;
+	sq_accel = r.flags & SNV_QP_SQ_ACCEL;
 	ext_node = r.flags & SNV_QP_EXT_SEGS ? c->node : 0;
-	if (r.depth < 2 || r.depth > m->mqes + 1 || r.prio > 3 || r.rsvd ||
-	    (r.flags & ~(SNV_QP_SQ_CMB | SNV_QP_PRIO_POLICY | SNV_QP_EXT_SEGS)) ||
+	if (r.depth < 2 || r.depth > m->mqes + 1 || r.prio > 3 ||
+	    (sq_accel ? !r.sq_fdid || sq_cmb || ext_node : r.sq_fdid != 0) ||
+	    (r.flags & ~(SNV_QP_SQ_CMB | SNV_QP_PRIO_POLICY | SNV_QP_EXT_SEGS | SNV_QP_SQ_ACCEL)) ||
 	    ((r.flags & SNV_QP_EXT_SEGS) && sq_cmb) ||
 	    ((r.flags & SNV_QP_PRIO_POLICY) && r.prio) || r.cq_segid - c->segid_base >= SNV_SEGIDS ||
 	    (sq_cmb ? r.sq_segid != 0 : (r.sq_segid == r.cq_segid ||
@@ -387,17 +391,27 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 		q->cmb_len = ((uint64_t)r.depth * 64 + SNV_PAGE - 1) & ~(uint64_t)(SNV_PAGE - 1);
 		sq_io = m->cmb_io + q->cmb_off;
 		rc = 0;
+	} else if (sq_accel) {
+		/* The client's device segment of the accelerator (the ID range checked
+		 * above is the client's there too): reached through a borrow of it. */
+		rc = snv_mgr_accel_get(m, r.sq_fdid, &q->accel);
+		if (!rc)
+			rc = qseg(m, snv_mgr_accel_dev(m, q->accel), 0, r.sq_segid,
+				  (size_t)r.depth * 64, &q->sq_rs, &q->sq_mapped, &sq_io);
+		else
+			rc = -ENODEV;
 	} else {
-		rc = qseg(m, ext_node, r.sq_segid, (size_t)r.depth * 64, &q->sq_rs, &q->sq_mapped,
-			  &sq_io);
+		rc = qseg(m, m->dev, ext_node, r.sq_segid, (size_t)r.depth * 64, &q->sq_rs,
+			  &q->sq_mapped, &sq_io);
 	}
 	if (!rc)
-		rc = qseg(m, ext_node, r.cq_segid, (size_t)r.depth * 16, &q->cq_rs, &q->cq_mapped,
-			  &cq_io);
+		rc = qseg(m, m->dev, ext_node, r.cq_segid, (size_t)r.depth * 16, &q->cq_rs,
+			  &q->cq_mapped, &cq_io);
 	if (rc) {
 		disconnect_q(m, q);
 		refuse(m, rc == -EADDRNOTAVAIL ? "CREATE_QP: the lender's NTB has no free window "
-		       "onto the client's queue memory" : "CREATE_QP: segment missing, too small or "
+		       "onto the client's queue memory" : rc == -ENODEV ? "CREATE_QP: cannot borrow "
+		       "the accelerator named for the SQ" : "CREATE_QP: segment missing, too small or "
 		       "unaligned", h->client);
 		reply(m, c->reply, h, rc, 0, NULL, 0, NULL, 0);
 		return;
@@ -436,6 +450,10 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 		snv_mlog(m, "client %#x: queue pair %u, depth %u, class %s, SQ in the CMB at %#llx",
 			 c->id, qid, r.depth, snv_mgr_class_name(prio),
 			 (unsigned long long)q->cmb_off);
+	else if (sq_accel)
+		snv_mlog(m, "client %#x: queue pair %u, depth %u, class %s, SQ in accelerator %#x "
+			 "at bus address %#llx", c->id, qid, r.depth, snv_mgr_class_name(prio),
+			 r.sq_fdid, (unsigned long long)sq_io);
 	else
 		snv_mlog(m, "client %#x: queue pair %u, depth %u, class %s, %u IOPS at most "
 			 "(0: no limit)", c->id, qid, r.depth, snv_mgr_class_name(prio),

@@ -292,6 +292,9 @@ uint64_t snv_buf_ioaddr(const struct snv_buf *b, size_t off)
 
 static unsigned place_hints(bool sq, enum snv_place p)
 {
+	/* Near the device, of the accelerator: its lender puts it in its memory BAR. */
+	if (p == SNV_PLACE_ACCEL)
+		return SCI_MEMACCESS_HOST_WRITE | SCI_MEMACCESS_DEVICE_READ;
 	if (p == SNV_PLACE_DEVICE)
 		return sq ? SCI_MEMACCESS_HOST_WRITE | SCI_MEMACCESS_DEVICE_READ :
 			SCI_MEMACCESS_MULTIHOST_READ | SCI_MEMACCESS_DEVICE_WRITE;
@@ -302,6 +305,8 @@ static unsigned place_hints(bool sq, enum snv_place p)
 static int get_seg(struct snv_client *c, bool sq, enum snv_place p, size_t size,
 		   unsigned adapter, struct snv_devseg **out)
 {
+	/* An SQ in an accelerator is a device segment of the accelerator. */
+	sci_smartio_device_t of = p == SNV_PLACE_ACCEL ? c->accel : c->dev;
 	struct snv_devseg *s;
 	sci_error_t se;
 
@@ -322,11 +327,11 @@ static int get_seg(struct snv_client *c, bool sq, enum snv_place p, size_t size,
 	s->size = size;
 	s->place = p;
 	s->adapter = adapter;
-	SCICreateDeviceSegment(c->dev, s->id, size, SCI_MEMTYPE_SHARED, place_hints(sq, p), 0, &se);
+	SCICreateDeviceSegment(of, s->id, size, SCI_MEMTYPE_SHARED, place_hints(sq, p), 0, &se);
 	if (se)
 		return snv_errno(se);
 	c->nsegs++;                                   /* the ID is used from now on */
-	SCIConnectDeviceSegmentPath(c->dev, &s->rs, s->id, SCI_MEMTYPE_SHARED, adapter, NULL, NULL,
+	SCIConnectDeviceSegmentPath(of, &s->rs, s->id, SCI_MEMTYPE_SHARED, adapter, NULL, NULL,
 				    0, &se);
 	if (se) {
 		s->rs = NULL;
@@ -366,6 +371,41 @@ static int cmb_map(struct snv_client *c)
 		c->cmb_map = NULL;
 		return snv_errno(se);
 	}
+	return 0;
+}
+
+/*
+ * Where the controller reaches an SQ in an accelerator: the same mapping the
+ * manager makes (the lender resolves it peer-to-peer, e.g. the BAR's own bus
+ * address below a shared switch), kept for snv_qpair_sq_ioaddr and tools that
+ * check the route. Called with c->lock.
+ */
+static int sq_dev_io(struct snv_client *c, struct snv_devseg *s)
+{
+	sci_ioaddr_t io;
+	sci_error_t se;
+
+	if (s->dev_mapped)
+		return 0;
+	SCIMapRemoteSegmentForDevice(s->rs, c->dev, &io, 0, s->size, 0, &se);
+	if (se)
+		return snv_errno(se);
+	s->dev_mapped = true;
+	s->dev_io = io;
+	return 0;
+}
+
+/* The accelerator fdid, borrowed shared for SQs (one per client); c->lock held. */
+static int accel_open(struct snv_client *c, uint32_t fdid)
+{
+	sci_error_t se;
+
+	if (c->accel_fdid)
+		return c->accel_fdid == fdid ? 0 : -EBUSY;
+	SCIBorrowDevice(c->sd, &c->accel, fdid, 0, &se);
+	if (se)
+		return snv_errno(se);
+	c->accel_fdid = fdid;
 	return 0;
 }
 
@@ -411,6 +451,8 @@ int snv_hwq_create(struct snv_qpair *q, unsigned h, enum snv_place sp, enum snv_
 		rc = sp == SNV_PLACE_CMB ? cmb_map(c) :
 		     get_seg(c, true, sp, ((size_t)q->depth * 64 + SNV_PAGE - 1) &
 			     ~(size_t)(SNV_PAGE - 1), adapter, &w->sqs);
+		if (!rc && sp == SNV_PLACE_ACCEL)
+			rc = sq_dev_io(c, w->sqs);
 		if (!rc)
 			rc = get_seg(c, false, cp, ((size_t)q->depth * 16 + SNV_PAGE - 1) &
 				     ~(size_t)(SNV_PAGE - 1), adapter, &w->cqs);
@@ -432,6 +474,11 @@ int snv_hwq_create(struct snv_qpair *q, unsigned h, enum snv_place sp, enum snv_
 	else
 		r.prio = (uint32_t)q->want - SNV_PRIO_URGENT;   /* enum nvme_qprio */
 	r.flags |= w->sqs ? 0 : SNV_QP_SQ_CMB;
+	if (w->sqs && w->sqs->place == SNV_PLACE_ACCEL) {
+		r.flags |= SNV_QP_SQ_ACCEL;
+		r.sq_fdid = c->accel_fdid;
+	}
+	w->sq_io = w->sqs && w->sqs->dev_mapped ? w->sqs->dev_io : 0;
 	rc = snv_rpc(c, SNV_MSG_CREATE_QP, &r, sizeof(r), &qr, sizeof(qr), NULL, 0, NULL);
 	if (rc > 0)
 		rc = -EIO;                    /* the controller refused the queue */
@@ -496,10 +543,12 @@ int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struc
 		o = &d;
 	sp = o->sq_place == SNV_PLACE_DEFAULT ? SNV_PLACE_DEVICE : o->sq_place;
 	cp = o->cq_place == SNV_PLACE_DEFAULT ? SNV_PLACE_HOST : o->cq_place;
-	if (sp > SNV_PLACE_CMB || cp > SNV_PLACE_CMB)
+	if (sp > SNV_PLACE_ACCEL || cp > SNV_PLACE_ACCEL || (sp == SNV_PLACE_ACCEL) != !!o->sq_accel)
 		return -EINVAL;
-	/* CQs in the CMB: not implemented (the model's CMBSZ.CQS is 0); SQs need one. */
-	if (cp == SNV_PLACE_CMB || (sp == SNV_PLACE_CMB && !(c->cmb_flags & SNV_CMB_SQ)))
+	/* CQs in the CMB: not implemented (the model's CMBSZ.CQS is 0); SQs need one.
+	 * CQs in an accelerator: the CPU polls them, they belong near it. */
+	if (cp == SNV_PLACE_CMB || cp == SNV_PLACE_ACCEL ||
+	    (sp == SNV_PLACE_CMB && !(c->cmb_flags & SNV_CMB_SQ)))
 		return -ENOTSUP;
 	depth = o->depth ? o->depth : 64;
 	if (depth < 2 || depth > c->max_depth || depth > (1u << SNV_CID_SLOT_BITS) ||
@@ -527,15 +576,17 @@ int snv_qpair_create(struct snv_client *c, const struct snv_qpair_opts *o, struc
 	q->nfree = depth - 1;                /* at most depth - 1 in flight: the SQ never fills */
 	q->seen_events = __atomic_load_n(&c->pevents, __ATOMIC_ACQUIRE);
 	pthread_mutex_lock(&c->lock);
-	rc = snv_hwq_create(q, 0, sp, cp);
+	rc = sp == SNV_PLACE_ACCEL ? accel_open(c, o->sq_accel) : 0;
+	if (!rc)
+		rc = snv_hwq_create(q, 0, sp, cp);
 	/*
 	 * The backup: everything it needs reached through the backup adapter
 	 * only. Its CQ is in the lender's RAM (the client polls it through the
 	 * backup path): the device's completions then never cross a fabric.
 	 */
 	if (!rc && q->mp) {
-		rc = snv_hwq_create(q, 1, sp == SNV_PLACE_CMB ? SNV_PLACE_DEVICE : sp,
-				    SNV_PLACE_DEVICE);
+		rc = snv_hwq_create(q, 1, sp == SNV_PLACE_CMB || sp == SNV_PLACE_ACCEL ?
+				    SNV_PLACE_DEVICE : sp, SNV_PLACE_DEVICE);
 		if (rc) {
 			snv_hwq_delete(c, &q->hw[0]);
 			hwq_release(&q->hw[1]);
@@ -594,6 +645,11 @@ unsigned snv_qpair_iops_limit(const struct snv_qpair *q)
 uint16_t snv_qpair_id(const struct snv_qpair *q)
 {
 	return q->hw[q->act].qid;
+}
+
+uint64_t snv_qpair_sq_ioaddr(const struct snv_qpair *q)
+{
+	return q->hw[0].sq_io;
 }
 
 unsigned snv_qpair_inflight(const struct snv_qpair *q)

@@ -35,6 +35,15 @@ struct snv_mqueue {
 	uint64_t cmb_off, cmb_len;  /* the SQ's CMB region (cmb_len 0: not in the CMB) */
 	sci_remote_segment_t sq_rs, cq_rs;
 	bool sq_mapped, cq_mapped;
+	unsigned accel;           /* the SQ in an accelerator: 1 + its slot in m->accel; 0 none */
+};
+
+/* Accelerators holding SQs (SNV_QP_SQ_ACCEL), borrowed shared while they do. */
+#define SNV_MGR_ACCELS     8u
+struct snv_maccel {
+	uint32_t fdid;
+	unsigned users;           /* queues with their SQ in it; 0: slot free */
+	sci_smartio_device_t dev;
 };
 
 struct snv_mpolicy {              /* a node's class (enum nvme_qprio) and rate limit */
@@ -75,6 +84,7 @@ struct snv_manager {
 	unsigned nqueues, qcursor;
 	struct snv_mclient *cl;
 	struct snv_mqueue q[SNV_MAX_QUEUES + 1];
+	struct snv_maccel accel[SNV_MGR_ACCELS];
 	uint16_t gen;
 	uint64_t next_hb;
 	volatile int stop;
@@ -109,6 +119,13 @@ void snv_mgr_cmb_release(struct snv_manager *m);
 /* First fit of len bytes (whole pages) not overlapping any queue's region:
  * the offset in the CMB, or -ENOSPC. */
 int64_t snv_mgr_cmb_alloc(const struct snv_manager *m, uint64_t len);
+/* mgr_accel.c: the accelerator fdid borrowed shared for one more queue's SQ:
+ * its slot + 1 (for snv_mqueue.accel) in *slot; 0 or -errno. Put: one queue
+ * less; the accelerator is returned when no queue uses it. Release: all (destroy). */
+int snv_mgr_accel_get(struct snv_manager *m, uint32_t fdid, unsigned *slot);
+sci_smartio_device_t snv_mgr_accel_dev(const struct snv_manager *m, unsigned slot);
+void snv_mgr_accel_put(struct snv_manager *m, unsigned slot);
+void snv_mgr_accel_release(struct snv_manager *m);
 
 /* mgr_policy.c: parse the options (at start), CC.AMS to enable with (sets
  * m->wrr), the Arbitration feature (after enable), admission of a class:

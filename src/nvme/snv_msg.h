@@ -84,7 +84,7 @@ struct snv_create_qp {
 	uint32_t cq_segid;      /* device segment with the CQ */
 	uint32_t prio;          /* enum nvme_qprio (0 with PRIO_POLICY) */
 	uint32_t flags;         /* SNV_QP_* */
-	uint32_t rsvd;          /* 0 */
+	uint32_t sq_fdid;       /* with SQ_ACCEL: the accelerator holding sq_segid; else 0 */
 };
 _Static_assert(sizeof(struct snv_create_qp) == 24, "CREATE_QP layout");
 
@@ -96,6 +96,11 @@ _Static_assert(sizeof(struct snv_create_qp) == 24, "CREATE_QP layout");
  * segments), e.g. backed by an accelerator's BAR that drives the queues itself
  * (snv_devq_create); the manager connects them through its adapter. */
 #define SNV_QP_EXT_SEGS    0x4u
+/* sq_segid is a SHARED device segment of the accelerator sq_fdid (in its memory
+ * BAR, placed by hints: fig. 34's "SQ in the lender's GPU"); the manager borrows
+ * that accelerator shared, connects the segment through it and maps it for the
+ * controller (peer-to-peer). A manager older than this flag refuses it. */
+#define SNV_QP_SQ_ACCEL    0x8u
 
 struct snv_qp_reply {
 	uint32_t qid;

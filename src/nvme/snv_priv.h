@@ -82,6 +82,9 @@ struct snv_devseg {               /* a queue's device segment, reusable after de
 	sci_remote_segment_t rs;
 	sci_map_t map;
 	volatile void *vaddr;
+	/* SNV_PLACE_ACCEL: also mapped for the controller, to learn where it fetches */
+	bool dev_mapped;
+	uint64_t dev_io;
 };
 
 struct snv_client {
@@ -113,6 +116,9 @@ struct snv_client {
 	sci_remote_segment_t cmb_rs;
 	sci_map_t cmb_map;
 	volatile uint8_t *cmb;
+	/* The accelerator holding SQs (SNV_PLACE_ACCEL), borrowed shared on first use. */
+	sci_smartio_device_t accel;
+	uint32_t accel_fdid;      /* 0: none borrowed */
 	sci_local_data_interrupt_t reply;
 	sci_local_interrupt_t live;
 	sci_remote_data_interrupt_t chan;
@@ -167,6 +173,7 @@ struct snv_hwq {
 	uint16_t qid;                     /* 0: none */
 	struct snv_devseg *sqs, *cqs;     /* sqs NULL: the SQ is in the CMB */
 	uint64_t sq_cmb_off;              /* its offset there, from the manager */
+	uint64_t sq_io;                   /* where the controller fetches (0: not known) */
 	struct nvme_sqe *sq;
 	struct nvme_cqe *cq;
 	volatile uint32_t *sq_db, *cq_db;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* smartio-nvme bench: IOPS, bandwidth and latency percentiles on one queue pair. */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -30,7 +31,8 @@ static void bench_help(void)
 	       "  -N, --ios N            stop after N commands (whichever comes first)\n"
 	       "  -n, --nsid N           namespace (default 1)\n"
 	       "  -r, --range BLOCKS     blocks of the namespace used, from 0 (default: all)\n"
-	       "      --sq PLACE         SQ memory: default, device, host, cmb\n"
+	       "      --sq PLACE         SQ memory: default, device, host, cmb, accel:DEV (an\n"
+	       "                         accelerator's memory, e.g. the lender's GPU: fig. 34)\n"
 	       "      --cq PLACE         CQ memory: default, device, host\n"
 	       "  -p, --prio CLASS       ask for the queue pair's priority class: urgent, high,\n"
 	       "                         medium or low (default: what the manager's policy\n"
@@ -70,7 +72,19 @@ struct bench_out {
 	int model_rc;                          /* snv_qpair_predict's answer */
 	struct snv_prediction model;
 	unsigned iops_limit;
+	uint64_t sq_ioaddr;                    /* snv_qpair_sq_ioaddr (0: not known) */
 };
+
+/* "sq_ioaddr": where the controller fetches the SQ from (--sq accel:DEV), or null. */
+static int sq_json(struct json_object *o, uint64_t io)
+{
+	char hex[24];
+
+	if (!io)
+		return smio_json_add_null(o, "sq_ioaddr");
+	snprintf(hex, sizeof(hex), "0x%" PRIx64, io);
+	return smio_json_add_str(o, "sq_ioaddr", hex);
+}
 
 /*
  * "measured ...: X us; model (real hardware, this route): Y us": the timing
@@ -147,6 +161,8 @@ static int print_json(const struct bench_out *b)
 	if (!rc)
 		rc = model_json(o, b);
 	if (!rc)
+		rc = sq_json(o, b->sq_ioaddr);
+	if (!rc)
 		rc = smio_json_print(stdout, o);
 out:
 	if (rc)
@@ -154,19 +170,6 @@ out:
 	json_object_put(lat);
 	json_object_put(o);
 	return rc;
-}
-
-static int place_arg(const char *s, enum snv_place *p)
-{
-	static const char *names[] = { "default", "device", "host", "cmb" };
-
-	for (unsigned i = 0; i < 4; i++)
-		if (!strcmp(s, names[i])) {
-			*p = (enum snv_place)i;
-			return 0;
-		}
-	fprintf(stderr, "smartio-nvme bench: bad placement '%s' (default, device, host, cmb)\n", s);
-	return -1;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -209,8 +212,8 @@ int cmd_bench(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'P': progress = false; break;
 		case 'h': bench_help(); return 0;
-		case 1: if (place_arg(optarg, &qo.sq_place)) return 2; break;
-		case 2: if (place_arg(optarg, &qo.cq_place)) return 2; break;
+		case 1: if (tool_place_arg("bench", optarg, true, &qo)) return 2; break;
+		case 2: if (tool_place_arg("bench", optarg, false, &qo)) return 2; break;
 		case 4: ready = optarg; break;
 		case 5: go = optarg; break;
 		case 'p':
@@ -386,6 +389,7 @@ int cmd_bench(int argc, char **argv)
 				 pct(lat, nsamp, 99), pct(lat, nsamp, 99.9),
 				 (double)maxl / 1000.0 } };
 		b.model_rc = snv_qpair_predict(q, &b.model);
+		b.sq_ioaddr = snv_qpair_sq_ioaddr(q);
 		if (json) {
 			printed = !print_json(&b);
 		} else {
@@ -399,6 +403,9 @@ int cmd_bench(int argc, char **argv)
 			       pct(lat, nsamp, 50), pct(lat, nsamp, 99), pct(lat, nsamp, 99.9),
 			       (double)maxl / 1000.0);
 			print_model(&b);
+			if (b.sq_ioaddr)
+				printf("  SQ fetched by the controller at bus address %#" PRIx64 "\n",
+				       b.sq_ioaddr);
 		}
 	}
 	if (errors)

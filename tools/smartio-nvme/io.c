@@ -69,18 +69,17 @@ static const char *status_str(uint16_t st)
 	return b;
 }
 
-static int open_client_qp(struct tool_common *tc, unsigned depth, enum snv_place sq,
-			  enum snv_place cq, struct snv_client **c, struct snv_qpair **q)
+static int open_client_qp(struct tool_common *tc, struct snv_qpair_opts *qo,
+			  struct snv_client **c, struct snv_qpair **q)
 {
-	struct snv_qpair_opts qo = { .depth = depth, .sq_place = sq, .cq_place = cq };
 	int rc;
 
 	if (tool_open(tc, c))
 		return -1;
-	rc = snv_qpair_create(*c, &qo, q);
+	rc = snv_qpair_create(*c, qo, q);
 	if (rc) {
 		fprintf(stderr, "smartio-nvme: cannot create a queue pair: %s%s\n", strerror(-rc),
-			tool_qp_hint(rc, cq));
+			tool_qp_hint(rc, qo->cq_place));
 		snv_client_close(*c);
 		return -1;
 	}
@@ -107,7 +106,8 @@ static void dd_help(void)
 	       "  -C, --check            read: compare with the pattern of --seed\n"
 	       "  -i, --if FILE          write: data from FILE instead of the pattern\n"
 	       "  -o, --of FILE          read: data to FILE\n"
-	       "      --sq PLACE         SQ memory: default, device, host, cmb\n"
+	       "      --sq PLACE         SQ memory: default, device, host, cmb, accel:DEV (an\n"
+	       "                         accelerator's memory, e.g. the lender's GPU: fig. 34)\n"
 	       "      --cq PLACE         CQ memory: default, device (saves a window of the lender's\n"
 	       "                         NTB per client), host\n"
 	       "      --buffer bus:ADDR  the data in device memory at this bus address of this\n"
@@ -251,6 +251,13 @@ static int dd_json(const struct dd_job *j, const char *mode, uint32_t fdid, doub
 		snprintf(id, sizeof(id), "0x%" PRIx64, snv_buf_ioaddr(j->buf, 0));
 		rc = smio_json_add_str(o, "buffer_ioaddr", id) ? -ENOMEM : 0;
 	}
+	/* --sq accel:DEV: where the controller fetches the SQ from (else null). */
+	if (!rc && snv_qpair_sq_ioaddr(j->q)) {
+		snprintf(id, sizeof(id), "0x%" PRIx64, snv_qpair_sq_ioaddr(j->q));
+		rc = smio_json_add_str(o, "sq_ioaddr", id) ? -ENOMEM : 0;
+	} else if (!rc) {
+		rc = smio_json_add_null(o, "sq_ioaddr") ? -ENOMEM : 0;
+	}
 	if (!rc)
 		rc = smio_json_print(stdout, o);
 	json_object_put(o);
@@ -268,7 +275,7 @@ int cmd_dd(int argc, char **argv)
 		{ "sq", required_argument, NULL, 1 }, { "cq", required_argument, NULL, 2 },
 		{ "buffer", required_argument, NULL, 3 },
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
-	enum snv_place sqp = SNV_PLACE_DEFAULT, cqp = SNV_PLACE_DEFAULT;
+	struct snv_qpair_opts qo = { 0 };
 	struct tool_common tc = { .backup_adapter = -1 };
 	struct dd_job j = { .mode = -1, .nsid = 1, .seed = 1, .qd = 4, .in_fd = -1, .out_fd = -1 };
 	const char *mode = NULL, *inf = NULL, *outf = NULL;
@@ -292,18 +299,9 @@ int cmd_dd(int argc, char **argv)
 		case 'h': dd_help(); return 0;
 		case 1:
 		case 2:
-			if (!strcmp(optarg, "default") || !strcmp(optarg, "device") ||
-			    !strcmp(optarg, "host") || !strcmp(optarg, "cmb")) {
-				enum snv_place p = !strcmp(optarg, "device") ? SNV_PLACE_DEVICE :
-					!strcmp(optarg, "host") ? SNV_PLACE_HOST :
-					!strcmp(optarg, "cmb") ? SNV_PLACE_CMB : SNV_PLACE_DEFAULT;
-
-				*(opt == 1 ? &sqp : &cqp) = p;
-				break;
-			}
-			fprintf(stderr, "smartio-nvme dd: bad placement '%s' (default, device, host, "
-				"cmb)\n", optarg);
-			return 2;
+			if (tool_place_arg("dd", optarg, opt == 1, &qo))
+				return 2;
+			break;
 		case 3:
 			if (parse_buffer(optarg, &j.dev_bus))
 				return 2;
@@ -349,7 +347,8 @@ int cmd_dd(int argc, char **argv)
 		fprintf(stderr, "smartio-nvme dd: %s: %s\n", outf, strerror(errno));
 		return 1;
 	}
-	if (open_client_qp(&tc, j.qd + 1 < 2 ? 2 : j.qd + 1, sqp, cqp, &c, &j.q))
+	qo.depth = j.qd + 1 < 2 ? 2 : j.qd + 1;
+	if (open_client_qp(&tc, &qo, &c, &j.q))
 		return 1;
 	rc = snv_ns_info(c, j.nsid, &ni);
 	if (rc) {
@@ -378,7 +377,7 @@ int cmd_dd(int argc, char **argv)
 		rc = snv_buf_alloc(c, (size_t)bs * j.qd, &j.buf);
 	if (rc) {
 		fprintf(stderr, "smartio-nvme dd: buffer: %s%s\n", strerror(-rc),
-			tool_qp_hint(rc == -EADDRNOTAVAIL ? rc : 0, cqp));
+			tool_qp_hint(rc == -EADDRNOTAVAIL ? rc : 0, qo.cq_place));
 		goto out;
 	}
 	t0 = smio_now_ns();

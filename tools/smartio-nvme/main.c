@@ -41,6 +41,9 @@ const char *tool_qp_hint(int rc, enum snv_place cq)
 	if (rc == -ENOTSUP)
 		return cq == SNV_PLACE_CMB ? " (CQs cannot be in the CMB: not implemented, the "
 			"controller's CMBSZ.CQS is 0)" : " (the controller has no CMB for SQs)";
+	if (rc == -ENODEV || rc == -EBUSY)
+		return " (--sq accel:DEV: the accelerator cannot be borrowed shared, or the manager "
+			"could not borrow it; is it lent exclusively, or no accelerator?)";
 	if (rc == -ENOBUFS)
 		return " (the controller's CMB is full: other clients' SQs use it)";
 	if (rc == -ENOSPC)
@@ -80,50 +83,78 @@ int tool_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* A device: its fabric device ID, NAME or NODE:NAME; 1, or -1 (said why). */
+static int device_id(const char *arg, uint32_t *fdid)
+{
+	/* NAME or NODE:NAME, looked up in the pool. */
+	sci_smartio_device_info_t f;
+	const char *name = arg, *colon = strchr(arg, ':');
+	unsigned int ids[4], n;
+	sci_error_t se;
+	sci_desc_t sd;
+	uint64_t v;
+
+	if (tool_parse_size(arg, &v) == 0 && v && v <= 0xffffffffu) {
+		*fdid = (uint32_t)v;
+		return 1;
+	}
+	memset(&f, 0, sizeof(f));
+	if (colon) {
+		f.nodeid = (unsigned)strtoul(arg, NULL, 0);
+		name = colon + 1;
+	}
+	snprintf(f.user_name, sizeof(f.user_name), "%s", name);
+	SCIInitialize(0, &se);
+	if (!se)
+		SCIOpen(&sd, 0, &se);
+	if (se) {
+		fprintf(stderr, "smartio-nvme: SISCI: %s (is the cluster up, and is "
+			"SMARTIO_HOST set? use `smartio exec --host N --`)\n", SCIGetErrorString(se));
+		return -1;
+	}
+	n = SCIGetDeviceList(sd, ids, 4, &f, 0, &se);
+	SCIClose(sd, 0, &se);
+	if (n != 1) {
+		fprintf(stderr, "smartio-nvme: device '%s' %s: see `smartio lspci` for "
+			"names, or give NODE:NAME or the fabric device ID\n", arg,
+			n ? "is ambiguous" : "not found");
+		return -1;
+	}
+	*fdid = ids[0];
+	return 1;
+}
+
+int tool_place_arg(const char *cmd, const char *s, bool sq, struct snv_qpair_opts *qo)
+{
+	static const char *names[] = { "default", "device", "host", "cmb" };
+	enum snv_place *p = sq ? &qo->sq_place : &qo->cq_place;
+
+	for (unsigned i = 0; i < 4; i++)
+		if (!strcmp(s, names[i])) {
+			*p = (enum snv_place)i;
+			if (sq)
+				qo->sq_accel = 0;
+			return 0;
+		}
+	/* accel:DEV: the SQ in that accelerator's memory (fig. 34, "SQ in the lender's GPU") */
+	if (sq && !strncmp(s, "accel:", 6) && s[6]) {
+		if (device_id(s + 6, &qo->sq_accel) < 0)
+			return -1;
+		*p = SNV_PLACE_ACCEL;
+		return 0;
+	}
+	fprintf(stderr, "smartio-nvme %s: bad placement '%s' (default, device, host, cmb%s)\n",
+		cmd, s, sq ? ", accel:DEV" : "");
+	return -1;
+}
+
 int tool_common_opt(struct tool_common *tc, int opt, const char *arg)
 {
 	uint64_t v;
 
 	switch (opt) {
 	case 'd':
-		if (tool_parse_size(arg, &v) == 0 && v && v <= 0xffffffffu) {
-			tc->fdid = (uint32_t)v;
-			return 1;
-		}
-		{
-			/* NAME or NODE:NAME, looked up in the pool. */
-			sci_smartio_device_info_t f;
-			unsigned int ids[4], n;
-			const char *name = arg, *colon = strchr(arg, ':');
-			sci_error_t se;
-			sci_desc_t sd;
-
-			memset(&f, 0, sizeof(f));
-			if (colon) {
-				f.nodeid = (unsigned)strtoul(arg, NULL, 0);
-				name = colon + 1;
-			}
-			snprintf(f.user_name, sizeof(f.user_name), "%s", name);
-			SCIInitialize(0, &se);
-			if (!se)
-				SCIOpen(&sd, 0, &se);
-			if (se) {
-				fprintf(stderr, "smartio-nvme: SISCI: %s (is the cluster up, and is "
-					"SMARTIO_HOST set? use `smartio exec --host N --`)\n",
-					SCIGetErrorString(se));
-				return -1;
-			}
-			n = SCIGetDeviceList(sd, ids, 4, &f, 0, &se);
-			SCIClose(sd, 0, &se);
-			if (n != 1) {
-				fprintf(stderr, "smartio-nvme: device '%s' %s: see `smartio lspci` for "
-					"names, or give NODE:NAME or the fabric device ID\n", arg,
-					n ? "is ambiguous" : "not found");
-				return -1;
-			}
-			tc->fdid = ids[0];
-			return 1;
-		}
+		return device_id(arg, &tc->fdid);
 	case 'm':
 		if (tool_parse_size(arg, &v) || v > 0xffffffffu) {
 			fprintf(stderr, "smartio-nvme: bad node ID '%s'\n", arg);

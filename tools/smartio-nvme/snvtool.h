@@ -3,6 +3,7 @@
 #ifndef SNVTOOL_H
 #define SNVTOOL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -24,6 +25,9 @@ int tool_common_opt(struct tool_common *tc, int opt, const char *arg);
 int tool_resolve(struct tool_common *tc);
 int tool_open(struct tool_common *tc, struct snv_client **c);
 int tool_parse_size(const char *s, uint64_t *out);
+/* --sq/--cq PLACE of command cmd into qo (sq: the SQ's, which may also be
+ * accel:DEV); 0, or -1 (said why). */
+int tool_place_arg(const char *cmd, const char *s, bool sq, struct snv_qpair_opts *qo);
 /* Why snv_qpair_create failed, in words ("" if nothing to add). */
 const char *tool_qp_hint(int rc, enum snv_place cq);
 
