@@ -106,6 +106,15 @@ static void count_link_drop(struct fab_host *h, const struct fab_route *r)
 			__atomic_fetch_add(&h->ntbs[i]->link_drops, 1, __ATOMIC_RELAXED);
 }
 
+int fab_ram_index(const struct fab_host *h, const struct fab_target *t)
+{
+	if (t->kind != FAB_TGT_RAM)
+		return -1;
+	if (t->host == h->id)
+		return (int)h->index;
+	return topo_host_index(h->topo, t->host);
+}
+
 int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint64_t len,
 	       bool write)
 {
@@ -158,6 +167,8 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 				fab_copy_to_mem(m + r.tgt.offset, p, n);
 			else
 				fab_copy_from_mem(p, m + r.tgt.offset, n);
+			if (rid != FAB_RID_CPU)
+				fab_count_ram(h, fab_ram_index(h, &r.tgt), n);
 		}
 		p += n;
 		addr += n;
@@ -167,7 +178,7 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 }
 
 int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len, bool write,
-		   uint8_t **ptr, uint64_t *n)
+		   uint8_t **ptr, uint64_t *n, int *ram_idx)
 {
 	struct fab_route r;
 	uint64_t size = 0;
@@ -190,5 +201,7 @@ int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len
 		return -EFAULT;
 	*ptr = m + r.tgt.offset;
 	*n = r.tgt.len < len ? r.tgt.len : len;
+	if (ram_idx)
+		*ram_idx = fab_ram_index(h, &r.tgt);
 	return 0;
 }

@@ -29,6 +29,7 @@ struct atc_entry {
 	uint64_t epoch;
 	uint64_t lo, hi;         /* bus addresses [lo, hi) of one page, translated */
 	uint8_t *ptr;            /* where lo is mapped */
+	int ram_idx;             /* fab_ram_index of it: the RAM counter to add to */
 	bool valid, write;
 };
 
@@ -75,17 +76,17 @@ static int atc_fill(struct runner *r, uint64_t addr, bool write, struct atc_entr
 	struct atc_entry *e = atc_slot(r, page, write);
 	uint8_t *p = NULL;
 	uint64_t epoch;
-	int rc;
+	int rc, ram_idx = -1;
 
 	fab_host_lock(h);
 	epoch = world_epoch(h);         /* before resolving: a change meanwhile is seen */
 	rc = fab_access_map(h, fab_func_bdf(r->fn), addr, page + FAB_PAGE_SIZE - addr, write,
-			    &p, &n);
+			    &p, &n, &ram_idx);
 	fab_host_unlock(h);
 	if (rc)
 		return rc;
 	*e = (struct atc_entry){ .epoch = epoch, .lo = addr, .hi = addr + n, .ptr = p,
-				 .valid = true, .write = write };
+				 .ram_idx = ram_idx, .valid = true, .write = write };
 	*out = e;
 	return 0;
 }
@@ -116,6 +117,7 @@ static size_t atc_dma(struct runner *r, uint64_t addr, uint8_t *buf, size_t len,
 			fab_copy_to_mem(e->ptr + (a - e->lo), buf + done, n);
 		else
 			fab_copy_from_mem(buf + done, e->ptr + (a - e->lo), n);
+		fab_count_ram(h, e->ram_idx, n);
 		done += n;
 	}
 	return done;
