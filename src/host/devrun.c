@@ -402,6 +402,11 @@ int devrun_start(struct fab_host *h, const struct devrun_ops *dops, struct devru
 			break;
 		}
 		r->started = true;
+		/* "dev:" marks the hardware's threads, so that CPU accounting (top,
+		 * tests/accel_kernel_test.sh) tells the device from the host. */
+		char tname[16];
+		snprintf(tname, sizeof(tname), "dev:%s", fn->name);
+		pthread_setname_np(r->thread, tname);
 	}
 	if (rc) {
 		devrun_stop(s);
