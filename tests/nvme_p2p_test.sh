@@ -194,6 +194,21 @@ json_check "dd read into the gpu0 borrowed from another lender" "$WORK/dd.json" 
 	"d['count'] == 2048 and d['buffer_ioaddr'] != '$(printf 0x%x $((SB + MIB)))'"
 # Read before the checksums: the accelerators' rings (descriptors) are in host 0's RAM.
 same "no byte of either read crossed host 0's RAM (diag ram_dma)" "$(ram_dma 0)" 0
+# Where lender-a's window for such a buffer goes: `smartio-nvme devq` keeps
+# one mapped while it holds its pair (nvme.mem_bus: the memory as nvme0 sees it).
+"$SMARTIO" exec --host 0 -- "$NVME" devq -d 8:nvme0 --bar2 "$SB" --sq 0x800000 --cq 0x810000 \
+	--data 0x900000 --data-len 1M >"$WORK/devq.out" 2>"$WORK/devq.err" &
+DQ=$!
+for _ in $(seq 200); do [ -s "$WORK/devq.out" ] && break; kill -0 $DQ 2>/dev/null || break; sleep 0.05; done
+MB=$(sed -n 's/.*nvme.mem_bus=\(0x[0-9a-f]*\).*/\1/p' "$WORK/devq.out")
+check "a buffer on lender-b's gpu0 held mapped (mem_bus $MB)" test -n "$MB"
+"$SMARTIO" route --host 1 --from nvme0 --addr $((MB + 0x900000)) --len 4096 >"$OUT" 2>&1 || true
+expect "nvme0's writes to it end in lender-b's gpu0 BAR2" "target: host 2 BAR2 of" \
+	"ntb +host 1 .*->host 2"
+if grep -qE "^ +[0-9]+ +[a-z-]+ +host 0 " "$OUT"; then not_ok "no hop is on host 0"; else
+	ok "no hop is on host 0"; fi
+kill -TERM $DQ 2>/dev/null || true
+check "the holder exits 0" wait $DQ
 same "the accelerator's checksum is the pattern's" "$(crc_of "$GA" dev:0 $MIB)" "$WANT"
 same "the other one's too" "$(crc_of "$GB" dev:$MIB $MIB)" "$WANT"
 check "dd write from the borrowed gpu0's memory" on_host 0 dd -d 8:nvme0 --mode write \
