@@ -2,11 +2,12 @@
 /*
  * The segment service's importer requests that need the owner's daemon:
  * SEG_CONNECT (the owner counts a reference, then our windows open),
- * SEG_DISCONNECT (windows closed, then the owner forgets the reference) and
+ * SEG_DISCONNECT (windows closed, then the owner forgets the reference),
  * SEG_MAP_REMOTE (the route the CPU will take, then the memory object it
- * ends in), and SEG_MAP_LOCAL of a segment on a borrowed device's memory
- * (the same, the object being at the lender). They run on the loop and answer through continuations: the
- * owner's replies, or the route walk's steps, drive them on; nothing waits.
+ * ends in) and SEG_MAP_LOCAL of a segment on a borrowed device's memory
+ * (the same, the object being at the lender). They run on the loop and
+ * answer through continuations: the owner's replies, or the route walk's
+ * steps, drive them on; nothing waits.
  * The tables they build on are in h_segment_imp.c.
  */
 #include <errno.h>
