@@ -98,6 +98,7 @@ bool smd_lend_shadow_mem(struct smd *d, uint64_t addr, uint64_t size, uint32_t *
 			uint64_t base = b->pdev->bar_addr[k], len = b->pdev->bar_size[k];
 
 			if (!len || !g->bar_addr[k] ||
+			    (g->bar_flags[k] & PCI_BASE_ADDRESS_SPACE_IO) ||
 			    !(g->bar_flags[k] & PCI_BASE_ADDRESS_MEM_PREFETCH) ||
 			    addr < base || size > len || addr - base > len - size)
 				continue;
