@@ -261,6 +261,14 @@ if [ -e "$ENGINE" ] && command -v fio >/dev/null; then
 		--name=job --verify_state_save=0 --fdid=8:nvme0 --buffer=bus:$((B + 0x400000)) \
 		--rw=randwrite --bs=4k --iodepth=8 --size=1m --offset=8m --verify=crc32c --do_verify=1
 	expect "no errors, verified" "err= 0" "read: IOPS=" "write: IOPS="
+	# The borrowed accelerator's memory: fio's stores and verify loads go to the
+	# lender's memory object (SEG_MAP_LOCAL through the CPU's route), the NVMe's
+	# DMA straight to the accelerator at its lender.
+	check "fio randwrite + verify with buffer= on the borrowed gpu0" \
+		"$SMARTIO" exec --host 0 -- fio --ioengine=external:"$(realpath "$ENGINE")" \
+		--name=job --verify_state_save=0 --fdid=8:nvme0 --buffer=bus:$((SA + 0x400000)) \
+		--rw=randwrite --bs=4k --iodepth=8 --size=1m --offset=8m --verify=crc32c --do_verify=1
+	expect "no errors, verified" "err= 0" "read: IOPS=" "write: IOPS="
 	check_fails "fio buffer= outside any BAR fails" \
 		"$SMARTIO" exec --host 0 -- fio --ioengine=external:"$(realpath "$ENGINE")" \
 		--name=job --fdid=8:nvme0 --buffer=bus:0x10000000 --rw=read --size=64k
