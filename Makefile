@@ -37,8 +37,10 @@ DEB_PACKAGES = meson ninja-build pkg-config gcc clang libfyaml-dev libcmocka-dev
 # smartio web's HTTP server (docs/web.md).
 DEB_PACKAGES += libmicrohttpd-dev
 # Only for tests, installed by `make test`: web_test.py drives the page in
-# headless Chromium (it skips without them); nvme_fair_test.sh reads JSON with jq.
-TEST_DEB_PACKAGES = chromium chromium-driver python3-selenium jq
+# headless Chromium (it skips without them); nvme_fair_test.sh reads JSON with jq;
+# nvme_p2p_test.sh and accel_kernel_test.sh check CRC32C of 64/256 MiB with
+# crcmod's C extension (/usr/bin/python3), independent of the accelerator's own.
+TEST_DEB_PACKAGES = chromium chromium-driver python3-selenium jq python3-crcmod
 
 # The fio ioengine (tools/fio) is compiled against the installed fio's own
 # headers, taken from Debian's fio source package at build time; its configure

@@ -268,6 +268,9 @@ int smd_lend_shadow_dump(struct smd *d, uint16_t bdf, void *out);
 /* For the work keys: fdid's shadow here (-1: none); is bdf a shadow? */
 int smd_lend_shadow_bdf(struct smd *d, uint32_t fdid);
 bool smd_lend_is_shadow(struct smd *d, uint16_t bdf);
+/* [addr, +size) is device memory of a borrowed device: where it is at its lender. */
+bool smd_lend_shadow_mem(struct smd *d, uint64_t addr, uint64_t size, uint32_t *lender,
+			 uint64_t *laddr);
 
 /* peer.c: the world ops of a daemon (remote steps, invalidation fan-out). */
 extern const struct fab_world_ops smd_world_ops;

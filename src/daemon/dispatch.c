@@ -71,7 +71,7 @@ static const struct {
 	[SMIO_SEG_CREATE] = { .fn = h_segment },
 	[SMIO_SEG_REMOVE] = { .fn = h_segment },
 	[SMIO_SEG_AVAILABLE] = { .fn = h_segment },
-	[SMIO_SEG_MAP_LOCAL] = { .fn = h_segment },
+	[SMIO_SEG_MAP_LOCAL] = { .fn = smd_seg_request },
 	[SMIO_SEG_CONNECT] = { .fn = smd_seg_request },
 	[SMIO_SEG_MAP_REMOTE] = { .fn = smd_seg_request },
 	[SMIO_SEG_DISCONNECT] = { .fn = smd_seg_request },

@@ -270,6 +270,13 @@ static int h_dev_map(struct smd *d, struct smd_conn *c, uint16_t type, const voi
 	q.ref = bm.lref;
 	q.dest_addr = base + (off & ~(PAGE - 1));
 	q.size = len;
+	/* A segment on a borrowed device's memory (its shadow's BAR here): the
+	 * device reaches it where it is, by Device Lending's P2P rules: at its
+	 * own bus address if both are at one lender, else through the device's
+	 * lender's NTB to the other lender. Never through our window onto it,
+	 * which would take the data across this host and back. */
+	if (bm.local && smd_lend_shadow_mem(d, q.dest_addr, len, &q.dest_host, &q.dest_addr))
+		q.via = 0;
 	rc = lender_call(d, c, bm.host, SMIO_PEER_DEV_MAP, &q, sizeof(q), sizeof(q));
 	if (rc)
 		goto unpin;

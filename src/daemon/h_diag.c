@@ -143,14 +143,39 @@ static int device_json(struct fab_func *fn, struct dev_instance *in, struct json
 	return smio_json_push(arr, o);
 }
 
+/* DMA to or from each host's RAM by this host's devices: hosts with bytes only. */
+static int ram_dma_json(struct smd *d, struct json_object *arr)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; !rc && i < d->topo->nhosts && i < TOPO_MAX_HOSTS; i++) {
+		uint64_t n = ld(&d->host->ram_dma[i]);
+		struct json_object *o;
+
+		if (!n)
+			continue;
+		o = json_object_new_object();
+		if (!o)
+			return -ENOMEM;
+		if (smio_json_add_uint(o, "host", d->topo->hosts[i].id) ||
+		    smio_json_add_uint(o, "bytes", n)) {
+			json_object_put(o);
+			return -ENOMEM;
+		}
+		rc = smio_json_push(arr, o);
+	}
+	return rc;
+}
+
 static struct json_object *stats_json(struct smd *d)
 {
 	struct json_object *o = json_object_new_object(), *ads = json_object_new_array(),
-			   *devs = json_object_new_array(), *brw = json_object_new_array();
+			   *devs = json_object_new_array(), *brw = json_object_new_array(),
+			   *ram = json_object_new_array();
 	struct smd_diag_base *b = smd_diag_base(d);
 	uint64_t dma_faults = 0, first, last;
 	struct timespec now;
-	int rc = !o || !ads || !devs || !brw || !b;
+	int rc = !o || !ads || !devs || !brw || !ram || !b;
 
 	for (uint32_t i = 0; !rc && i < d->host->nntbs; i++)
 		rc = adapter_json(d, i, ads);
@@ -164,6 +189,8 @@ static struct json_object *stats_json(struct smd *d)
 	}
 	if (!rc)
 		rc = smd_lend_borrowed_json(d, brw);
+	if (!rc)
+		rc = ram_dma_json(d, ram);
 	smd_events_copy(d, UINT64_MAX, 1, NULL, &first, &last);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	rc = rc || smio_json_add_uint(o, "host", d->host_id) ||
@@ -187,9 +214,14 @@ static struct json_object *stats_json(struct smd *d)
 		rc = smio_json_add(o, "borrowed", brw);
 		brw = NULL;
 	}
+	if (!rc) {
+		rc = smio_json_add(o, "ram_dma", ram);
+		ram = NULL;
+	}
 	json_object_put(ads);
 	json_object_put(devs);
 	json_object_put(brw);
+	json_object_put(ram);
 	if (rc) {
 		json_object_put(o);
 		return NULL;
@@ -245,6 +277,8 @@ int h_stats_clear(struct smd_req *r)
 		for (size_t k = 0; k < sizeof(in->stats) / sizeof(uint64_t); k++)
 			__atomic_store_n(&p[k], 0, __ATOMIC_RELAXED);
 	}
+	for (uint32_t i = 0; i < TOPO_MAX_HOSTS; i++)
+		__atomic_store_n(&d->host->ram_dma[i], 0, __ATOMIC_RELAXED);
 	for (uint32_t i = 0; i < d->host->nntbs; i++) {
 		struct fab_ntb *n = d->host->ntbs[i];
 

@@ -193,8 +193,9 @@ static bool in_local_bar(struct smd *d, uint64_t addr, uint64_t size)
 
 /*
  * SEG_ATTACH: memory for an empty segment of the caller's. A physical range
- * must be this host's device memory or RAM the caller already owns as a
- * segment: a process must not be able to export arbitrary physical memory.
+ * must be this host's device memory (a borrowed device's included) or RAM
+ * the caller already owns as a segment: a process must not be able to export
+ * arbitrary physical memory.
  * The expose hook maps it for the NTBs, a BAR too: traffic arriving through
  * an NTB crosses the root complex (and its IOMMU) unless a switch below it
  * routes it peer-to-peer.
@@ -204,10 +205,17 @@ static int h_seg_attach(struct smd *d, struct smd_conn *c, const struct smio_seg
 {
 	enum seg_mem mem = SEG_MEM_RAM;
 	const struct seg *sg;
+	uint32_t lender;
+	uint64_t laddr;
 	int rc;
 
+	/* A borrowed device's memory BAR too (its shadow's, as this host's CPU
+	 * reaches it): mappings for devices then go to the lender's address by
+	 * the P2P rules of Device Lending (h_device_brw.c), not through here. */
 	if (m->kind == SMIO_SEG_ATTACH_PHYS)
-		mem = in_local_bar(d, m->addr, m->size) ? SEG_MEM_IO : SEG_MEM_ALIAS;
+		mem = in_local_bar(d, m->addr, m->size) ||
+		      smd_lend_shadow_mem(d, m->addr, m->size, &lender, &laddr) ?
+		      SEG_MEM_IO : SEG_MEM_ALIAS;
 	rc = seg_attach(d->segs->tab, c->cid, m->segid, mem, m->addr, m->size, &sg);
 	if (rc)
 		return rc;

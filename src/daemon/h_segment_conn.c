@@ -2,10 +2,12 @@
 /*
  * The segment service's importer requests that need the owner's daemon:
  * SEG_CONNECT (the owner counts a reference, then our windows open),
- * SEG_DISCONNECT (windows closed, then the owner forgets the reference) and
+ * SEG_DISCONNECT (windows closed, then the owner forgets the reference),
  * SEG_MAP_REMOTE (the route the CPU will take, then the memory object it
- * ends in). They run on the loop and answer through continuations: the
- * owner's replies, or the route walk's steps, drive them on; nothing waits.
+ * ends in) and SEG_MAP_LOCAL of a segment on a borrowed device's memory
+ * (the same, the object being at the lender). They run on the loop and
+ * answer through continuations: the owner's replies, or the route walk's
+ * steps, drive them on; nothing waits.
  * The tables they build on are in h_segment_imp.c.
  */
 #include <errno.h>
@@ -170,10 +172,10 @@ static void memfd_got(struct smd_req *r, int rc, const void *payload, uint32_t l
 	smd_req_done(r, rc);
 }
 
-static int mapped(struct smd_req *r, struct fab_route *rt)
+/* The route's end as one mapping of size bytes: our object, or the owner's. */
+static int mapped_object(struct smd_req *r, struct fab_route *rt, uint64_t size)
 {
 	struct smd *d = r->d;
-	const struct smio_seg_map *m = r->p;
 	struct smio_peer_memfd q;
 	struct map *x;
 	uint64_t fd_size;
@@ -181,14 +183,14 @@ static int mapped(struct smd_req *r, struct fab_route *rt)
 
 	if (!rc && rt->tgt.kind != FAB_TGT_RAM && rt->tgt.kind != FAB_TGT_BAR)
 		rc = -EIO;
-	if (!rc && rt->tgt.len < m->size)
+	if (!rc && rt->tgt.len < size)
 		rc = -EIO;          /* not one contiguous object: cannot be one mmap */
 	if (rc)
 		return rc;
 	x = malloc(sizeof(*x));
 	if (!x)
 		return -ENOMEM;
-	*x = (struct map){ .size = m->size, .host = rt->tgt.host, .mem = rt->tgt.mem,
+	*x = (struct map){ .size = size, .host = rt->tgt.host, .mem = rt->tgt.mem,
 			   .off = rt->tgt.offset };
 	if (x->host == d->host_id) {
 		rc = x->mem < d->host->nmems ? map_answer(r, x, d->host->mems[x->mem].fd,
@@ -205,6 +207,49 @@ static int mapped(struct smd_req *r, struct fab_route *rt)
 	}
 	free(x);
 	return rc;
+}
+
+static int mapped(struct smd_req *r, struct fab_route *rt)
+{
+	return mapped_object(r, rt, ((const struct smio_seg_map *)r->p)->size);
+}
+
+/* ---------- SEG_MAP_LOCAL of a borrowed device's memory ---------- */
+
+/* The segment of SEG_MAP_LOCAL if it lies on a borrowed device's memory BAR. */
+static const struct seg *on_shadow(struct smd_req *r)
+{
+	const struct seg *sg = seg_lookup(r->d->segs->tab,
+					  ((const struct smio_seg_id *)r->p)->segid);
+	uint32_t lender;
+	uint64_t laddr;
+
+	if (!sg || sg->owner != r->c->cid || (sg->flags & SEG_F_EMPTY) || sg->mem != SEG_MEM_IO ||
+	    !smd_lend_shadow_mem(r->d, sg->phys, sg->size, &lender, &laddr))
+		return NULL;
+	return sg;
+}
+
+static int mapped_local(struct smd_req *r, struct fab_route *rt)
+{
+	const struct seg *sg = on_shadow(r);
+
+	return sg ? mapped_object(r, rt, sg->size) : -ENOENT;   /* gone meanwhile */
+}
+
+/*
+ * The CPU's loads and stores on a segment attached to a borrowed device's BAR
+ * go through our NTB window to the lender's device memory: the route says
+ * which of the lender's objects, fetched as for an import. Every other
+ * segment is mapped from this host's objects (h_segment.c).
+ */
+static int seg_map_local(struct smd_req *r)
+{
+	const struct seg *sg = on_shadow(r);
+
+	if (!sg)
+		return smd_h_segment(r->d, r->c, r->type, r->p, r->out, &r->outlen, &r->out_fd);
+	return smd_route_async(r, FAB_RID_CPU, sg->phys, sg->size, true, true, mapped_local);
 }
 
 static int seg_map_remote(struct smd_req *r)
@@ -235,6 +280,8 @@ int smd_seg_request(struct smd_req *r)
 		return seg_disconnect(r);
 	case SMIO_SEG_MAP_REMOTE:
 		return seg_map_remote(r);
+	case SMIO_SEG_MAP_LOCAL:
+		return seg_map_local(r);
 	default:
 		return -EOPNOTSUPP;
 	}

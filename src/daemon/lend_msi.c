@@ -186,6 +186,7 @@ int smd_lend_msi_start(struct smd *d)
 	if (rc)
 		return -rc;
 	l->intc_started = true;
+	pthread_setname_np(l->intc_thr, "smd-intc");
 	return 0;
 }
 

@@ -2,11 +2,13 @@
 /*
  * The borrower's shadow devices as the daemon's own queries see them
  * (docs/lending.md): in FUNC_LIST (lspci), and their config space through
- * the PCI core, with the interception of shadow.c applied.
+ * the PCI core, with the interception of shadow.c applied; their device
+ * memory as other devices reach it (smd_lend_shadow_mem).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/pci_regs.h>
 
 #include "daemon.h"
 #include "fabric/ntb.h"
@@ -80,4 +82,39 @@ int smd_lend_shadow_dump(struct smd *d, uint16_t bdf, void *out)
 bool smd_lend_is_shadow(struct smd *d, uint16_t bdf)
 {
 	return stand_in(d, bdf) != NULL;
+}
+
+/*
+ * Is [addr, addr + size) inside a prefetchable memory BAR (device memory, not
+ * registers) of a device this host borrowed? Then *lender and *laddr: where
+ * the range is at the lender, the provider's own bus address there. Device
+ * Lending's P2P rule (pci_p2pdma_bus, shadow.c) starts from it: a device of
+ * the same lender reaches it at that address, another lender's device
+ * through a window of its own NTB onto it, neither through the borrower.
+ */
+bool smd_lend_shadow_mem(struct smd *d, uint64_t addr, uint64_t size, uint32_t *lender,
+			 uint64_t *laddr)
+{
+	struct smd_lend *l = d->lend;
+
+	for (unsigned i = 0; l && i < SMD_LEND_MAX; i++) {
+		const struct smd_borrowed *b = &l->brw[i];
+		const struct lend_grant *g;
+
+		if (!b->used || !b->pdev || b->lost || !(g = shadow_grant(b->pdev)))
+			continue;
+		for (unsigned k = 0; k < 6; k++) {
+			uint64_t base = b->pdev->bar_addr[k], len = b->pdev->bar_size[k];
+
+			if (!len || !g->bar_addr[k] ||
+			    (g->bar_flags[k] & PCI_BASE_ADDRESS_SPACE_IO) ||
+			    !(g->bar_flags[k] & PCI_BASE_ADDRESS_MEM_PREFETCH) ||
+			    addr < base || size > len || addr - base > len - size)
+				continue;
+			*lender = b->lender;
+			*laddr = g->bar_addr[k] + (addr - base);
+			return true;
+		}
+	}
+	return false;
 }

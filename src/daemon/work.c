@@ -136,6 +136,7 @@ static void grow(struct smd *d)
 		return;        /* the existing threads take it, later */
 	}
 	k->nthreads++;
+	pthread_setname_np(k->threads[k->nthreads - 1], "smd-worker");
 }
 
 /* Queue w (wq_mu held). */

@@ -106,6 +106,15 @@ static void count_link_drop(struct fab_host *h, const struct fab_route *r)
 			__atomic_fetch_add(&h->ntbs[i]->link_drops, 1, __ATOMIC_RELAXED);
 }
 
+int fab_ram_index(const struct fab_host *h, const struct fab_target *t)
+{
+	if (t->kind != FAB_TGT_RAM)
+		return -1;
+	if (t->host == h->id)
+		return (int)h->index;
+	return topo_host_index(h->topo, t->host);
+}
+
 int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint64_t len,
 	       bool write)
 {
@@ -161,6 +170,8 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 			if (!write && r.tgt.kind == FAB_TGT_BAR && r.tgt.host == h->id &&
 			    r.tgt.mem < h->nmems)
 				__atomic_fetch_add(&h->mems[r.tgt.mem].dma_reads, n, __ATOMIC_RELAXED);
+			if (rid != FAB_RID_CPU)
+				fab_count_ram(h, fab_ram_index(h, &r.tgt), n);
 		}
 		p += n;
 		addr += n;
@@ -170,7 +181,7 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 }
 
 int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len, bool write,
-		   uint8_t **ptr, uint64_t *n, uint64_t **reads)
+		   uint8_t **ptr, uint64_t *n, uint64_t **reads, int *ram_idx)
 {
 	struct fab_route r;
 	uint64_t size = 0;
@@ -196,5 +207,7 @@ int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len
 	if (reads)
 		*reads = !write && r.tgt.kind == FAB_TGT_BAR && r.tgt.host == h->id &&
 			 r.tgt.mem < h->nmems ? &h->mems[r.tgt.mem].dma_reads : NULL;
+	if (ram_idx)
+		*ram_idx = fab_ram_index(h, &r.tgt);
 	return 0;
 }

@@ -117,6 +117,13 @@ struct fab_host {
 	uint64_t low_ram, high_ram; /* RAM below 4 GiB and above (starting at 4 GiB) */
 	struct fab_intc intc;    /* message-signalled interrupts arriving at this host */
 	/*
+	 * Bytes this host's devices (and NTB DMA engines) moved by DMA to or from
+	 * a host's RAM, by that host's topology index (atomic; fab_count_ram).
+	 * The CPU's own loads and stores are not DMA and not counted. A data path
+	 * meant to stay peer-to-peer leaves the borrower's entry alone.
+	 */
+	uint64_t ram_dma[TOPO_MAX_HOSTS];
+	/*
 	 * Link changes of this host's NTB adapters so far: with the epoch, in the
 	 * invalidations peers hear, so that they re-check what crosses a link.
 	 */

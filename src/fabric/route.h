@@ -205,10 +205,24 @@ void *fab_target_map(struct fab_host *h, const struct fab_target *t, uint64_t *s
  * process's, or until the world's mem_map objects are released), and the
  * translation as long as the world's epoch does not change. *reads (if
  * reads is not NULL): for a read of a BAR of this host, the counter the
- * caller adds the bytes it reads to (fab_mem.dma_reads), else NULL.
+ * caller adds the bytes it reads to (fab_mem.dma_reads), else NULL. *ram_idx
+ * (may be NULL): fab_ram_index of the target, for the caller's fab_count_ram.
  */
 int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len, bool write,
-		   uint8_t **ptr, uint64_t *n, uint64_t **reads);
+		   uint8_t **ptr, uint64_t *n, uint64_t **reads, int *ram_idx);
+
+/*
+ * The DMA byte counter of RAM (fab_host.ram_dma): fab_ram_index is the
+ * topology index of the host whose RAM t is, or -1 for anything else (a BAR,
+ * an MSI window); fab_count_ram adds n bytes there (idx -1: nothing). For
+ * those that move bytes themselves after fab_access_map (*ram_idx).
+ */
+int fab_ram_index(const struct fab_host *h, const struct fab_target *t);
+static inline void fab_count_ram(struct fab_host *h, int idx, uint64_t n)
+{
+	if (idx >= 0)
+		__atomic_fetch_add(&h->ram_dma[idx], n, __ATOMIC_RELAXED);
+}
 
 /*
  * The data path of an access, for callers that move bytes themselves: a

@@ -30,6 +30,7 @@ struct atc_entry {
 	uint64_t lo, hi;         /* bus addresses [lo, hi) of one page, translated */
 	uint8_t *ptr;            /* where lo is mapped */
 	uint64_t *reads;         /* a read of a BAR of this host: its dma_reads counter */
+	int ram_idx;             /* fab_ram_index of it: the RAM counter to add to */
 	bool valid, write;
 };
 
@@ -77,17 +78,17 @@ static int atc_fill(struct runner *r, uint64_t addr, bool write, struct atc_entr
 	uint64_t *reads = NULL;
 	uint8_t *p = NULL;
 	uint64_t epoch;
-	int rc;
+	int rc, ram_idx = -1;
 
 	fab_host_lock(h);
 	epoch = world_epoch(h);         /* before resolving: a change meanwhile is seen */
 	rc = fab_access_map(h, fab_func_bdf(r->fn), addr, page + FAB_PAGE_SIZE - addr, write,
-			    &p, &n, &reads);
+			    &p, &n, &reads, &ram_idx);
 	fab_host_unlock(h);
 	if (rc)
 		return rc;
 	*e = (struct atc_entry){ .epoch = epoch, .lo = addr, .hi = addr + n, .ptr = p,
-				 .valid = true, .write = write, .reads = reads };
+				 .ram_idx = ram_idx, .valid = true, .write = write, .reads = reads };
 	*out = e;
 	return 0;
 }
@@ -120,6 +121,7 @@ static size_t atc_dma(struct runner *r, uint64_t addr, uint8_t *buf, size_t len,
 			fab_copy_from_mem(buf + done, e->ptr + (a - e->lo), n);
 		if (e->reads)           /* a BAR of this host read by DMA (diag's bar_reads) */
 			__atomic_fetch_add(e->reads, n, __ATOMIC_RELAXED);
+		fab_count_ram(h, e->ram_idx, n);
 		done += n;
 	}
 	return done;
@@ -404,6 +406,11 @@ int devrun_start(struct fab_host *h, const struct devrun_ops *dops, struct devru
 			break;
 		}
 		r->started = true;
+		/* "dev:" marks the hardware's threads, so that CPU accounting (top,
+		 * tests/accel_kernel_test.sh) tells the device from the host. */
+		char tname[16];
+		snprintf(tname, sizeof(tname), "dev:%s", fn->name);
+		pthread_setname_np(r->thread, tname);
 	}
 	if (rc) {
 		devrun_stop(s);

@@ -278,6 +278,7 @@ int ntbdma_create(struct fab_host *h, const struct ntbdma_ops *ops, struct ntbdm
 			break;
 		}
 		g->started = true;
+		pthread_setname_np(g->thread, "dev:ntb-dma");   /* an adapter's engine: hardware */
 	}
 	if (rc) {
 		ntbdma_destroy(e);
