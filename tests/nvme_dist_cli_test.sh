@@ -110,6 +110,27 @@ expect "verified through the CMB" "verified"
 check "manager on lender-b stops" stop_manager
 cp "$WORK/manager.log" "$OUT"
 expect "the manager found the CMB" "CMB: 1024 KiB in BAR2" "SQ in the CMB at "
+# Its daemon killed under a running manager: the manager's maps read all-ones
+# (the SISCI library sees the daemon's socket hang up), it says so, and it
+# still stops at SIGTERM instead of waiting CAP.TO for a CSTS that never moves.
+check "manager on lender-b again" start_manager 2 12:nvme0
+kill -KILL "$(cat "$SMARTIO_CLUSTER/host-2.pid")"
+for _ in $(seq 100); do
+	grep -q "controller unreachable" "$WORK/manager.log" && break
+	timeout 0.1 tail -f /dev/null || true
+done
+cp "$WORK/manager.log" "$OUT"
+expect "the manager says the controller is unreachable" "controller unreachable .*daemon is gone"
+t0=$(date +%s%N)
+kill -TERM "$MGR_PID"
+for _ in $(seq 200); do       # at most ~10 s: exited (a zombie until waited for)?
+	st=$(ps -o stat= -p "$MGR_PID" || true)
+	[ -z "$st" ] || [[ $st == Z* ]] && break
+	timeout 0.05 tail -f /dev/null || true
+done
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "the manager stops at SIGTERM within 2 s ($ms ms)" test "$ms" -lt 2000
+stop_manager || true
 check "cluster down" "$SMARTIO" cluster down
 
 # ---- SQs in a controller memory buffer (tests/topologies/nvme-cmb.yaml) ----

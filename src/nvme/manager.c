@@ -35,6 +35,8 @@ static int wait_csts(struct snv_manager *m, uint32_t mask, uint32_t want)
 
 		if ((csts & mask) == want)
 			return 0;
+		if (csts == UINT32_MAX)
+			return -ENODEV;               /* gone (its daemon died): reads all-ones */
 		if (want && NVME_CSTS_CFS(csts))
 			return -EIO;                  /* controller fatal status */
 		if (smio_now_ms() >= deadline)

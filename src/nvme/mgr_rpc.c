@@ -573,9 +573,15 @@ static bool repath(struct snv_manager *m, struct snv_mclient *c)
 
 void snv_mgr_heartbeat(struct snv_manager *m)
 {
-	bool cfs = NVME_CSTS_CFS(snv_rd32(m->bar, NVME_REG_CSTS));
+	uint32_t csts = snv_rd32(m->bar, NVME_REG_CSTS);
+	bool cfs = NVME_CSTS_CFS(csts);
 
-	if (cfs && !m->fatal_logged)
+	if (cfs && !m->fatal_logged && csts == UINT32_MAX)
+		/* All-ones, as a surprise-removed device reads: not the controller's word. */
+		snv_mlog(m, "controller unreachable (its registers read all-ones: the lender or this "
+			 "host's daemon is gone); stop the manager and start it again once the "
+			 "cluster is back");
+	else if (cfs && !m->fatal_logged)
 		snv_mlog(m, "controller fatal status (CSTS.CFS): every queue is stopped; restart the "
 			 "manager (it resets the controller)");
 	m->fatal_logged = cfs;

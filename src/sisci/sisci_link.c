@@ -180,19 +180,30 @@ static bool act(struct sci_remote_segment *r, const struct smio_seg_state *st)
 static void *watch(void *arg)
 {
 	struct sci_remote_segment *r = arg;
-	struct pollfd p[2] = { { .fd = r->efd, .events = POLLIN },
-			       { .fd = r->cancel_fd, .events = POLLIN } };
+	/*
+	 * The third: our daemon's socket, polled (never read) for its hang-up,
+	 * since a daemon that dies signals no eventfd: its segments are lost
+	 * then, as the daemon would have said (maps read all-ones, SCI_CB_LOST).
+	 */
+	struct pollfd p[3] = { { .fd = r->efd, .events = POLLIN },
+			       { .fd = r->cancel_fd, .events = POLLIN },
+			       { .fd = r->sd->fd, .events = POLLRDHUP } };
 	struct smio_seg_state st;
 	uint64_t count;
 
 	for (;;) {
-		if (poll(p, 2, -1) < 0) {
+		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return NULL;
 		}
 		if (p[1].revents)
 			return NULL;        /* SCIDisconnectSegment */
+		if (p[2].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+			st = (struct smio_seg_state){ .conn = r->conn, .state = SMIO_SEG_LOST };
+			act(r, &st);
+			return NULL;
+		}
 		if (!(p[0].revents & POLLIN))
 			return NULL;        /* not an eventfd any more: nothing will come */
 		if (read(r->efd, &count, sizeof(count)) != sizeof(count))
