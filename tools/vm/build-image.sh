@@ -7,12 +7,21 @@
 # encoded on the kernel command line (smartio.cmd=...), prints
 # "SMARTIO-EXIT <status>" and powers off.
 #
-# usage: build-image.sh OUTDIR     (writes OUTDIR/vmlinuz, OUTDIR/initrd.img)
-# Reuses what is there while the kernel version and this script are unchanged.
+# usage: build-image.sh OUTDIR [PROGRAM...]   (writes OUTDIR/vmlinuz, OUTDIR/initrd.img)
+# PROGRAMs (smartio's guest tools, built by meson: tools/vm/guest) go to
+# /usr/bin of the guest with their libraries.
+# Reuses what is there while the kernel version, this script and the
+# programs are unchanged.
 set -euo pipefail
 me=build-image.sh
 die() { echo "$me: $*" >&2; exit 1; }
-out=${1:?usage: build-image.sh OUTDIR}
+out=${1:?usage: build-image.sh OUTDIR [PROGRAM...]}
+shift
+guest_progs=()
+for p in "$@"; do
+	[ -x "$p" ] || die "$p: no such program (ninja -C build first)"
+	guest_progs+=("$(cd "$(dirname "$p")" && pwd)/$(basename "$p")")
+done
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -32,7 +41,7 @@ done
 kpkg=linux-image-cloud-amd64
 kver=$(apt-cache show "$kpkg" 2>/dev/null | sed -n 's/^Depends: \(linux-image-[^ ,]*\).*/\1/p' | head -n1)
 [ -n "$kver" ] || die "apt does not know $kpkg (apt-get update?)"
-key="$kver $(sha256sum "$0" | cut -c1-12)"
+key="$kver $(cat "$0" "$here/init.sh" ${guest_progs[@]+"${guest_progs[@]}"} | sha256sum | cut -c1-12)"
 if [ -f "$out/key" ] && [ "$(cat "$out/key")" = "$key" ] && [ -f "$out/vmlinuz" ] &&
 	[ -f "$out/initrd.img" ]; then
 	echo "$me: image ($kver) already built in $out"
@@ -62,6 +71,14 @@ done
 for t in $tools; do
 	cp -L "$t" "$r$t" 2>/dev/null || { mkdir -p "$r$(dirname "$t")"; cp -L "$t" "$r$t"; }
 	for lib in $(ldd "$t" | awk '/=> \//{print $3} /^[[:space:]]*\/.*ld-linux/{print $1}'); do
+		mkdir -p "$r$(dirname "$lib")"
+		[ -e "$r$lib" ] || cp -L "$lib" "$r$lib"
+	done
+done
+# smartio's guest tools.
+for p in ${guest_progs[@]+"${guest_progs[@]}"}; do
+	install -m 0755 "$p" "$r/usr/bin/$(basename "$p")"
+	for lib in $(ldd "$p" | awk '/=> \//{print $3} /^[[:space:]]*\/.*ld-linux/{print $1}'); do
 		mkdir -p "$r$(dirname "$lib")"
 		[ -e "$r$lib" ] || cp -L "$lib" "$r$lib"
 	done
