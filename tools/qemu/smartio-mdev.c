@@ -20,7 +20,9 @@
  *    the guest's loads and stores reach the device model's memory with no
  *    message, overlays QEMU's MSI-X emulation on the real table, and raises
  *    the guest's vectors from the eventfds of the real ones (VM_IRQ). The
- *    attachment is the connection: closing it returns the device.
+ *    attachment is the connection: closing it returns the device. It tells
+ *    the parent where q35 split the guest's RAM (below 4 GiB / from 4 GiB),
+ *    so that the lender's IOMMU mirrors both parts.
  *      -device smartio-mdev,socket=DIR/host-N.sock,host=N,fdid=0x000c0200
  *
  * The daemon's wire format (include/smartio/proto/wire.h, core.h, lend.h)

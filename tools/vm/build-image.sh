@@ -7,7 +7,8 @@
 # encoded on the kernel command line (smartio.cmd=...), prints
 # "SMARTIO-EXIT <status>" and powers off.
 #
-# usage: build-image.sh OUTDIR [PROGRAM...]   (writes OUTDIR/vmlinuz, OUTDIR/initrd.img)
+# usage: build-image.sh OUTDIR [PROGRAM...]
+#        (writes OUTDIR/vmlinuz, OUTDIR/initrd.img, OUTDIR/programs: the PROGRAMs' names)
 # PROGRAMs (smartio's guest tools, built by meson: tools/vm/guest) go to
 # /usr/bin of the guest with their libraries.
 # Reuses what is there while the kernel version, this script and the
@@ -96,5 +97,7 @@ install -m 0755 "$here/init.sh" "$r/init"
 mv "$out/vmlinuz.tmp" "$out/vmlinuz"
 mv "$out/initrd.img.tmp" "$out/initrd.img"
 rm -rf "$work"
+# The guest tools it holds (tests/vm_test.sh looks for them here).
+for p in ${guest_progs[@]+"${guest_progs[@]}"}; do basename "$p"; done >"$out/programs"
 echo "$key" >"$out/key"
 echo "$me: $out/vmlinuz and $out/initrd.img ($(du -h "$out/initrd.img" | cut -f1))"
