@@ -38,8 +38,10 @@ fi
 check "cluster up (default topology)" "$SMARTIO" cluster up
 sed 's/device: {name: nvme0, model: nvme, params: {cmb: 1M}}/device: {name: nvme0, model: nvme, sriov: {vfs: 2}, params: {cmb: 1M}}/' \
 	"$SMARTIO_CLUSTER/topology.yaml" >"$WORK/topo.yaml"
+t0=$(date +%s%N)
 "$SMARTIO" cluster down >/dev/null 2>&1
 check "cluster up (lender-b's NVMe with SR-IOV)" "$SMARTIO" cluster up "$WORK/topo.yaml"
+echo "# cluster restarted with SR-IOV on lender-b: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 check "sriov --numvfs 1 on lender-b" "$SMARTIO" sriov --host 2 --dev nvme0 --numvfs 1
 check "devices" "$SMARTIO" devices
 expect "VF1 joined the pool" '^0x000c0201 +2 +02:00.1 +nvme0-vf1'
@@ -253,7 +255,7 @@ echo waiting-for-device
 for i in $(seq 1200); do [ -b /dev/nvme0n1 ] && break; sleep 0.1; done
 dmesg | grep -E "nvme|0000:0[0-9]:00.0"
 mkfs.ext4 -q -F /dev/nvme0n1 && echo hot-added-device-works
-fio --name=vf --filename=/dev/nvme0n1 --size=8M --rw=randrw --bs=4k --ioengine=libaio \
+fio --name=vf --filename=/dev/nvme0n1 --size=4M --rw=randrw --bs=4k --ioengine=libaio \
 	--direct=1 --iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 >/tmp/fio.out 2>&1 &&
 	echo vf-fio-verify-passed || cat /tmp/fio.out
 sleep 600' >/dev/null 2>&1 &
@@ -262,12 +264,20 @@ for _ in $(seq 300); do
 	grep -q waiting-for-device "$WORK/console5" 2>/dev/null && break
 	sleep 0.2
 done
+t0=$(date +%s%N)
 check "vm hot-add hp --device lender-b:nvme0-vf1 (a VF)" \
 	"$SMARTIO" vm hot-add hp --device lender-b:nvme0-vf1
+for _ in $(seq 300); do
+	grep -qE 'hot-added-device-works|SMARTIO-EXIT' "$WORK/console5" 2>/dev/null && break
+	sleep 0.2
+done
+t1=$(date +%s%N)
 for _ in $(seq 300); do
 	grep -qE 'vf-fio-verify-passed|fio: |SMARTIO-EXIT' "$WORK/console5" 2>/dev/null && break
 	sleep 0.2
 done
+t2=$(date +%s%N)
+echo "# hot-add of the VF until mkfs on it: $(( (t1 - t0) / 1000000 )) ms; fio verify on it: $(( (t2 - t1) / 1000000 )) ms wall"
 cp "$WORK/console5" "$OUT"
 expect "the running guest found the VF (hot-plug) with a VF's IDs: vendor 534d, VF device 0011" \
 	'pci 0000:0[0-9]:00.0: \[534d:0011\]'
