@@ -14,7 +14,8 @@
  * borrows the device with Device Lending (h_lend.c) for no driver of this
  * host, with the guest's RAM as its DMA window: our IOMMU maps the window
  * onto the RAM, the lender's IOMMU maps guest-physical addresses onto the
- * window (PEER_VM_DMA), so the guest's own driver DMAs with guest-physical
+ * window (PEER_VM_DMA: twice when q35 put part of the RAM at 4 GiB, the
+ * low and high windows), so the guest's own driver DMAs with guest-physical
  * addresses. MSI-X vectors are allocated on the shadow (the real table
  * points at our interrupt controller) and their eventfds handed to QEMU
  * (VM_IRQ), which raises the guest's vectors from them. VM_BAR hands QEMU

@@ -52,6 +52,8 @@ static void usage(FILE *f)
 		"then powers off (with --console FILE the exit status is the command's). QEMU\n"
 		"is 'make vm-qemu's build ($SMARTIO_QEMU or ~/.cache/smartio/qemu-system-x86_64);\n"
 		"each --device becomes a smartio-mdev device behind a PCIe root port.\n"
+		"--mem up to 64G: q35 puts what does not fit below its PCI hole at 4 GiB;\n"
+		"--low SIZE (QEMU's max-ram-below-4g) moves that split down.\n"
 		"list: the cluster's running VMs. stop: power one off. stats: host N's VM\n"
 		"devices, the messages each needed of the MDEV parent (all at start: guest\n"
 		"BAR accesses and interrupts need none) and the interrupts relayed. See\n"
