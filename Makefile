@@ -158,9 +158,11 @@ deps-vm:
 vm-qemu: deps-vm
 	./tools/qemu/build-qemu.sh
 
-# ${XDG_CACHE_HOME:-~/.cache}/smartio/image/{vmlinuz,initrd.img}
-vm-image: deps-vm
-	./tools/vm/build-image.sh $${XDG_CACHE_HOME:-$$HOME/.cache}/smartio/image
+# ${XDG_CACHE_HOME:-~/.cache}/smartio/image/{vmlinuz,initrd.img}, with the
+# guest tools of tools/vm/guest (built first).
+vm-image: deps-vm build
+	./tools/vm/build-image.sh $${XDG_CACHE_HOME:-$$HOME/.cache}/smartio/image \
+	  $(BUILD)/tools/vm/guest/smartio-stray-dma
 
 vm: vm-qemu vm-image
 

@@ -52,6 +52,11 @@ static void test_setup_grant(void **state)
 	struct smio_lend_grant g;
 
 	assert_int_equal(req(SMIO_PEER_LEND_SETUP, &s, sizeof(s)), 0);
+	s.flags = SMIO_LEND_SETUP_VM;    /* a VM's device */
+	assert_int_equal(req(SMIO_PEER_LEND_SETUP, &s, sizeof(s)), 0);
+	s.flags = 2;                     /* unknown */
+	assert_int_equal(req(SMIO_PEER_LEND_SETUP, &s, sizeof(s)), -EINVAL);
+	s.flags = 0;
 	s.dma_size = 0;
 	assert_int_equal(req(SMIO_PEER_LEND_SETUP, &s, sizeof(s)), -EINVAL);
 	s.dma_size = 4096;
@@ -71,6 +76,24 @@ static void test_setup_grant(void **state)
 	strcpy(g.name, "nvme0");
 	g.class = 0x1000000;
 	assert_int_equal(rep(SMIO_PEER_LEND_SETUP, &g, sizeof(g)), -EINVAL);
+}
+
+/* VM_ATTACH: the RAM's low part (the rest at 4 GiB) is 2 MiB-aligned, < size, <= 4 GiB. */
+static void test_vm_attach_low(void **state)
+{
+	struct smio_vm_attach a = { .fdid = 0x000c0200, .phys = 1ull << 30, .size = 512 << 20 };
+
+	(void)state;
+	assert_int_equal(req(SMIO_VM_ATTACH, &a, sizeof(a)), 0);          /* all low */
+	a.low_mib = 256;
+	assert_int_equal(req(SMIO_VM_ATTACH, &a, sizeof(a)), 0);
+	a.low_mib = 257;                 /* not on 2 MiB */
+	assert_int_equal(req(SMIO_VM_ATTACH, &a, sizeof(a)), -EINVAL);
+	a.low_mib = 512;                 /* nothing left for 4 GiB */
+	assert_int_equal(req(SMIO_VM_ATTACH, &a, sizeof(a)), -EINVAL);
+	a.size = 8ull << 30;
+	a.low_mib = 4098;                /* beyond 4 GiB */
+	assert_int_equal(req(SMIO_VM_ATTACH, &a, sizeof(a)), -EINVAL);
 }
 
 static void test_pool_req_p2p(void **state)
@@ -122,6 +145,7 @@ int main(void)
 		cmocka_unit_test(test_cfg),
 		cmocka_unit_test(test_setup_grant),
 		cmocka_unit_test(test_pool_req_p2p),
+		cmocka_unit_test(test_vm_attach_low),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,7 +11,11 @@
 # checksummed files, fio randrw with crc32c verification; vm stats (no
 # message per I/O); the device goes back when QEMU ends; hot-add into and
 # hot-remove from a running guest; cold migration to host 1 with the files
-# intact; a lender without an IOMMU is refused.
+# intact; a lender without an IOMMU is refused. The NVMe guest's RAM is split
+# (--low: half of it at 4 GiB, both mirrored by the lender's IOMMU), and in it
+# smartio-stray-dma checks isolation: a DMA it programs past guest RAM gets an
+# error completion and an IOMMU fault on the lender, and no byte outside the
+# guest changes. The hot-added device is an SR-IOV VF (issue 16).
 # Skips (77) when the QEMU build or the image is missing: `make vm` makes both.
 set -euo pipefail
 
@@ -25,7 +29,22 @@ if [ ! -x "$QEMU" ] || [ ! -f "$IMAGE/vmlinuz" ] || [ ! -f "$IMAGE/initrd.img" ]
 	exit 77
 fi
 
+# The default topology with lender-b's NVMe an SR-IOV PF (one VF enabled).
+# The isolation case needs the image's smartio-stray-dma (tools/vm/guest).
+if ! grep -qx smartio-stray-dma "$IMAGE/programs" 2>/dev/null; then
+	echo "Bail out! the guest image in $IMAGE has no smartio-stray-dma: run 'make vm-image'"
+	exit 1
+fi
 check "cluster up (default topology)" "$SMARTIO" cluster up
+sed 's/device: {name: nvme0, model: nvme, params: {cmb: 1M}}/device: {name: nvme0, model: nvme, sriov: {vfs: 2}, params: {cmb: 1M}}/' \
+	"$SMARTIO_CLUSTER/topology.yaml" >"$WORK/topo.yaml"
+t0=$(date +%s%N)
+"$SMARTIO" cluster down >/dev/null 2>&1
+check "cluster up (lender-b's NVMe with SR-IOV)" "$SMARTIO" cluster up "$WORK/topo.yaml"
+echo "# cluster restarted with SR-IOV on lender-b: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+check "sriov --numvfs 1 on lender-b" "$SMARTIO" sriov --host 2 --dev nvme0 --numvfs 1
+check "devices" "$SMARTIO" devices
+expect "VF1 joined the pool" '^0x000c0201 +2 +02:00.1 +nvme0-vf1'
 
 # A command in the guest; its status is vm run's. The boot time is reported.
 t0=$(date +%s%N)
@@ -108,9 +127,47 @@ fio --name=verify --filename=/dev/nvme0n1 --offset=64M --size=16M --rw=randrw --
 	--verify_fatal=1 >/tmp/fio.out 2>&1 || { cat /tmp/fio.out; exit 9; }
 grep -E "READ:|WRITE:|err=" /tmp/fio.out
 echo fio-verify-passed
+grep "System RAM" /proc/iomem
+smartio-stray-dma --high --wait-go && echo stray-dma-refused || echo "stray-dma-exit $?"
+for i in $(seq 100); do [ -b /dev/nvme0n1 ] && break; sleep 0.1; done
+dd if=/dev/nvme0n1 of=/dev/null bs=4k count=16 2>/dev/null && echo nvme-works-again
+echo isolation-done
 sleep 600'
+# Host-side canaries of the isolation case, in the daemons' RAM memfds:
+# host 0's RAM right past the VM's range (where the stray address would land
+# if the window ran on past guest RAM) and lender-b's RAM at the stray
+# address itself (where it would land untranslated). "snap" hashes them and
+# tells the guest to go (writes SMIOGO!! into its flag page); "same" compares.
+cat >"$WORK/canary.py" <<'PY'
+import hashlib, mmap, os, sys
+what, pid0, pid2, p, g, low, s, gogpa, keep = sys.argv[1:10]
+p, g, low, s, gogpa = (int(x, 16) if x.startswith("0x") else int(x) for x in (p, g, low, s, gogpa))
+def ram(pid, write=False):
+    fds = "/proc/%s/fd" % pid
+    f = [x for x in os.listdir(fds) if os.readlink(os.path.join(fds, x)).startswith("/memfd:ram")][0]
+    fd = os.open(os.path.join(fds, f), os.O_RDWR if write else os.O_RDONLY)
+    m = mmap.mmap(fd, 0, prot=mmap.PROT_READ | (mmap.PROT_WRITE if write else 0))
+    os.close(fd)
+    return m
+b, l = ram(pid0), ram(pid2)
+if not s or s + 65536 > min(len(l), 3 << 30):     # below 3 GiB: memfd offset = phys
+    sys.exit("no stray address from the guest, or beyond lender-b's low RAM: 0x%x" % s)
+h = [hashlib.sha256(b[p + g:p + g + (4 << 20)]).hexdigest(),    # 4 MiB past the VM
+     hashlib.sha256(l[s:s + 65536]).hexdigest()]
+if what == "snap":
+    open(keep, "w").write(" ".join(h))
+    off = gogpa if gogpa < (4 << 30) else gogpa - (4 << 30) + low
+    w = ram(pid0, True)
+    w[p + off:p + off + 8] = b"SMIOGO!!"
+    print("canaries: host 0 RAM [0x%x, +4 MiB), lender-b RAM [0x%x, +64 KiB) hashed; go written at host 0 0x%x" % (p + g, s, p + off))
+else:
+    same = open(keep).read() == " ".join(h)
+    print("canaries %s" % ("unchanged" if same else "CHANGED"))
+    sys.exit(0 if same else 1)
+PY
+faults0=$("$SMARTIO" iommu --host 2 faults --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
 t0=$(date +%s%N)
-"$SMARTIO" vm run --host 0 --mem 512M --cpus 2 --device lender-b:nvme0 --name nvmevm \
+"$SMARTIO" vm run --host 0 --mem 512M --low 256M --cpus 2 --device lender-b:nvme0 --name nvmevm \
 	--console "$WORK/console4" --cmd "$guest_cmd" >"$WORK/run4" 2>&1 &
 vm4=$!
 for _ in $(seq 600); do
@@ -120,6 +177,33 @@ for _ in $(seq 600); do
 done
 t1=$(date +%s%N)
 echo "# guest with the borrowed NVMe: boot + mkfs + files + fio: $(( (t1 - t0) / 1000000 )) ms wall"
+# Isolation: the guest's tool waits for our go once its good Identify passed.
+for _ in $(seq 300); do
+	grep -qE 'waiting for go|SMARTIO-EXIT' "$WORK/console4" 2>/dev/null && break
+	kill -0 "$vm4" 2>/dev/null || break
+	sleep 0.2
+done
+vmphys=$(sed -n 's/.*VM RAM: 512 MiB at \(0x[0-9a-f]*\).*/\1/p' "$SMARTIO_CLUSTER/host-0.log" | tail -n1)
+stray=$(sed -n 's/.*stray PRP \(0x[0-9a-f]*\).*/\1/p' "$WORK/console4" | tail -n1)
+gogpa=$(sed -n 's/.*waiting for go at guest-physical \(0x[0-9a-f]*\).*/\1/p' "$WORK/console4" | tail -n1)
+canary() {
+	python3 "$WORK/canary.py" "$1" "$(cat "$SMARTIO_CLUSTER/host-0.pid")" \
+		"$(cat "$SMARTIO_CLUSTER/host-2.pid")" "${vmphys:-0}" $((512 << 20)) $((256 << 20)) \
+		"${stray:-0}" "${gogpa:-0}" "$WORK/canary.snap"
+}
+check "isolation: canaries outside the guest hashed, the guest told to go" canary snap
+for _ in $(seq 300); do
+	grep -qE 'isolation-done|SMARTIO-EXIT' "$WORK/console4" 2>/dev/null && break
+	kill -0 "$vm4" 2>/dev/null || break
+	sleep 0.2
+done
+t2=$(date +%s%N)
+echo "# isolation case in the guest (unbind, own queues, 2 Identify, rebind): $(( (t2 - t1) / 1000000 )) ms wall"
+check "isolation: no byte of the canaries outside the guest changed" canary same
+"$SMARTIO" iommu --host 2 faults --json >"$WORK/faults.json" 2>>"$OUT" || true
+sed 's/^/# /' "$WORK/faults.json"
+json_check "isolation: lender-b's IOMMU recorded the stray write of 02:00.0 at the stray IOVA ($stray)" \
+	"$WORK/faults.json" "d['total'] > $faults0 and any(f['requester'] == '02:00.0' and f['access'] == 'write' and int(f['iova'], 16) == ${stray:-1} and f['reason'] == 'not present' for f in d['recent'])"
 # While it runs: what the VM's device needed of the parent, after all that I/O.
 "$SMARTIO" vm stats --host 0 --json >"$WORK/stats.json" 2>"$OUT" || true
 "$SMARTIO" vm stats --host 0 >>"$OUT" 2>&1 || true
@@ -138,6 +222,15 @@ expect "its interrupts are MSI-X, admin and I/O vectors" 'PCI-MSI.*nvme0q0' 'PCI
 expect "ext4 on it: the files' checksums hold after a remount" \
 	'EXT4-fs \(nvme0n1\): mounted' 'f1: OK' 'f2: OK' 'f3: OK' 'f4: OK'
 expect "fio randrw with crc32c verification passed" 'fio-verify-passed' 'err= *0'
+expect "the guest's RAM is split: 256 MiB below 4 GiB, 256 MiB at 4 GiB" \
+	'100000000-10fffffff : System RAM'
+expect "Identify into a page of the guest's above 4 GiB arrived (the high DMA window)" \
+	'Identify into our page at guest-physical 0x1[0-9a-f]{8} \(above 4 GiB\): status 0x0 \(Success\), vendor 0x534d'
+expect "isolation: Identify with PRP1 past guest RAM completed with Data Transfer Error" \
+	'Identify with PRP1 0x[0-9a-f]+ beyond guest RAM: status 0x4 .*Data Transfer Error.*refused' \
+	'stray-dma-refused'
+expect "isolation: Linux's nvme driver took the device back and reads from it" \
+	'given back to Linux.s nvme driver' 'nvme-works-again'
 # QEMU's end closed its connections; the parent returns the device on a worker.
 for _ in $(seq 50); do
 	"$SMARTIO" devices 2>/dev/null | grep -Eq '^0x000c0200 +2 +.*available' && break
@@ -145,40 +238,60 @@ for _ in $(seq 50); do
 done
 grep -h "VM device\|VM:" "$SMARTIO_CLUSTER"/host-[02].log >"$OUT" 2>&1 || true
 expect "the parent borrowed it with the guest's RAM as DMA window; lender-b mirrors guest-physical addresses" \
-	'VM device 0x000c0200 attached for pid [0-9]+: DMA window 0x[0-9a-f]+ -> RAM 0x[0-9a-f]+' \
-	"host 0's VM: 02:00.0 DMAs at guest-physical \[0x0, \+512 MiB\)" \
+	'VM device 0x000c0200 attached for pid [0-9]+: DMA window 0x[0-9a-f]+ -> RAM 0x[0-9a-f]+.* 256 MiB at 0, 256 MiB at 4 GiB' \
+	"host 0's VM: 02:00.0 DMAs at guest-physical \[0x0, \+256 MiB\)" \
+	"host 0's VM: 02:00.0 DMAs at guest-physical \[0x100000000, \+256 MiB\)" \
 	'VM device 0x000c0200 returned'
 check "after the VM: the pool" "$SMARTIO" devices
 expect "the NVMe went back to lender-b when QEMU ended" '^0x000c0200 +2 +.*available'
 
 # Hot-add into a running guest (PCIe hot-plug: a spare root port, the guest's
 # PCI hot-plug), the guest uses it, hot-remove gives it back to the lender.
+# The device is lender-b's SR-IOV VF: the guest sees the IDs Linux's PCI core
+# gives a VF (the PF's vendor, the VF Device ID), its nvme driver binds it and
+# fio verifies its I/O.
 "$SMARTIO" vm run --host 0 --mem 512M --name hp --console "$WORK/console5" --cmd '
 echo waiting-for-device
 for i in $(seq 1200); do [ -b /dev/nvme0n1 ] && break; sleep 0.1; done
 dmesg | grep -E "nvme|0000:0[0-9]:00.0"
 mkfs.ext4 -q -F /dev/nvme0n1 && echo hot-added-device-works
+fio --name=vf --filename=/dev/nvme0n1 --size=4M --rw=randrw --bs=4k --ioengine=libaio \
+	--direct=1 --iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 >/tmp/fio.out 2>&1 &&
+	echo vf-fio-verify-passed || cat /tmp/fio.out
 sleep 600' >/dev/null 2>&1 &
 vm5=$!
 for _ in $(seq 300); do
 	grep -q waiting-for-device "$WORK/console5" 2>/dev/null && break
 	sleep 0.2
 done
-check "vm hot-add hp --device lender-b:nvme0" "$SMARTIO" vm hot-add hp --device lender-b:nvme0
+t0=$(date +%s%N)
+check "vm hot-add hp --device lender-b:nvme0-vf1 (a VF)" \
+	"$SMARTIO" vm hot-add hp --device lender-b:nvme0-vf1
 for _ in $(seq 300); do
 	grep -qE 'hot-added-device-works|SMARTIO-EXIT' "$WORK/console5" 2>/dev/null && break
 	sleep 0.2
 done
+t1=$(date +%s%N)
+for _ in $(seq 300); do
+	grep -qE 'vf-fio-verify-passed|fio: |SMARTIO-EXIT' "$WORK/console5" 2>/dev/null && break
+	sleep 0.2
+done
+t2=$(date +%s%N)
+echo "# hot-add of the VF until mkfs on it: $(( (t1 - t0) / 1000000 )) ms; fio verify on it: $(( (t2 - t1) / 1000000 )) ms wall"
 cp "$WORK/console5" "$OUT"
-expect "the running guest found it (hot-plug) and its nvme driver made /dev/nvme0n1 of it" \
-	'pci 0000:0[0-9]:00.0: \[534d:' 'nvme nvme0: pci function' 'hot-added-device-works'
-check "vm hot-remove hp --device lender-b:nvme0" "$SMARTIO" vm hot-remove hp --device lender-b:nvme0
+expect "the running guest found the VF (hot-plug) with a VF's IDs: vendor 534d, VF device 0011" \
+	'pci 0000:0[0-9]:00.0: \[534d:0011\]'
+expect "the guest's nvme driver bound the VF and made /dev/nvme0n1 of it" \
+	'nvme nvme0: pci function' 'hot-added-device-works'
+expect "fio randrw with crc32c verification on the VF passed" 'vf-fio-verify-passed'
+check "vm hot-remove hp --device lender-b:nvme0-vf1" \
+	"$SMARTIO" vm hot-remove hp --device lender-b:nvme0-vf1
 for _ in $(seq 100); do
-	"$SMARTIO" devices 2>/dev/null | grep -Eq '^0x000c0200 +2 +.*available' && break
+	"$SMARTIO" devices 2>/dev/null | grep -Eq '^0x000c0201 +2 +.*available' && break
 	sleep 0.1
 done
 check "after hot-remove: the pool" "$SMARTIO" devices
-expect "the NVMe went back to lender-b" '^0x000c0200 +2 +.*available'
+expect "the VF went back to lender-b" '^0x000c0201 +2 +.*available'
 check_fails "hot-add to an unknown VM fails" "$SMARTIO" vm hot-add novm --device lender-b:nvme0
 "$SMARTIO" vm stop hp >/dev/null 2>&1 || true
 wait "$vm5" || true
@@ -215,8 +328,8 @@ check "after the refusal: the pool" "$SMARTIO" devices
 expect "lender-a's NVMe is available again" '^0x00080400 +1 +.*available'
 
 check_fails "vm run on a host the cluster lacks fails" "$SMARTIO" vm run --host 9 --cmd true
-check_fails "vm run --mem beyond one low window is a usage error" \
-	"$SMARTIO" vm run --host 0 --mem 3G --cmd true
+check_fails "vm run --mem beyond 64G is a usage error" \
+	"$SMARTIO" vm run --host 0 --mem 65G --cmd true
 check "cluster down" "$SMARTIO" cluster down
 check "only the daemons' logs are left" only_logs_left
 tap_done

@@ -139,7 +139,9 @@ static int lend_setup_req(struct smd *d, struct smd_conn *c,
 	smd_devs_lend_mark_lease(d, c->cid, m->bdf, ref.ref);
 	*e = (struct smd_lent){ .used = true, .cid = c->cid, .borrower = c->host,
 				.bdf = m->bdf, .ref = ref.ref, .msi_slot = -1, .msi_rd = -1 };
-	rc = lend_setup(d->host, m->bdf, c->host, m->dma_target, m->dma_size, &g, &e->s);
+	rc = lend_setup(d->host, m->bdf, c->host,
+			m->flags & SMIO_LEND_SETUP_VM ? LEND_SETUP_VM : 0, m->dma_target,
+			m->dma_size, &g, &e->s);
 	if (!rc)
 		rc = smd_lend_msi_channel(d, c->host, &e->msi_rd, &e->msi_slot);
 	if (rc) {
@@ -367,7 +369,8 @@ int smd_lend_borrow(struct smd *d, uint32_t fdid, uint64_t dma_target, uint64_t 
 	struct smd_lend *l = d->lend;
 	struct smio_lend_req mm = { .fdid = fdid }, *m = &mm;
 	struct smio_peer_lend_setup req = { .bdf = SMIO_FDID_BDF(fdid), .dma_target = dma_target,
-					    .dma_size = dma_size };
+					    .dma_size = dma_size,
+					    .flags = mdev ? SMIO_LEND_SETUP_VM : 0 };
 	struct smio_lend_grant gr;
 	struct shadow_transport t = { t_cfg_read, t_cfg_write, t_p2p_map, t_route_hops,
 				      t_release, NULL };

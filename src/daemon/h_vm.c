@@ -14,7 +14,8 @@
  * borrows the device with Device Lending (h_lend.c) for no driver of this
  * host, with the guest's RAM as its DMA window: our IOMMU maps the window
  * onto the RAM, the lender's IOMMU maps guest-physical addresses onto the
- * window (PEER_VM_DMA), so the guest's own driver DMAs with guest-physical
+ * window (PEER_VM_DMA: twice when q35 put part of the RAM at 4 GiB, the
+ * low and high windows), so the guest's own driver DMAs with guest-physical
  * addresses. MSI-X vectors are allocated on the shadow (the real table
  * points at our interrupt controller) and their eventfds handed to QEMU
  * (VM_IRQ), which raises the guest's vectors from them. VM_BAR hands QEMU
@@ -105,7 +106,7 @@ static int vm_attach(struct smd *d, struct smd_conn *c, const struct smio_vm_att
 	struct fab_host *h = d->host;
 	struct smd_vm_mem *mem = NULL;
 	struct smd_vm_dev *v = dev_slot(d, 0, 0);
-	uint64_t target, size;
+	uint64_t target, size, low;
 	unsigned slot, nvec;
 	int rc, err = 0;
 
@@ -136,8 +137,16 @@ static int vm_attach(struct smd *d, struct smd_conn *c, const struct smio_vm_att
 				  .phys = mem->phys, .size = mem->size, .pid = c->pid, .msgs = 1 };
 	v->bus = dma_map_single(v->pdev, mem->phys, mem->size, &err);
 	rc = v->bus ? 0 : (err ? err : -ENOMEM);
+	/*
+	 * The lender's IOMMU mirrors guest-physical addresses: RAM [0, low) at
+	 * GPA 0, the rest at 4 GiB (q35, above the PCI hole): two DMA windows
+	 * into one contiguous range of our RAM.
+	 */
+	low = m->low_mib ? (uint64_t)m->low_mib << 20 : mem->size;
 	if (!rc)
-		rc = smd_lend_vm_mirror(d, m->fdid, 0, v->bus, mem->size);
+		rc = smd_lend_vm_mirror(d, m->fdid, 0, v->bus, low);
+	if (!rc && low < mem->size)
+		rc = smd_lend_vm_mirror(d, m->fdid, 4ull << 30, v->bus + low, mem->size - low);
 	if (rc == -EOPNOTSUPP)
 		smio_warn("VM device 0x%08x refused: its lender has no IOMMU, so the device could "
 			  "not DMA with the guest's addresses", m->fdid);
@@ -169,9 +178,10 @@ static int vm_attach(struct smd *d, struct smd_conn *c, const struct smio_vm_att
 	}
 	o->nvec = nvec;
 	smio_info("VM device 0x%08x attached for pid %u: DMA window 0x%llx -> RAM 0x%llx, "
-		  "device address 0x%llx, %u vectors", m->fdid, c->pid,
-		  (unsigned long long)target, (unsigned long long)mem->phys,
-		  (unsigned long long)v->bus, nvec);
+		  "device address 0x%llx, %u vectors; guest RAM %llu MiB at 0, %llu MiB at 4 GiB",
+		  m->fdid, c->pid, (unsigned long long)target, (unsigned long long)mem->phys,
+		  (unsigned long long)v->bus, nvec, (unsigned long long)(low >> 20),
+		  (unsigned long long)((mem->size - low) >> 20));
 	return 0;
 }
 

@@ -33,6 +33,13 @@ struct lut_run {
  */
 #define LEND_IOVA_BASE  (4ull << 30)
 #define LEND_IOVA_ALIGN (2ull << 20)
+/*
+ * A VM's device DMAs with guest-physical addresses, and q35 puts guest RAM
+ * at 4 GiB too (past the PCI hole): its windows go above any guest RAM
+ * (below 4 GiB + SMIO_VM_MEM_MAX), so the mirror of high memory is free.
+ */
+#define LEND_VM_IOVA_BASE (128ull << 30)
+#define LEND_VM_MIRRORS 2   /* guest RAM below and above 4 GiB */
 
 #define LEND_MAX_RID_NTBS 8
 
@@ -50,7 +57,8 @@ struct lend_setup {
 	uint32_t domain;        /* the device's IOMMU domain (0: IOMMU off) */
 	bool domain_owned;
 	uint64_t next_iova;     /* where the next remapped window goes */
-	uint64_t mirror_iova, mirror_size;   /* a VM's guest-physical mirror (lend_vm_mirror) */
+	/* A VM's guest-physical mirror (lend_vm_mirror): low and high memory. */
+	uint64_t mirror_iova[LEND_VM_MIRRORS], mirror_size[LEND_VM_MIRRORS];
 	uint64_t bar_addr[6], bar_size[6];   /* exposed through the NTBs (IOMMU on) */
 	bool client;            /* registered for ntb's events */
 	bool link_down;         /* ntb's link went down while lent (failover: later) */
@@ -161,8 +169,9 @@ void lend_teardown(struct fab_host *h, struct lend_setup *s, bool reset)
 	fab_host_lock(h);
 	if (reset)
 		quiesce(h, s->bdf);
-	if (s->mirror_size)
-		iommu_unmap(h->iommu, s->domain, s->mirror_iova, s->mirror_size);
+	for (unsigned i = 0; i < LEND_VM_MIRRORS; i++)
+		if (s->mirror_size[i])
+			iommu_unmap(h->iommu, s->domain, s->mirror_iova[i], s->mirror_size[i]);
 	while (s->nruns)
 		run_del(h, s, --s->nruns);
 	for (unsigned b = 0; b < 6; b++)
@@ -219,8 +228,9 @@ void lend_read_identity(struct fab_host *h, struct fab_func *fn, struct lend_gra
 	memcpy(g->model, fn->model, sizeof(g->model));
 }
 
-int lend_setup(struct fab_host *h, uint16_t bdf, uint32_t borrower, uint64_t dma_target,
-	       uint64_t dma_size, struct lend_grant *g, struct lend_setup **out)
+int lend_setup(struct fab_host *h, uint16_t bdf, uint32_t borrower, unsigned flags,
+	       uint64_t dma_target, uint64_t dma_size, struct lend_grant *g,
+	       struct lend_setup **out)
 {
 	struct fab_func *fn;
 	struct lend_setup *s;
@@ -239,7 +249,7 @@ int lend_setup(struct fab_host *h, uint16_t bdf, uint32_t borrower, uint64_t dma
 		goto fail;
 	s->bdf = bdf;
 	s->borrower = borrower;
-	s->next_iova = LEND_IOVA_BASE;
+	s->next_iova = flags & LEND_SETUP_VM ? LEND_VM_IOVA_BASE : LEND_IOVA_BASE;
 	s->ntb = ntb_drv_to(h, borrower);
 	rc = -EHOSTUNREACH;
 	if (!s->ntb)
@@ -525,7 +535,7 @@ int lend_local_borrow(struct fab_host *lender, uint16_t bdf, struct pci_host *bo
 	t.arg = l;
 	rc = shadow_dma_target(borrower, &target, &size);
 	if (!rc)
-		rc = TO_LENDER(l, lend_setup(lender, bdf, pci_host_fab(borrower)->id, target, size,
+		rc = TO_LENDER(l, lend_setup(lender, bdf, pci_host_fab(borrower)->id, 0, target, size,
 					     &g, &l->s));
 	if (!rc) {
 		rc = shadow_create(borrower, &g, &t, &l->shadow);
@@ -561,6 +571,7 @@ int lend_local_return(struct lend_local *l, bool force)
 int lend_vm_mirror(struct fab_host *h, struct lend_setup *s, uint64_t iova, uint64_t bus,
 		   uint64_t size)
 {
+	unsigned m = 0;
 	int rc = -ERANGE;
 
 	if (!h || !s || !size || iova + size < iova)
@@ -568,7 +579,9 @@ int lend_vm_mirror(struct fab_host *h, struct lend_setup *s, uint64_t iova, uint
 	if (!s->domain)
 		return -EOPNOTSUPP;   /* no IOMMU: the device would need host addresses */
 	fab_host_lock(h);
-	if (s->mirror_size) {
+	while (m < LEND_VM_MIRRORS && s->mirror_size[m])
+		m++;
+	if (m == LEND_VM_MIRRORS) {
 		rc = -EALREADY;
 	} else if (!iova_free(h, iova, size)) {
 		rc = -EADDRINUSE;     /* routed before the IOMMU (MMIO, MSI windows) */
@@ -583,8 +596,8 @@ int lend_vm_mirror(struct fab_host *h, struct lend_setup *s, uint64_t iova, uint
 			break;
 		}
 		if (!rc) {
-			s->mirror_iova = iova;
-			s->mirror_size = size;
+			s->mirror_iova[m] = iova;
+			s->mirror_size[m] = size;
 			fab_host_tables_changed(h);
 		}
 	}

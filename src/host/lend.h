@@ -57,9 +57,15 @@ struct lend_setup;
 /* The function's IDs, class, BARs (addresses, sizes, types) and names as a
  * borrower must see them (a VF's per Linux's PCI core), into g; g->bdf set. */
 void lend_read_identity(struct fab_host *h, struct fab_func *fn, struct lend_grant *g);
-/* Lender: -ENODEV (no endpoint there), -EHOSTUNREACH, -ENOSPC (LUT/RID table full). */
-int lend_setup(struct fab_host *lender, uint16_t bdf, uint32_t borrower, uint64_t dma_target,
-	       uint64_t dma_size, struct lend_grant *g, struct lend_setup **out);
+/*
+ * Lender: -ENODEV (no endpoint there), -EHOSTUNREACH, -ENOSPC (LUT/RID table full).
+ * flags LEND_SETUP_VM: the device will DMA with a VM's guest-physical addresses
+ * (lend_vm_mirror), so the windows are remapped above any guest RAM.
+ */
+#define LEND_SETUP_VM 0x1
+int lend_setup(struct fab_host *lender, uint16_t bdf, uint32_t borrower, unsigned flags,
+	       uint64_t dma_target, uint64_t dma_size, struct lend_grant *g,
+	       struct lend_setup **out);
 /* Undo it all; reset: turn the device quiet (bus master, decoding, MSI-X off). */
 void lend_teardown(struct fab_host *lender, struct lend_setup *s, bool reset);
 /* Forwarded config cycles, checked: BAR and ROM writes are dropped (the lender's map). */
@@ -73,7 +79,8 @@ int lend_cfg_write(struct fab_host *lender, uint16_t bdf, uint32_t off, uint32_t
  * reaches through the DMA window (a guest's RAM there), so that the guest's
  * driver can DMA with guest-physical addresses. -EOPNOTSUPP without the
  * lender's IOMMU, -EADDRINUSE if that range is routed before the IOMMU,
- * -ERANGE if bus..+size is not inside one window, -EALREADY: one per lend.
+ * -ERANGE if bus..+size is not inside one window, -EALREADY: two per lend (a
+ * VM's RAM below and above 4 GiB).
  * lend_teardown undoes it.
  */
 int lend_vm_mirror(struct fab_host *lender, struct lend_setup *s, uint64_t iova, uint64_t bus,

@@ -69,7 +69,7 @@ int smio_check_peer_lend_setup(const void *p, uint32_t len)
 	struct smio_peer_lend_setup m;
 
 	memcpy(&m, p, sizeof(m));
-	if (m.pad || m.pad2 || !m.dma_size || m.dma_target + m.dma_size < m.dma_target ||
+	if ((m.flags & ~SMIO_LEND_SETUP_VM) || m.pad2 || !m.dma_size || m.dma_target + m.dma_size < m.dma_target ||
 	    m.dma_size > SMIO_MAX_LEN * 64)
 		return -EINVAL;
 	return 0;
@@ -177,8 +177,10 @@ int smio_check_vm_attach(const void *p, uint32_t len)
 
 	(void)len;
 	memcpy(&m, p, sizeof(m));
-	return m.pad || !m.size || m.size % SMIO_VM_MEM_ALIGN || m.size > SMIO_VM_MEM_MAX ||
-	       m.phys % SMIO_VM_MEM_ALIGN ? -EINVAL : 0;
+	return !m.size || m.size % SMIO_VM_MEM_ALIGN || m.size > SMIO_VM_MEM_MAX ||
+	       m.phys % SMIO_VM_MEM_ALIGN || ((uint64_t)m.low_mib << 20) >= m.size ||
+	       ((uint64_t)m.low_mib << 20) > (4ull << 30) ||
+	       ((uint64_t)m.low_mib << 20) % SMIO_VM_MEM_ALIGN ? -EINVAL : 0;
 }
 
 int smio_check_vm_attach_reply(const void *p, uint32_t len)

@@ -20,7 +20,9 @@
  *    the guest's loads and stores reach the device model's memory with no
  *    message, overlays QEMU's MSI-X emulation on the real table, and raises
  *    the guest's vectors from the eventfds of the real ones (VM_IRQ). The
- *    attachment is the connection: closing it returns the device.
+ *    attachment is the connection: closing it returns the device. It tells
+ *    the parent where q35 split the guest's RAM (below 4 GiB / from 4 GiB),
+ *    so that the lender's IOMMU mirrors both parts.
  *      -device smartio-mdev,socket=DIR/host-N.sock,host=N,fdid=0x000c0200
  *
  * The daemon's wire format (include/smartio/proto/wire.h, core.h, lend.h)
@@ -38,6 +40,8 @@
 #include "sysemu/hostmem.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
+#include "hw/boards.h"
+#include "hw/i386/x86.h"
 #include "qapi/visitor.h"
 #include <sys/mman.h>
 
@@ -291,7 +295,7 @@ struct smio_lend_info {
 	uint64_t bar_addr[SMIO_BARS], bar_size[SMIO_BARS];
 	char name[32], driver[32];
 };
-struct smio_vm_attach { uint32_t fdid, pad; uint64_t phys, size; };
+struct smio_vm_attach { uint32_t fdid, low_mib; uint64_t phys, size; };
 struct smio_vm_attach_reply {
 	struct smio_lend_info info;
 	uint32_t nvec, pad;
@@ -362,6 +366,7 @@ static void smartio_mdev_realize(PCIDevice *pdev, Error **errp)
 	struct smio_vm_attach_reply r;
 	struct smio_vm_attach a = { .fdid = s->fdid };
 	SmartioBackend *mem;
+	X86MachineState *x86ms;
 	Object *o;
 	uint32_t dw;
 	unsigned cap;
@@ -386,6 +391,24 @@ static void smartio_mdev_realize(PCIDevice *pdev, Error **errp)
 	}
 	a.phys = mem->where.phys;
 	a.size = mem->where.size;
+	/*
+	 * q35 puts the RAM past its low part at 4 GiB (above the PCI hole): the
+	 * parent maps guest-physical [0, low) and [4G, 4G + high) of the backend.
+	 * The machine's RAM must be this backend for the offsets to hold.
+	 */
+	x86ms = (X86MachineState *)object_dynamic_cast(qdev_get_machine(), TYPE_X86_MACHINE);
+	if (x86ms && x86ms->above_4g_mem_size) {
+		if (x86ms->below_4g_mem_size + x86ms->above_4g_mem_size != a.size ||
+		    x86ms->below_4g_mem_size % (2 << 20)) {
+			error_setg(errp, "smartio-mdev: the guest's RAM (%" PRIu64 " MiB below 4 GiB, "
+				   "%" PRIu64 " MiB above) must be all of %s, split on 2 MiB",
+				   (uint64_t)x86ms->below_4g_mem_size >> 20,
+				   (uint64_t)x86ms->above_4g_mem_size >> 20,
+				   s->memdev ? s->memdev : "mem");
+			return;
+		}
+		a.low_mib = x86ms->below_4g_mem_size >> 20;
+	}
 	s->sock = smio_open(s->socket, s->host, errp);
 	if (s->sock < 0)
 		return;

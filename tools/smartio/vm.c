@@ -38,8 +38,9 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: smartio vm run --host N [--mem SIZE] [--cpus C] [--device FDID]...\n"
-		"                     [--append ARGS] [--cmd 'SHELL COMMAND'] [--console FILE]\n"
+	fprintf(f, "usage: smartio vm run --host N [--mem SIZE] [--low SIZE] [--cpus C]\n"
+		"                     [--device FDID]... [--append ARGS] [--cmd 'SHELL COMMAND']\n"
+		"                     [--console FILE]\n"
 		"                     [--name NAME] [--qemu PATH] [--image DIR] [--dir DIR]\n"
 		"       smartio vm list [--dir DIR]\n"
 		"       smartio vm stats --host N [--json] [--dir DIR]\n"
@@ -51,6 +52,8 @@ static void usage(FILE *f)
 		"then powers off (with --console FILE the exit status is the command's). QEMU\n"
 		"is 'make vm-qemu's build ($SMARTIO_QEMU or ~/.cache/smartio/qemu-system-x86_64);\n"
 		"each --device becomes a smartio-mdev device behind a PCIe root port.\n"
+		"--mem up to 64G: q35 puts what does not fit below its PCI hole at 4 GiB;\n"
+		"--low SIZE (QEMU's max-ram-below-4g) moves that split down.\n"
 		"list: the cluster's running VMs. stop: power one off. stats: host N's VM\n"
 		"devices, the messages each needed of the MDEV parent (all at start: guest\n"
 		"BAR accesses and interrupts need none) and the interrupts relayed. See\n"
@@ -163,12 +166,13 @@ static int vm_run(int argc, char **argv)
 		{ "cmd", required_argument, NULL, 'C' }, { "console", required_argument, NULL, 'o' },
 		{ "name", required_argument, NULL, 'n' }, { "qemu", required_argument, NULL, 'q' },
 		{ "image", required_argument, NULL, 'i' }, { "help", no_argument, NULL, 'h' },
+		{ "low", required_argument, NULL, 'l' },
 		{ 0 } };
 	const char *host_opt = NULL, *dir_opt = NULL, *append = "", *cmd = NULL;
 	const char *console = NULL, *name = NULL, *qemu = getenv("SMARTIO_QEMU"), *image = NULL;
 	char dir[PATH_MAX], qbuf[PATH_MAX], ibuf[PATH_MAX], rec[PATH_MAX + 32], hostbuf[16];
 	const char *devs[VM_MAX_DEVS];
-	uint64_t mem = 512ull << 20, cpus = 1;
+	uint64_t mem = 512ull << 20, cpus = 1, low = 0;
 	unsigned ndevs = 0;
 	struct args *a;
 	uint32_t host;
@@ -182,9 +186,14 @@ static int vm_run(int argc, char **argv)
 		case 'd': dir_opt = optarg; break;
 		case 'm':
 			if (cli_parse_u64(optarg, &mem) || mem < (64ull << 20) ||
-			    mem > (2ull << 30) || mem % (2ull << 20))
-				return cli_err("--mem: a multiple of 2M from 64M to 2G (guest RAM "
-					       "below 4 GiB: one DMA window)"), 2;
+			    mem > SMIO_VM_MEM_MAX || mem % SMIO_VM_MEM_ALIGN)
+				return cli_err("--mem: a multiple of 2M from 64M to 64G"), 2;
+			break;
+		case 'l':
+			/* q35's max-ram-below-4g: the rest of the RAM goes to 4 GiB. */
+			if (cli_parse_u64(optarg, &low) || (low && low < (64ull << 20)) ||
+			    low > (2ull << 30) || low % SMIO_VM_MEM_ALIGN)
+				return cli_err("--low: a multiple of 2M from 64M to 2G"), 2;
 			break;
 		case 'c':
 			if (cli_parse_u64(optarg, &cpus) || !cpus || cpus > 64)
@@ -207,6 +216,8 @@ static int vm_run(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_err("vm run: unexpected argument '%s'", argv[optind]), 2;
+	if (low >= mem)
+		low = 0;            /* all of it below 4 GiB anyway */
 	if (cli_host_arg(host_opt, &host))
 		return 2;
 	if (cli_cluster_dir(dir_opt, dir, sizeof(dir)))
@@ -238,7 +249,10 @@ static int vm_run(int argc, char **argv)
 	add(a, "-name");
 	add(a, "%s", name ? name : "vm");
 	add(a, "-machine");
-	add(a, "q35,memory-backend=mem");
+	if (low)
+		add(a, "q35,memory-backend=mem,max-ram-below-4g=%llu", (unsigned long long)low);
+	else
+		add(a, "q35,memory-backend=mem");
 	add(a, "-accel");
 	add(a, "tcg");
 	add(a, "-m");
@@ -314,18 +328,19 @@ static int vm_run(int argc, char **argv)
 	rc = record(dir, host, name ? name : "vm", rec, sizeof(rec));
 	if (!rc) {
 		/* What vm migrate needs to start it again elsewhere (vm_hotplug.c). */
-		const char *opt[] = { "--mem", "--cpus", "--append", "--qemu", "--image" };
-		char val[5][32], path[PATH_MAX + 32];
-		const char *vals[5] = { val[0], val[1], append, qemu, image };
+		const char *opt[] = { "--mem", "--cpus", "--append", "--qemu", "--image", "--low" };
+		char val[6][32], path[PATH_MAX + 32];
+		const char *vals[6] = { val[0], val[1], append, qemu, image, val[5] };
 		FILE *f;
 
 		snprintf(val[0], sizeof(val[0]), "%llu", (unsigned long long)mem);
 		snprintf(val[1], sizeof(val[1]), "%llu", (unsigned long long)cpus);
+		snprintf(val[5], sizeof(val[5]), "%llu", (unsigned long long)low);
 		snprintf(path, sizeof(path), "%s.args", rec);
 		f = fopen(path, "w");
 		if (!f)
 			rc = -errno;
-		for (unsigned i = 0; f && i < 5; i++)
+		for (unsigned i = 0; f && i < 6; i++)
 			fprintf(f, "%s\n%s\n", opt[i], vals[i]);
 		for (unsigned i = 0; f && i < ndevs; i++)
 			fprintf(f, "--device\n%s\n", devs[i]);

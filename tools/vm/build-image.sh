@@ -7,12 +7,22 @@
 # encoded on the kernel command line (smartio.cmd=...), prints
 # "SMARTIO-EXIT <status>" and powers off.
 #
-# usage: build-image.sh OUTDIR     (writes OUTDIR/vmlinuz, OUTDIR/initrd.img)
-# Reuses what is there while the kernel version and this script are unchanged.
+# usage: build-image.sh OUTDIR [PROGRAM...]
+#        (writes OUTDIR/vmlinuz, OUTDIR/initrd.img, OUTDIR/programs: the PROGRAMs' names)
+# PROGRAMs (smartio's guest tools, built by meson: tools/vm/guest) go to
+# /usr/bin of the guest with their libraries.
+# Reuses what is there while the kernel version, this script and the
+# programs are unchanged.
 set -euo pipefail
 me=build-image.sh
 die() { echo "$me: $*" >&2; exit 1; }
-out=${1:?usage: build-image.sh OUTDIR}
+out=${1:?usage: build-image.sh OUTDIR [PROGRAM...]}
+shift
+guest_progs=()
+for p in "$@"; do
+	[ -x "$p" ] || die "$p: no such program (ninja -C build first)"
+	guest_progs+=("$(cd "$(dirname "$p")" && pwd)/$(basename "$p")")
+done
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -32,7 +42,7 @@ done
 kpkg=linux-image-cloud-amd64
 kver=$(apt-cache show "$kpkg" 2>/dev/null | sed -n 's/^Depends: \(linux-image-[^ ,]*\).*/\1/p' | head -n1)
 [ -n "$kver" ] || die "apt does not know $kpkg (apt-get update?)"
-key="$kver $(sha256sum "$0" | cut -c1-12)"
+key="$kver $(cat "$0" "$here/init.sh" ${guest_progs[@]+"${guest_progs[@]}"} | sha256sum | cut -c1-12)"
 if [ -f "$out/key" ] && [ "$(cat "$out/key")" = "$key" ] && [ -f "$out/vmlinuz" ] &&
 	[ -f "$out/initrd.img" ]; then
 	echo "$me: image ($kver) already built in $out"
@@ -66,6 +76,14 @@ for t in $tools; do
 		[ -e "$r$lib" ] || cp -L "$lib" "$r$lib"
 	done
 done
+# smartio's guest tools.
+for p in ${guest_progs[@]+"${guest_progs[@]}"}; do
+	install -m 0755 "$p" "$r/usr/bin/$(basename "$p")"
+	for lib in $(ldd "$p" | awk '/=> \//{print $3} /^[[:space:]]*\/.*ld-linux/{print $1}'); do
+		mkdir -p "$r$(dirname "$lib")"
+		[ -e "$r$lib" ] || cp -L "$lib" "$r$lib"
+	done
+done
 # fio loads its engines from libraries; libaio is the one the guest job uses.
 mkdir -p "$r/usr/lib/x86_64-linux-gnu"
 for lib in /usr/lib/x86_64-linux-gnu/libaio.so.1* /lib/x86_64-linux-gnu/libaio.so.1*; do
@@ -79,5 +97,7 @@ install -m 0755 "$here/init.sh" "$r/init"
 mv "$out/vmlinuz.tmp" "$out/vmlinuz"
 mv "$out/initrd.img.tmp" "$out/initrd.img"
 rm -rf "$work"
+# The guest tools it holds (tests/vm_test.sh looks for them here).
+for p in ${guest_progs[@]+"${guest_progs[@]}"}; do basename "$p"; done >"$out/programs"
 echo "$key" >"$out/key"
 echo "$me: $out/vmlinuz and $out/initrd.img ($(du -h "$out/initrd.img" | cut -f1))"

@@ -53,9 +53,13 @@ struct smio_lend_info {
 	char driver[SMIO_NAME_MAX];
 };
 
+/* PEER_LEND_SETUP flags: the device will DMA with a VM's guest-physical
+ * addresses (lend_vm_mirror): its remapped windows go above any guest RAM. */
+#define SMIO_LEND_SETUP_VM 0x1
+
 struct smio_peer_lend_setup {
 	uint16_t bdf;
-	uint16_t pad;
+	uint16_t flags;             /* SMIO_LEND_SETUP_* */
 	uint32_t pad2;
 	uint64_t dma_target, dma_size;   /* the borrower's DMA window */
 };
@@ -165,7 +169,9 @@ struct smio_vm_mem_reply {
 
 struct smio_vm_attach {
 	uint32_t fdid;
-	uint32_t pad;
+	/* MiB of the RAM at guest-physical 0; the rest is at 4 GiB (q35 puts RAM
+	 * past its PCI hole there). 0: all of it at 0. */
+	uint32_t low_mib;
 	uint64_t phys, size;        /* the VM's RAM, as VM_MEM gave it */
 };
 
