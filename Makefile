@@ -10,6 +10,9 @@
 #               completion, the fio engine if built (docs/install.md)
 #   make vm     the QEMU build with smartio's device and the guest image
 #               (make vm-qemu, make vm-image; docs/vm.md), cached outside the tree
+#   make vm-bench  one NVMe, three drivers: a VM's own nvme driver (MDEV), the
+#               host's in-kernel driver (Device Lending), the userspace driver;
+#               and SmartIO fig. 31 (bare metal vs MDEV) by the timing model
 #   make fuzz   every libFuzzer target for FUZZ_SECONDS (60) each, then a table
 
 BUILD     ?= build
@@ -58,7 +61,7 @@ BENCH_DEB_PACKAGES = fio nbdkit gnuplot-nox python3
 
 .PHONY: all deps build demo test test-plain test-san test-tsan fuzz bench figures clean install
 .PHONY: deps-fio deps-bench deps-test fio-engine nvme-peers control-plane faults cluster60
-.PHONY: deps-vm vm vm-qemu vm-image
+.PHONY: deps-vm vm vm-qemu vm-image vm-bench
 
 # $(call apt_missing,PACKAGES): install those not installed yet (root or sudo).
 define apt_missing
@@ -165,6 +168,14 @@ vm-image: deps-vm build
 	  $(BUILD)/tools/vm/guest/smartio-stray-dma
 
 vm: vm-qemu vm-image
+
+# 4 KiB random reads QD1/QD32 of one NVMe by a guest's nvme driver, the host's
+# in-kernel driver and the userspace driver, plus the model's fig. 31
+# (docs/benchmarks.md); about 3 minutes. It does not build QEMU or the image
+# (make vm): without them it skips the VM row and says why. VM_BENCH_ARGS e.g.
+# --seconds 10 --reps 5. Results in bench/out/vm.{txt,json,png}.
+vm-bench: fio-engine deps-bench
+	./bench/vm $(BUILD) $(VM_BENCH_ARGS)
 
 # build/tools/fio/smartio-fio.so (fetches fio's source: needs the network once).
 fio-engine: build deps-fio

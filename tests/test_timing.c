@@ -821,6 +821,11 @@ static void test_figures(void **state)
 	near(last(series_of(&f, "no-IOMMU read")), c.predicted, 0.01 * c.predicted, "fig. 31 off");
 	check_by_id("iommu-on-read", &c);
 	near(last(series_of(&f, "IOMMU read")), c.predicted, 0.01 * c.predicted, "fig. 31 on");
+	/* MDEV is the bare-metal IOMMU data path: the paper's "almost identical". */
+	assert_memory_equal(series_of(&f, "MDEV read")->y, series_of(&f, "IOMMU read")->y,
+			    sizeof(f.s[0].y));
+	assert_memory_equal(series_of(&f, "MDEV write")->y, series_of(&f, "IOMMU write")->y,
+			    sizeof(f.s[0].y));
 	/* Fig. 34: the SQ closer to the NVMe is faster. */
 	figure("smartio-fig34", &f);
 	assert_true(f.s[0].y[0] > f.s[1].y[0] && f.s[1].y[0] > f.s[2].y[0]);
