@@ -121,4 +121,8 @@ int topo_err(struct topo_build *b, int line, const char *fmt, ...)
 /* Resolve cables and cascades, count cluster-switch ports. */
 int topo_check(struct topo_build *b);
 
+/* Cluster switches (topo_cswitch.c): entry idx of `cluster_switches`, at n. */
+#define TOPO_MAX_CSW    64
+int tp_parse_cswitch(struct topo_build *b, struct fy_node *n, int line, uint32_t idx);
+
 #endif
