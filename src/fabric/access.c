@@ -153,6 +153,8 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 				return -EREMOTE;
 			if (r.tgt.offset > size || n > size - r.tgt.offset)
 				return -EFAULT;
+			if (rid != FAB_RID_CPU && r.tgt.kind == FAB_TGT_RAM)
+				__atomic_fetch_add(&h->dma_ram_bytes, n, __ATOMIC_RELAXED);
 			/* The data path: a copy to or from shared memory, nothing more. */
 			if (write)
 				fab_copy_to_mem(m + r.tgt.offset, p, n);
@@ -167,7 +169,7 @@ int fab_access(struct fab_host *h, uint16_t rid, uint64_t addr, void *buf, uint6
 }
 
 int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len, bool write,
-		   uint8_t **ptr, uint64_t *n)
+		   uint8_t **ptr, uint64_t *n, uint8_t *kind)
 {
 	struct fab_route r;
 	uint64_t size = 0;
@@ -190,5 +192,7 @@ int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len
 		return -EFAULT;
 	*ptr = m + r.tgt.offset;
 	*n = r.tgt.len < len ? r.tgt.len : len;
+	if (kind)
+		*kind = r.tgt.kind;
 	return 0;
 }

@@ -118,6 +118,12 @@ struct fab_host {
 	 */
 	uint32_t link_gen;
 	/*
+	 * Bytes that DMA by this host's devices (requests with a function's
+	 * RID, not the CPU's) moved to or from RAM, any host's: what shows that
+	 * a peer-to-peer transfer bypassed memory. Relaxed atomic adds.
+	 */
+	uint64_t dma_ram_bytes;
+	/*
 	 * Serialises everything that reads or changes this host's tables and
 	 * caches: the daemon's request handlers and the device models' DMA.
 	 * Recursive, since a handler may resolve routes while holding it.

@@ -198,7 +198,8 @@ void *fab_target_map(struct fab_host *h, const struct fab_target *t, uint64_t *s
 /*
  * Where an access would land, without moving anything: for a route that ends
  * in memory (RAM or a BAR), *ptr is the first byte mapped into this process
- * and *n (<= len) how many bytes from addr are contiguous there. Returns 0, a
+ * and *n (<= len) how many bytes from addr are contiguous there, and in *kind
+ * (unless NULL) the fab_target_kind (RAM or BAR). Returns 0, a
  * fab_status (> 0) for a failed route, -ENOTSUP for a target that is not
  * memory (an MSI window), or -errno (-EREMOTE: not mappable here). The caller
  * holds h's lock; the pointer stays valid as long as the mapping (the
@@ -206,7 +207,7 @@ void *fab_target_map(struct fab_host *h, const struct fab_target *t, uint64_t *s
  * translation as long as the world's epoch does not change.
  */
 int fab_access_map(struct fab_host *h, uint16_t rid, uint64_t addr, uint64_t len, bool write,
-		   uint8_t **ptr, uint64_t *n);
+		   uint8_t **ptr, uint64_t *n, uint8_t *kind);
 
 /*
  * The data path of an access, for callers that move bytes themselves: a

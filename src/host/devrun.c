@@ -30,6 +30,7 @@ struct atc_entry {
 	uint64_t lo, hi;         /* bus addresses [lo, hi) of one page, translated */
 	uint8_t *ptr;            /* where lo is mapped */
 	bool valid, write;
+	bool ram;                /* host RAM: counted in dma_ram_bytes */
 };
 
 struct runner {
@@ -73,19 +74,19 @@ static int atc_fill(struct runner *r, uint64_t addr, bool write, struct atc_entr
 	struct fab_host *h = r->fn->host;
 	uint64_t page = addr & ~(FAB_PAGE_SIZE - 1), n = 0;
 	struct atc_entry *e = atc_slot(r, page, write);
-	uint8_t *p = NULL;
+	uint8_t *p = NULL, kind = 0;
 	uint64_t epoch;
 	int rc;
 
 	fab_host_lock(h);
 	epoch = world_epoch(h);         /* before resolving: a change meanwhile is seen */
 	rc = fab_access_map(h, fab_func_bdf(r->fn), addr, page + FAB_PAGE_SIZE - addr, write,
-			    &p, &n);
+			    &p, &n, &kind);
 	fab_host_unlock(h);
 	if (rc)
 		return rc;
 	*e = (struct atc_entry){ .epoch = epoch, .lo = addr, .hi = addr + n, .ptr = p,
-				 .valid = true, .write = write };
+				 .valid = true, .write = write, .ram = kind == FAB_TGT_RAM };
 	*out = e;
 	return 0;
 }
@@ -112,6 +113,8 @@ static size_t atc_dma(struct runner *r, uint64_t addr, uint8_t *buf, size_t len,
 				break;
 		}
 		n = e->hi - a < len - done ? e->hi - a : len - done;
+		if (e->ram)
+			__atomic_fetch_add(&h->dma_ram_bytes, n, __ATOMIC_RELAXED);
 		if (write)
 			fab_copy_to_mem(e->ptr + (a - e->lo), buf + done, n);
 		else
