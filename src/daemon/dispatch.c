@@ -65,6 +65,8 @@ static const struct {
 	[SMIO_ACCEL_OP] = { .fn = h_accel_op, .work = true },
 	[SMIO_ACCEL_LAUNCH] = { .fn = h_accel_launch, .work = true },
 	[SMIO_ACCEL_LOAD] = { .fn = h_accel_load, .work = true },
+	[SMIO_P2PMEM_ALLOC] = { .fn = h_p2pmem, .work = true },
+	[SMIO_P2PMEM_FREE] = { .fn = h_p2pmem, .work = true },
 	[SMIO_PEER_STEP] = { .fn = h_peer_step },
 	[SMIO_PEER_INVALIDATE] = { .fn = h_peer_invalidate },
 	[SMIO_PEER_DB] = { .fn = h_peer_db },
@@ -373,6 +375,7 @@ void smd_conn_closed_hooks(struct smd *d, struct smd_conn *c)
 	/* Segments, connections and references die with their connection. */
 	smd_dev_conn_closed(d, c);     /* device mappings pin segments: first */
 	smd_dma_conn_closed(d, c);     /* first: its transfers use the segments */
+	smd_p2pmem_conn_closed(d, c);
 	smd_mc_conn_closed(d, c);      /* overlays onto its segments go before them */
 	smd_seg_conn_closed(d, c);
 	smd_intr_conn_closed(d, c);

@@ -464,6 +464,11 @@ int h_accel_load(struct smd_req *r)
 	return smd_h_accel_load(r->d, r->p, r->len);
 }
 
+int h_p2pmem(struct smd_req *r)
+{
+	return smd_h_p2pmem(r->d, r->c, r->type, r->p, r->out, &r->outlen);
+}
+
 /* SISCI segments (h_segment.c). */
 int h_segment(struct smd_req *r)
 {

@@ -217,6 +217,16 @@ int pci_p2pmem_map(struct pci_dev *client, const void *addr, size_t len, uint64_
 	return 0;
 }
 
+uint64_t pci_p2pmem_virt_to_bus(struct pci_host *ph, const void *addr)
+{
+	struct pci_p2p_pool *pool = pool_of(ph, addr, 1);
+
+	if (!pool || !pool->provider)
+		return 0;
+	return pool->provider->bar_addr[pool->bar] + pool->off +
+	       (uint64_t)((const uint8_t *)addr - pool->cpu);
+}
+
 struct pci_dev *pci_p2pmem_provider(struct pci_host *ph, const void *addr, unsigned *bar)
 {
 	struct pci_p2p_pool *pool = pool_of(ph, addr, 1);

@@ -269,6 +269,8 @@ void *pci_alloc_p2pmem(struct pci_dev *provider, size_t size);
 int pci_free_p2pmem(struct pci_host *ph, void *addr, size_t size);
 bool pci_is_p2pmem(struct pci_host *ph, const void *addr, size_t len);
 int pci_p2pmem_map(struct pci_dev *client, const void *addr, size_t len, uint64_t *bus);
+/* The bus address of p2pmem at addr as this host (its CPU) sees it; 0: none. */
+uint64_t pci_p2pmem_virt_to_bus(struct pci_host *ph, const void *addr);
 /* The live provider of p2pmem at addr (and its BAR), or NULL. */
 struct pci_dev *pci_p2pmem_provider(struct pci_host *ph, const void *addr, unsigned *bar);
 void *pci_p2pmem_alloc_near(struct pci_host *ph, struct pci_dev *const *clients, unsigned n,

@@ -152,4 +152,34 @@ static inline uint64_t smio_accel_code_top(uint64_t mem_size, uint64_t image_len
 	return (mem_size - 64 - need) & ~4095ull;
 }
 
+/*
+ * P2PMEM_ALLOC (issue 14): a data buffer in peer-to-peer memory for a
+ * transfer by device `client` (FDID: a function of this host, a device it
+ * borrowed, or another host's device, which reaches this host through its
+ * NTB adapter), from the published provider the orchestrator finds closest
+ * by hop count (pci_p2pmem_find). size is rounded up to pages. No provider
+ * reachable: -ENODEV, or with F_FALLBACK an empty grant (bus 0) meaning
+ * "use host memory". The allocation is the connection's: P2PMEM_FREE (its
+ * bus address) or the connection's end frees it.
+ */
+#define SMIO_P2PMEM_F_FALLBACK  0x1u
+struct smio_p2pmem_req {
+	uint64_t size;
+	uint32_t client;           /* FDID */
+	uint32_t flags;            /* SMIO_P2PMEM_F_* */
+};
+
+struct smio_p2pmem_grant {
+	uint64_t bus;              /* on this host (what the CPU and SISCI attach name); 0: none */
+	uint64_t size;
+	uint32_t provider;         /* FDID of the provider */
+	uint32_t bar;
+	uint32_t hops;             /* the client's distance to it */
+	uint32_t pad;
+};
+
+struct smio_p2pmem_free {
+	uint64_t bus;
+};
+
 #endif
