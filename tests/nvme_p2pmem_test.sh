@@ -64,8 +64,12 @@ print("0x%08x" % (c ^ 0xFFFFFFFF))
 PY
 )
 
+# The NVMe's DMA to or from any RAM is counted on its host (lender-a).
+ram1() { "$SMARTIO" diag --host 1 --json | jq -r '.hosts[0].dma_ram_bytes'; }
+R0=$(ram1)
 on_host 0 dd -d 8:nvme0 --mode read --lba 0 --count 2048 --qd 8 --buffer p2pmem --json \
 	>"$WORK/dd.json" 2>"$OUT" || true
+R1=$(ram1)
 json_check "dd read into p2pmem the orchestrator picks" "$WORK/dd.json" \
 	'd["mode"] == "read" and d["count"] == 2048 and d["p2pmem"]["bus"].startswith("0x")'
 NEAR=$(bar2 near)
@@ -79,6 +83,14 @@ same "near's checksum of the buffer is the data's" "$(crc_of near "dev:$OFF" $MI
 expect "the NVMe's traffic into host 0 ends in near's BAR2" "device +host 0 +[0-9a-f:.]+ +near BAR2"
 if grep -qiE "target: host 0 RAM|memory +host 0" "$OUT"; then not_ok "no hop is host 0's RAM"; else
 	ok "no hop is host 0's RAM"; fi
+# 16 commands of 64 KiB: their SQEs, CQEs and PRP lists are all RAM saw.
+check "diag: the NVMe's DMA moved < 64 KiB through RAM for 1 MiB of data ($((R1 - R0)) B)" \
+	test $((R1 - R0)) -lt 65536
+R0=$(ram1)
+check "the control: the same read into host memory" on_host 0 dd -d 8:nvme0 --mode read \
+	--lba 0 --count 2048 --qd 8
+check "diag: that one moved all of it through RAM ($(($(ram1) - R0)) B)" \
+	test $(($(ram1) - R0)) -ge $MIB
 check_fails "usage: --buffer p2pmem with --check" on_host 0 dd -d 8:nvme0 --mode read --check \
 	--count 8 --buffer p2pmem
 expect "refused" "keeps the data in device memory"

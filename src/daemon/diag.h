@@ -41,6 +41,7 @@ uint32_t smd_events_copy(struct smd *d, uint64_t since, uint32_t max, struct smi
 /* The counters' zero points (h_diag.c: STATS reports the difference). */
 struct smd_diag_base {
 	uint64_t iommu_faults;
+	uint64_t dma_ram_bytes;
 	uint64_t *ntb;            /* per adapter: doorbells, link downs, link drops */
 };
 struct smd_diag_base *smd_diag_base(struct smd *d);

@@ -161,6 +161,7 @@ static struct json_object *stats_json(struct smd *d)
 	     smio_json_add_uint(o, "iommu_faults", (d->host->iommu ?
 					iommu_fault_count(d->host->iommu) : 0) - b->iommu_faults) ||
 	     smio_json_add_uint(o, "dma_faults", dma_faults) ||
+	     smio_json_add_uint(o, "dma_ram_bytes", ld(&d->host->dma_ram_bytes) - b->dma_ram_bytes) ||
 	     smio_json_add_uint(o, "events_last", last);
 	if (!rc) {
 		rc = smio_json_add(o, "adapters", ads);
@@ -236,6 +237,7 @@ int h_stats_clear(struct smd_req *r)
 		b->ntb[3 * i + 2] = ld(&n->link_drops);
 	}
 	b->iommu_faults = d->host->iommu ? iommu_fault_count(d->host->iommu) : 0;
+	b->dma_ram_bytes = ld(&d->host->dma_ram_bytes);
 	return 0;
 }
 
