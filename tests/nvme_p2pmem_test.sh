@@ -45,6 +45,10 @@ same() {
 
 check "cluster up" "$SMARTIO" cluster up "$WORK/p2pmem.yaml"
 check "manager of lender-a's nvme0" start_manager 1 8:nvme0
+# The providers, as diag shows them (Linux's sysfs p2pmem/): both accelerators.
+"$SMARTIO" diag --host 0 --json >"$OUT" 2>&1 || true
+check "diag: near and far publish their memory as p2pmem" test "$(jq -r \
+	'[.hosts[0].devices[] | select(.p2pmem.published) | .name] | sort | join(",")' "$OUT")" = far,near
 check "dd write: 1 MiB of pattern (seed 5) through RAM" on_host 0 dd -d 8:nvme0 --mode write \
 	--lba 0 --count 2048 --seed 5
 check "dd read of it into a file, for the expected checksum" on_host 0 dd -d 8:nvme0 \
@@ -70,6 +74,14 @@ R0=$(ram1)
 on_host 0 dd -d 8:nvme0 --mode read --lba 0 --count 2048 --qd 8 --buffer p2pmem --json \
 	>"$WORK/dd.json" 2>"$OUT" || true
 R1=$(ram1)
+# The daemon frees the buffer when it sees dd's connection end (bounded wait).
+near_free() {
+	"$SMARTIO" diag --host 0 --json 2>/dev/null | jq -e \
+		'.hosts[0].devices[] | select(.name == "near") | .p2pmem.available == .p2pmem.size' \
+		>/dev/null
+}
+freed() { for _ in $(seq 40); do near_free && return 0; sleep 0.05; done; return 1; }
+check "diag: the buffer is gone with dd (near's p2pmem all available again)" freed
 json_check "dd read into p2pmem the orchestrator picks" "$WORK/dd.json" \
 	'd["mode"] == "read" and d["count"] == 2048 and d["p2pmem"]["bus"].startswith("0x")'
 NEAR=$(bar2 near)
