@@ -8,6 +8,9 @@
 # the NTB's switch, not the one on a root port. The NVMe's DMA ends in that
 # BAR (route), the accelerator's checksum equals the data's, and where no
 # provider is reachable it fails clearly unless asked to fall back to RAM.
+# In-kernel: `smartio nvme copy --buffer p2pmem` copies between two of the
+# host's controllers through p2pmem near both (nvmet's p2pmem), and the
+# host's RAM sees none of the data (diag's dma_ram_bytes).
 # TAP output.
 set -euo pipefail
 
@@ -27,6 +30,8 @@ hosts:
           ports:
             - ntb: {name: ntb0, model: PXH830, connect: lender-a.ntb0}
             - device: {name: near, model: accel, lendable: false, params: {memory: 4M}}
+            - device: {name: nvmeA, model: nvme, lendable: false, params: {ns_size: 4M, lba: 512}}
+            - device: {name: nvmeB, model: nvme, lendable: false, params: {ns_size: 4M, lba: 512}}
   - id: 1
     name: lender-a
     ports:
@@ -114,4 +119,33 @@ expect "says so and how to fall back" "no published device memory" "p2pmem,fallb
 check "p2pmem,fallback reads into host memory instead" on_host 1 dd -d 8:nvme0 --mode read \
 	--count 8 --buffer p2pmem,fallback --json
 expect "p2pmem is null" '"p2pmem":null'
+
+# In-kernel driver: nvmeA -> nvmeB through p2pmem near both (under sw0: near).
+ram0() { "$SMARTIO" diag --host 0 --json | jq -r '.hosts[0].dma_ram_bytes'; }
+head -c $MIB /dev/urandom >"$WORK/a.bin"
+check "nvme write 1 MiB to nvmeA (in-kernel driver)" "$SMARTIO" nvme write --host 0 --dev nvmeA \
+	--lba 0 -i "$WORK/a.bin"
+R0=$(ram0)
+"$SMARTIO" nvme copy --host 0 --dev nvmeA --to nvmeB --lba 0 --count 2048 --buffer p2pmem \
+	--json >"$WORK/copy.json" 2>"$OUT" || true
+R1=$(ram0)
+json_check "nvme copy --buffer p2pmem: 1 MiB through p2pmem" "$WORK/copy.json" \
+	'd["bytes"] == 1048576 and d["status"] == 0 and d["p2pmem"]["hops"] > 0'
+NEARBDF=$("$SMARTIO" accel info --host 0 --dev near --json | sed -n 's/.*"dev":"\([0-9a-f:.]*\)".*/\1/p')
+json_check "the provider is near, the accelerator under both controllers' switch" \
+	"$WORK/copy.json" "int(d['p2pmem']['provider'], 16) & 0xffff == \
+	(lambda b, df: int(b, 16) << 8 | int(df.split('.')[0], 16) << 3 | int(df.split('.')[1]))(*'$NEARBDF'.split(':'))"
+check "diag: host 0's RAM saw < 64 KiB of it ($((R1 - R0)) B)" test $((R1 - R0)) -lt 65536
+check "nvme read nvmeB back" "$SMARTIO" nvme read --host 0 --dev nvmeB --lba 0 --count 2048 \
+	-o "$WORK/b.bin"
+check "nvmeB holds nvmeA's bytes" cmp "$WORK/a.bin" "$WORK/b.bin"
+R0=$(ram0)
+check "the control: nvme copy through host memory" "$SMARTIO" nvme copy --host 0 --dev nvmeA \
+	--to nvmeB --lba 0 --to-lba 4096 --count 2048
+expect "says host memory" "through host memory"
+check "diag: that one moved it through RAM twice ($(($(ram0) - R0)) B)" \
+	test $(($(ram0) - R0)) -ge $((2 * MIB))
+check_fails "usage: --buffer junk" "$SMARTIO" nvme copy --host 0 --dev nvmeA --to nvmeB \
+	--lba 0 --count 8 --buffer ram
+expect "names the choices" "host, p2pmem or p2pmem,fallback"
 tap_done

@@ -67,6 +67,7 @@ static const struct {
 	[SMIO_ACCEL_LOAD] = { .fn = h_accel_load, .work = true },
 	[SMIO_P2PMEM_ALLOC] = { .fn = h_p2pmem, .work = true },
 	[SMIO_P2PMEM_FREE] = { .fn = h_p2pmem, .work = true },
+	[SMIO_NVME_COPY] = { .fn = h_nvme_copy, .work = true },
 	[SMIO_PEER_STEP] = { .fn = h_peer_step },
 	[SMIO_PEER_INVALIDATE] = { .fn = h_peer_invalidate },
 	[SMIO_PEER_DB] = { .fn = h_peer_db },
@@ -174,6 +175,14 @@ static void work_keys(struct smd *d, const struct smd_req *r, struct smd_work *w
 	case SMIO_NVME_IO:
 		w->key = KEY_DEV(((const struct smio_nvme_io *)p)->bdf);
 		break;
+	case SMIO_NVME_COPY: {
+		const struct smio_nvme_copy *m = p;
+
+		w->key = KEY_DEV(m->src_bdf);
+		if (m->dst_bdf != m->src_bdf)
+			w->key2 = KEY_DEV(m->dst_bdf);
+		break;
+	}
 	case SMIO_ACCEL_OP: {
 		const struct smio_accel_op *m = p;
 

@@ -16,12 +16,15 @@
  * here: it is recursive), like every PCI core call.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon.h"
 #include "fabric/ntb.h"
+#include "host/drivers/nvme_drv.h"
 #include "host/pci.h"
 #include "util/log.h"
+#include "util/smio_time.h"
 
 #define P2PMEM_MAX_GRANTS  64
 
@@ -140,4 +143,97 @@ void smd_p2pmem_conn_closed(struct smd *d, struct smd_conn *c)
 		if (grants[i].mem && grants[i].d == d && grants[i].cid == c->cid)
 			grant_free(d, &grants[i]);
 	fab_host_unlock(d->host);
+}
+
+/*
+ * NVME_COPY: blocks from one controller to another through a buffer, which
+ * with F_P2PMEM is p2pmem near both (nvmet's p2pmem for its transfers): the
+ * driver points each command's PRPs at it, so no byte of data is in RAM.
+ */
+static int nvme_copy(struct smd *d, const struct smio_nvme_copy *m,
+		     struct smio_nvme_copy_result *r)
+{
+	struct pci_dev *clients[2], *prov = NULL;
+	struct nvme_drv_ns sns, dns;
+	struct nvme_drv_cpl cpl = { 0 };
+	uint32_t per, done = 0;
+	uint64_t t0 = smio_now_ns();
+	unsigned bar = 0;
+	bool p2p = false;
+	uint8_t *buf;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	clients[0] = pci_get_dev(d->pci, m->src_bdf);
+	clients[1] = pci_get_dev(d->pci, m->dst_bdf);
+	if (!nvme_drv_bound(clients[0]) || !nvme_drv_bound(clients[1]))
+		return -ENODEV;
+	if (nvme_drv_ns_info(clients[0], m->src_nsid, &sns) ||
+	    nvme_drv_ns_info(clients[1], m->dst_nsid, &dns))
+		return -ENXIO;
+	if (sns.lba_shift != dns.lba_shift)
+		return -EINVAL;
+	if (m->src_slba >= sns.nsze || m->nlb > sns.nsze - m->src_slba ||
+	    m->dst_slba >= dns.nsze || m->nlb > dns.nsze - m->dst_slba)
+		return -ERANGE;
+	per = SMIO_NVME_COPY_CHUNK >> sns.lba_shift;
+	buf = NULL;
+	if (m->flags & SMIO_NVME_COPY_F_P2PMEM) {
+		buf = pci_p2pmem_alloc_near(d->pci, clients, 2, SMIO_NVME_COPY_CHUNK, &prov);
+		if (!buf && !(m->flags & SMIO_NVME_COPY_F_FALLBACK)) {
+			smio_info("nvme copy: no p2pmem reachable by %s and %s", clients[0]->name,
+				  clients[1]->name);
+			return pci_p2pmem_find(d->pci, clients, 2, NULL) ? -ENOMEM : -ENODEV;
+		}
+		p2p = buf != NULL;
+	}
+	if (p2p) {
+		pci_p2pmem_provider(d->pci, buf, &bar);
+		r->provider = SMIO_FDID(own_node(d), prov->bdf);
+		r->bar = bar;
+		for (unsigned i = 0; i < 2; i++) {
+			int h = pci_p2pdma_distance(prov, bar, clients[i]);
+
+			r->hops += h > 0 ? (uint32_t)h : 0;
+		}
+	} else {
+		buf = malloc(SMIO_NVME_COPY_CHUNK);     /* the driver bounces through RAM */
+		if (!buf)
+			return -ENOMEM;
+	}
+	rc = 0;
+	while (done < m->nlb) {
+		uint32_t n = m->nlb - done < per ? m->nlb - done : per;
+
+		rc = nvme_drv_io(clients[0], m->src_nsid, NVME_DRV_READ, m->src_slba + done, n,
+				 buf, &cpl);
+		if (!rc && !cpl.status)
+			rc = nvme_drv_io(clients[1], m->dst_nsid, NVME_DRV_WRITE,
+					 m->dst_slba + done, n, buf, &cpl);
+		if (rc || cpl.status)
+			break;
+		done += n;
+	}
+	if (p2p)
+		pci_free_p2pmem(d->pci, buf, SMIO_NVME_COPY_CHUNK);
+	else
+		free(buf);
+	r->bytes = (uint64_t)done << sns.lba_shift;
+	r->status = cpl.status & 0x7fff;
+	r->elapsed_ns = smio_now_ns() - t0;
+	return rc;
+}
+
+int smd_h_nvme_copy(struct smd *d, const void *p, void *out, uint32_t *outlen)
+{
+	int rc;
+
+	if (!d->pci)
+		return -ENODEV;
+	fab_host_lock(d->host);
+	rc = nvme_copy(d, p, out);
+	fab_host_unlock(d->host);
+	if (!rc)
+		*outlen = sizeof(struct smio_nvme_copy_result);
+	return rc;
 }

@@ -81,6 +81,32 @@ int smio_check_p2pmem_free(const void *p, uint32_t len)
 	return m.bus && !(m.bus & 4095) ? 0 : -EINVAL;
 }
 
+int smio_check_nvme_copy(const void *p, uint32_t len)
+{
+	struct smio_nvme_copy m;
+
+	if (len != sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || !m.src_nsid || !m.dst_nsid || !m.nlb || m.nlb > SMIO_NVME_COPY_MAX_NLB ||
+	    m.src_slba + m.nlb < m.src_slba || m.dst_slba + m.nlb < m.dst_slba ||
+	    (m.flags & ~(SMIO_NVME_COPY_F_P2PMEM | SMIO_NVME_COPY_F_FALLBACK)) ||
+	    ((m.flags & SMIO_NVME_COPY_F_FALLBACK) && !(m.flags & SMIO_NVME_COPY_F_P2PMEM)))
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_nvme_copy_result(const void *p, uint32_t len)
+{
+	struct smio_nvme_copy_result m;
+
+	if (len != sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.bar > 5 || (m.status & 0x8000) || (!m.provider && (m.bar || m.hops)) ?
+	       -EINVAL : 0;
+}
+
 int smio_check_nvme_cpl(const void *p, uint32_t len)
 {
 	struct smio_nvme_cpl m;

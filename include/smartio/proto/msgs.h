@@ -456,6 +456,9 @@ enum smio_payload_kind {
 	X(P2PMEM_FREE,          235, DRIVER, SMIO_R_LOCAL, 0,					\
 	  SMIO_PL_FIXED(smio_p2pmem_free, smio_check_p2pmem_free),				\
 	  SMIO_PL_EMPTY)									\
+	X(NVME_COPY,            236, DRIVER, SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_FIXED(smio_nvme_copy, smio_check_nvme_copy),				\
+	  SMIO_PL_FIXED(smio_nvme_copy_result, smio_check_nvme_copy_result))		\
 												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\
