@@ -399,6 +399,17 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 					  .size = 0x1000 };
 	struct smio_lend_p2p lp = { .client = SMIO_FDID(8, 0x400), .provider = SMIO_FDID(9, 0x500),
 				    .bar = 2 };
+	struct smio_p2pmem_req p2q = { .size = 1 << 20, .client = SMIO_FDID(8, 0x400),
+				       .flags = SMIO_P2PMEM_F_FALLBACK };
+	struct smio_p2pmem_grant pmg = { .bus = 0x80000000, .size = 1 << 20,
+					 .provider = SMIO_FDID(8, 0x500), .bar = 2, .hops = 3 };
+	struct smio_p2pmem_free pmf = { .bus = 0x80000000 };
+	struct smio_nvme_copy ncp = { .src_bdf = 0x300, .dst_bdf = 0x400, .src_nsid = 1,
+				      .dst_nsid = 1, .dst_slba = 64, .nlb = 2048,
+				      .flags = SMIO_NVME_COPY_F_P2PMEM };
+	struct smio_nvme_copy_result ncr = { .bytes = 1 << 20, .elapsed_ns = 1000,
+					     .provider = SMIO_FDID(8, 0x500), .bar = 2,
+					     .hops = 6 };
 
 	switch (type) {
 	case SMIO_NVME_ADMIN:
@@ -409,6 +420,9 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 		memset(buf + sizeof(cpl), 0xa5, cpl.data_len);
 		return sizeof(cpl) + cpl.data_len;
 	case SMIO_ACCEL_OP:	return reply ? SAMPLE_PUT(ares) : SAMPLE_PUT(aop);
+	case SMIO_P2PMEM_ALLOC:	return reply ? SAMPLE_PUT(pmg) : SAMPLE_PUT(p2q);
+	case SMIO_P2PMEM_FREE:	return reply ? 0 : SAMPLE_PUT(pmf);
+	case SMIO_NVME_COPY:	return reply ? SAMPLE_PUT(ncr) : SAMPLE_PUT(ncp);
 	case SMIO_ACCEL_LOAD:
 		if (reply)
 			return 0;

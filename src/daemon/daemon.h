@@ -97,6 +97,13 @@ int smd_h_accel_op(struct smd *d, const void *payload, uint32_t len, void *out,
 int smd_h_accel_launch(struct smd *d, const void *payload, uint32_t len, void *out,
 		       uint32_t *outlen);
 int smd_h_accel_load(struct smd *d, const void *payload, uint32_t len);
+/* P2PMEM_ALLOC/FREE (h_p2pmem.c): p2pmem from the orchestrator's provider,
+ * the connection's until freed or closed. */
+int smd_h_p2pmem(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, void *out,
+		 uint32_t *outlen);
+void smd_p2pmem_conn_closed(struct smd *d, struct smd_conn *c);
+/* NVME_COPY (h_p2pmem.c): between two controllers, through p2pmem if asked. */
+int smd_h_nvme_copy(struct smd *d, const void *p, void *out, uint32_t *outlen);
 
 /*
  * SISCI segment service (h_segment.c). smd_h_segment serves the SEG_*,

@@ -65,6 +65,9 @@ static const struct {
 	[SMIO_ACCEL_OP] = { .fn = h_accel_op, .work = true },
 	[SMIO_ACCEL_LAUNCH] = { .fn = h_accel_launch, .work = true },
 	[SMIO_ACCEL_LOAD] = { .fn = h_accel_load, .work = true },
+	[SMIO_P2PMEM_ALLOC] = { .fn = h_p2pmem, .work = true },
+	[SMIO_P2PMEM_FREE] = { .fn = h_p2pmem, .work = true },
+	[SMIO_NVME_COPY] = { .fn = h_nvme_copy, .work = true },
 	[SMIO_PEER_STEP] = { .fn = h_peer_step },
 	[SMIO_PEER_INVALIDATE] = { .fn = h_peer_invalidate },
 	[SMIO_PEER_DB] = { .fn = h_peer_db },
@@ -178,6 +181,14 @@ static void work_keys(struct smd *d, const struct smd_req *r, struct smd_work *w
 	case SMIO_NVME_IO:
 		w->key = KEY_DEV(((const struct smio_nvme_io *)p)->bdf);
 		break;
+	case SMIO_NVME_COPY: {
+		const struct smio_nvme_copy *m = p;
+
+		w->key = KEY_DEV(m->src_bdf);
+		if (m->dst_bdf != m->src_bdf)
+			w->key2 = KEY_DEV(m->dst_bdf);
+		break;
+	}
 	case SMIO_ACCEL_OP: {
 		const struct smio_accel_op *m = p;
 
@@ -391,6 +402,7 @@ void smd_conn_closed_hooks(struct smd *d, struct smd_conn *c)
 	/* Segments, connections and references die with their connection. */
 	smd_dev_conn_closed(d, c);     /* device mappings pin segments: first */
 	smd_dma_conn_closed(d, c);     /* first: its transfers use the segments */
+	smd_p2pmem_conn_closed(d, c);
 	smd_mc_conn_closed(d, c);      /* overlays onto its segments go before them */
 	smd_seg_conn_closed(d, c);
 	smd_intr_conn_closed(d, c);

@@ -464,6 +464,16 @@ int h_accel_load(struct smd_req *r)
 	return smd_h_accel_load(r->d, r->p, r->len);
 }
 
+int h_p2pmem(struct smd_req *r)
+{
+	return smd_h_p2pmem(r->d, r->c, r->type, r->p, r->out, &r->outlen);
+}
+
+int h_nvme_copy(struct smd_req *r)
+{
+	return smd_h_nvme_copy(r->d, r->p, r->out, &r->outlen);
+}
+
 /* SISCI segments (h_segment.c). */
 int h_segment(struct smd_req *r)
 {

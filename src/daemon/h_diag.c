@@ -20,6 +20,7 @@
 #include "diag.h"
 #include "fabric/iommu.h"
 #include "fabric/ntb.h"
+#include "host/pci.h"
 #include "lend_priv.h"
 #include "util/json_out.h"
 
@@ -104,7 +105,7 @@ static uint64_t bar_reads(const struct fab_func *fn)
 }
 
 static int device_json(struct fab_func *fn, struct dev_instance *in, struct json_object *arr,
-		       uint64_t *dma_faults)
+		       uint64_t *dma_faults, const struct pci_p2pmem_stat *pm)
 {
 	const struct dev_stats *s = &in->stats;
 	const uint64_t *v = s->v;
@@ -135,6 +136,18 @@ static int device_json(struct fab_func *fn, struct dev_instance *in, struct json
 		     smio_json_add_uint(o, "dma_faults", ld(&v[DEV_ST_DMA_FAULTS])) ||
 		     smio_json_add_uint(o, "flrs", ld(&v[DEV_ST_FLRS])) ||
 		     irq_json(s, o, &irqs) || smio_json_add_uint(o, "interrupts", irqs);
+	/* A P2PDMA provider's memory, as Linux's sysfs p2pmem/ shows it. */
+	if (!rc && pm) {
+		struct json_object *p = json_object_new_object();
+
+		rc = !p || smio_json_add_bool(p, "published", pm->published) ||
+		     smio_json_add_uint(p, "size", pm->size) ||
+		     smio_json_add_uint(p, "available", pm->size - pm->allocated);
+		if (rc)
+			json_object_put(p);       /* NULL-safe */
+		else
+			rc = smio_json_add(o, "p2pmem", p);   /* takes p either way */
+	}
 	if (rc) {
 		json_object_put(o);
 		return -ENOMEM;
@@ -179,14 +192,20 @@ static struct json_object *stats_json(struct smd *d)
 
 	for (uint32_t i = 0; !rc && i < d->host->nntbs; i++)
 		rc = adapter_json(d, i, ads);
+	fab_host_lock(d->host);     /* the PCI core's p2pmem, for a moment */
 	for (uint32_t i = 0; !rc && i < d->host->nfuncs; i++) {
 		struct fab_func *fn = d->host->funcs[i];
 		struct dev_instance *in = fn->kind == FAB_FN_ENDPOINT ?
 					  devrun_instance(d->devs, fn) : NULL;
 
+		struct pci_dev *pd = in ? pci_get_dev(d->pci, fab_func_bdf(fn)) : NULL;
+		struct pci_p2pmem_stat pm;
+
 		if (in)
-			rc = device_json(fn, in, devs, &dma_faults);
+			rc = device_json(fn, in, devs, &dma_faults,
+					 pd && !pci_p2pmem_stat(pd, &pm) ? &pm : NULL);
 	}
+	fab_host_unlock(d->host);
 	if (!rc)
 		rc = smd_lend_borrowed_json(d, brw);
 	if (!rc)

@@ -32,6 +32,8 @@ int h_nvme_io(struct smd_req *r);
 int h_accel_op(struct smd_req *r);
 int h_accel_launch(struct smd_req *r);
 int h_accel_load(struct smd_req *r);
+int h_p2pmem(struct smd_req *r);
+int h_nvme_copy(struct smd_req *r);
 int h_segment(struct smd_req *r);
 int h_mcast(struct smd_req *r);          /* h_mcast.c */
 int h_device(struct smd_req *r);

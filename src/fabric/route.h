@@ -198,7 +198,8 @@ void *fab_target_map(struct fab_host *h, const struct fab_target *t, uint64_t *s
 /*
  * Where an access would land, without moving anything: for a route that ends
  * in memory (RAM or a BAR), *ptr is the first byte mapped into this process
- * and *n (<= len) how many bytes from addr are contiguous there. Returns 0, a
+ * and *n (<= len) how many bytes from addr are contiguous there, and in *kind
+ * (unless NULL) the fab_target_kind (RAM or BAR). Returns 0, a
  * fab_status (> 0) for a failed route, -ENOTSUP for a target that is not
  * memory (an MSI window), or -errno (-EREMOTE: not mappable here). The caller
  * holds h's lock; the pointer stays valid as long as the mapping (the

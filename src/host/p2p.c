@@ -18,37 +18,6 @@
 #include "fabric/route.h"
 #include "pci_priv.h"
 
-int pci_p2pdma_add_resource(struct pci_dev *provider, unsigned bar)
-{
-	struct pci_host *ph;
-
-	if (!provider || bar > 5 || !provider->bar_size[bar])
-		return -EINVAL;
-	ph = provider->host;
-	for (unsigned i = 0; i < ph->np2p; i++)
-		if (ph->p2p_dev[i] == provider && ph->p2p_bar[i] == bar)
-			return -EEXIST;
-	if (ph->np2p >= PCI_P2P_MAX)
-		return -ENOSPC;
-	ph->p2p_dev[ph->np2p] = provider;
-	ph->p2p_bar[ph->np2p++] = bar;
-	return 0;
-}
-
-void pci_p2pdma_forget(struct pci_dev *pdev)
-{
-	struct pci_host *ph = pdev->host;
-
-	for (unsigned i = 0; ph && i < ph->np2p;) {
-		if (ph->p2p_dev[i] == pdev) {
-			ph->p2p_dev[i] = ph->p2p_dev[--ph->np2p];
-			ph->p2p_bar[i] = ph->p2p_bar[ph->np2p];
-		} else {
-			i++;
-		}
-	}
-}
-
 int pci_p2pdma_bus(struct pci_dev *client, struct pci_dev *provider, unsigned bar,
 		   uint64_t *bus)
 {
@@ -70,6 +39,9 @@ int pci_p2pdma_distance(struct pci_dev *provider, unsigned bar, struct pci_dev *
 
 	if (rc)
 		return rc;
+	/* A device reaches its own BAR without a trip through the fabric (Linux: 0). */
+	if (client == provider)
+		return 0;
 	if (client->ops && client->ops->route_hops) {
 		rc = client->ops->route_hops(client, bus, &hops);
 		return rc ? rc : (int)hops;
@@ -96,18 +68,23 @@ struct pci_dev *pci_p2pmem_find(struct pci_host *ph, struct pci_dev *const *clie
 	if (!ph || !clients || !n)
 		return NULL;
 	for (unsigned i = 0; i < ph->np2p; i++) {
+		const struct pci_p2p_pool *pool = ph->p2p[i];
 		long sum = 0;
 
+		/* Only published memory: a provider may keep a resource to itself. */
+		if (!pool->provider || !pool->published)
+			continue;
 		for (unsigned c = 0; c < n && sum >= 0; c++) {
-			int d = pci_p2pdma_distance(ph->p2p_dev[i], ph->p2p_bar[i], clients[c]);
+			int d = pci_p2pdma_distance(pool->provider, pool->bar, clients[c]);
 
 			sum = d < 0 ? -1 : sum + d;
 		}
+		/* The least total; the first published on a tie (deterministic). */
 		if (sum >= 0 && (best_d < 0 || sum < best_d)) {
 			best_d = sum;
-			best = ph->p2p_dev[i];
+			best = pool->provider;
 			if (bar)
-				*bar = ph->p2p_bar[i];
+				*bar = pool->bar;
 		}
 	}
 	return best;

@@ -136,7 +136,7 @@ static void free_dev(struct pci_dev *pdev)
 {
 	struct pci_dev_priv *p = to_priv(pdev);
 
-	pci_p2pdma_forget(pdev);
+	pci_p2pdma_release(pdev);
 	for (unsigned b = 0; b < 6; b++)
 		pci_iomap_free(&p->iomap[b]);
 	if (pdev->ops && pdev->ops->release)
@@ -253,6 +253,9 @@ static void release_driver_state(struct pci_dev *pdev)
 	if (pdev->driver || p->nrecs || pdev->domain)
 		pci_clear_master(pdev);
 	pci_dma_release(pdev);
+	/* Its p2pmem goes with the driver (Linux's p2pdma devres), before the
+	 * mappings that outstanding allocations may still need. */
+	pci_p2pdma_release(pdev);
 	/* Its BAR mappings go with the driver (pcim_iomap's devres). */
 	for (unsigned b = 0; b < 6; b++)
 		pci_iomap_free(&p->iomap[b]);
@@ -381,6 +384,7 @@ void pci_host_destroy(struct pci_host *ph)
 		free_dev(ph->devs[i]);
 	}
 	free(ph->devs);
+	pci_p2pdma_host_fini(ph);
 	physmem_destroy(ph->pm);
 	free(ph);
 }

@@ -230,21 +230,58 @@ int pci_irq_eventfd(struct pci_dev *pdev, int vector);
 uint64_t pci_irq_count(struct pci_dev *pdev, int vector);
 
 /*
- * Peer-to-peer DMA (after Linux's P2PDMA; p2p.c). A provider publishes a
- * BAR of device memory; pci_p2pdma_bus gives the bus address at which a
- * client device reaches it, resolved once in advance wherever the two
- * devices are (same host, same lender, the borrower's own device, another
- * lender: through whichever NTB is on that path). pci_p2pdma_distance counts
- * every hop of that route (links, switches, root complexes, IOMMUs, NTBs,
- * cables); pci_p2pmem_find picks the published provider with the least sum
- * of distances to all clients (NULL: none reachable).
+ * Peer-to-peer DMA (after Linux's P2PDMA; p2p.c, p2pmem.c).
+ *
+ * Providers: a driver gives a page-aligned range of a memory BAR to the core
+ * (pci_p2pdma_add_resource; size 0: the rest of the BAR) and publishes it
+ * (pci_p2pmem_publish) when anyone may use it as data buffers; the
+ * accelerator driver publishes its memory, the NVMe driver a CMB that
+ * supports data (CMBSZ.WDS and RDS, as nvme-pci). The resource goes when the
+ * provider unbinds; with allocations outstanding it is unpublished, stops
+ * allocating and stays mapped until the last free (Linux waits for them).
+ *
+ * Distance and choice: pci_p2pdma_bus gives the bus address at which a
+ * client device reaches a provider's BAR, resolved once in advance wherever
+ * the two devices are (same host, same lender, the borrower's own device,
+ * another lender: through whichever NTB is on that path).
+ * pci_p2pdma_distance counts every hop of that route (links, switches, root
+ * complexes, IOMMUs, NTBs, cables; 0 for a device's own BAR);
+ * pci_p2pmem_find, the orchestrator, picks the published provider with the
+ * least sum of distances to all clients (NULL: none reachable by all).
+ *
+ * Allocation: pci_alloc_p2pmem returns a CPU address in the provider's BAR
+ * mapping (page-aligned, size rounded up to pages; NULL when full);
+ * pci_free_p2pmem gives it back (by address: -EINVAL if not allocated).
+ * pci_p2pmem_map tells a client the bus address of p2pmem at addr
+ * (-ENOENT: not p2pmem, -ENODEV: its provider left), as pci_p2pdma_map_sg.
+ * pci_p2pmem_alloc_near finds and allocates in one (NULL: nothing reachable
+ * or no room; the caller decides whether host memory will do instead).
  */
-int pci_p2pdma_add_resource(struct pci_dev *provider, unsigned bar);
+int pci_p2pdma_add_resource(struct pci_dev *provider, unsigned bar, uint64_t size,
+			    uint64_t offset);
+void pci_p2pmem_publish(struct pci_dev *provider, bool publish);
 int pci_p2pdma_bus(struct pci_dev *client, struct pci_dev *provider, unsigned bar,
 		   uint64_t *bus);
 int pci_p2pdma_distance(struct pci_dev *provider, unsigned bar, struct pci_dev *client);
 struct pci_dev *pci_p2pmem_find(struct pci_host *ph, struct pci_dev *const *clients,
 				unsigned n, unsigned *bar);
+void *pci_alloc_p2pmem(struct pci_dev *provider, size_t size);
+int pci_free_p2pmem(struct pci_host *ph, void *addr, size_t size);
+bool pci_is_p2pmem(struct pci_host *ph, const void *addr, size_t len);
+int pci_p2pmem_map(struct pci_dev *client, const void *addr, size_t len, uint64_t *bus);
+/* The bus address of p2pmem at addr as this host (its CPU) sees it; 0: none. */
+uint64_t pci_p2pmem_virt_to_bus(struct pci_host *ph, const void *addr);
+/* The live provider of p2pmem at addr (and its BAR), or NULL. */
+struct pci_dev *pci_p2pmem_provider(struct pci_host *ph, const void *addr, unsigned *bar);
+void *pci_p2pmem_alloc_near(struct pci_host *ph, struct pci_dev *const *clients, unsigned n,
+			    size_t size, struct pci_dev **provider);
+/* A provider's p2pmem (all its resources), for diagnostics; -ENOENT: none. */
+struct pci_p2pmem_stat {
+	uint64_t size, allocated;
+	unsigned nallocs, resources, bar;
+	bool published;
+};
+int pci_p2pmem_stat(struct pci_dev *provider, struct pci_p2pmem_stat *st);
 
 /*
  * Additions to the interface above.

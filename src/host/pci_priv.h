@@ -69,6 +69,28 @@ struct pci_iomap {
 	bool fenced;
 };
 
+/*
+ * One provider's p2pmem resource (p2pmem.c; Linux's p2pdma gen_pool): a
+ * page-aligned range of a memory BAR, handed out by first fit in pages.
+ * Lifetime: the provider's driver binding holds it; each allocation holds
+ * it too. When the provider unbinds (or goes away) with allocations
+ * outstanding, the pool is unpublished and no longer allocates, but it keeps
+ * the BAR mapping its users write through until the last free (Linux's
+ * unbind waits for them in memunmap_pages; we cannot wait under the host lock).
+ */
+struct pci_p2p_pool {
+	struct pci_dev *provider;     /* NULL once released */
+	unsigned bar;
+	uint64_t off, size;           /* [off, off + size) of the BAR */
+	uint8_t *cpu;                 /* CPU address of BAR offset off */
+	bool published;               /* pci_p2pmem_find may choose it */
+	unsigned nallocs;             /* live allocations (each holds the pool) */
+	uint64_t allocated;           /* their bytes */
+	struct pm_ranges free;        /* free BAR offsets */
+	struct pci_iomap map;         /* the provider's mapping, kept after release */
+	bool own_map;
+};
+
 struct pci_dev_priv {
 	struct pci_dev pub;
 	struct pci_iomap iomap[6];
@@ -85,9 +107,9 @@ struct pci_host {
 	unsigned ndevs, capdevs;
 	const struct pci_driver *drivers[PCI_MAX_DRIVERS];
 	unsigned ndrivers;
-	/* p2p.c: published peer-to-peer memory (providers' BARs) */
-	struct pci_dev *p2p_dev[PCI_P2P_MAX];
-	unsigned p2p_bar[PCI_P2P_MAX];
+	/* p2pmem.c: peer-to-peer memory resources (providers' BAR ranges), live
+	 * and released-with-allocations-outstanding */
+	struct pci_p2p_pool *p2p[PCI_P2P_MAX];
 	unsigned np2p;
 };
 
@@ -109,8 +131,10 @@ int pci_iomap_make(struct pci_iomap *m, uint8_t *src, uint64_t size, bool fenced
 void pci_iomap_fence(struct pci_iomap *m, bool down);
 void pci_iomap_free(struct pci_iomap *m);
 
-/* p2p.c: a departing device is no longer a provider. */
-void pci_p2pdma_forget(struct pci_dev *pdev);
+/* p2pmem.c: an unbinding or departing device is no longer a provider (before
+ * its BAR mappings go); the host's last pools go with the host. */
+void pci_p2pdma_release(struct pci_dev *pdev);
+void pci_p2pdma_host_fini(struct pci_host *ph);
 /* dma.c: release every DMA mapping and the IOMMU domain of a departing device. */
 void pci_dma_release(struct pci_dev *pdev);
 

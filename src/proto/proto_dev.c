@@ -44,6 +44,69 @@ int smio_check_nvme_io(const void *p, uint32_t len)
 	return len == sizeof(m) + m.data_len ? 0 : -EINVAL;
 }
 
+/* A buffer, not a disk: 1 GiB is more than any provider here has. */
+#define P2PMEM_MAX_SIZE  (1ull << 30)
+
+int smio_check_p2pmem_req(const void *p, uint32_t len)
+{
+	struct smio_p2pmem_req m;
+
+	if (len != sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (!m.size || m.size > P2PMEM_MAX_SIZE || (m.flags & ~SMIO_P2PMEM_F_FALLBACK))
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_p2pmem_grant(const void *p, uint32_t len)
+{
+	struct smio_p2pmem_grant m;
+
+	if (len != sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || m.bar > 5 || (m.bus & 4095) || (m.size & 4095) || (!m.bus != !m.size))
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_p2pmem_free(const void *p, uint32_t len)
+{
+	struct smio_p2pmem_free m;
+
+	if (len != sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	return m.bus && !(m.bus & 4095) ? 0 : -EINVAL;
+}
+
+int smio_check_nvme_copy(const void *p, uint32_t len)
+{
+	struct smio_nvme_copy m;
+
+	if (len != sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (m.pad || !m.src_nsid || !m.dst_nsid || !m.nlb || m.nlb > SMIO_NVME_COPY_MAX_NLB ||
+	    m.src_slba + m.nlb < m.src_slba || m.dst_slba + m.nlb < m.dst_slba ||
+	    (m.flags & ~(SMIO_NVME_COPY_F_P2PMEM | SMIO_NVME_COPY_F_FALLBACK)) ||
+	    ((m.flags & SMIO_NVME_COPY_F_FALLBACK) && !(m.flags & SMIO_NVME_COPY_F_P2PMEM)))
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_nvme_copy_result(const void *p, uint32_t len)
+{
+	struct smio_nvme_copy_result m;
+
+	if (len != sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.bar > 5 || (m.status & 0x8000) || (!m.provider && (m.bar || m.hops)) ?
+	       -EINVAL : 0;
+}
+
 int smio_check_nvme_cpl(const void *p, uint32_t len)
 {
 	struct smio_nvme_cpl m;

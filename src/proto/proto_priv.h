@@ -77,6 +77,11 @@ static inline bool seg_extent_ok(uint64_t addr, uint64_t size)
 /* Driver messages and the SmartIO device pool (proto_dev.c). */
 int smio_check_nvme_admin(const void *p, uint32_t len);
 int smio_check_nvme_io(const void *p, uint32_t len);
+int smio_check_p2pmem_req(const void *p, uint32_t len);
+int smio_check_p2pmem_grant(const void *p, uint32_t len);
+int smio_check_p2pmem_free(const void *p, uint32_t len);
+int smio_check_nvme_copy(const void *p, uint32_t len);
+int smio_check_nvme_copy_result(const void *p, uint32_t len);
 int smio_check_nvme_cpl(const void *p, uint32_t len);
 int smio_check_accel_op(const void *p, uint32_t len);
 int smio_check_accel_result(const void *p, uint32_t len);

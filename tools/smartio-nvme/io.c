@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "p2pmem.h"
 #include "snvtool.h"
 #include "util/json_out.h"
 #include "util/smio_time.h"
@@ -114,6 +115,10 @@ static void dd_help(void)
 	       "                         host (an accelerator's BAR2, local or borrowed), the\n"
 	       "                         whole range in LBA order; the NVMe moves it peer-to-\n"
 	       "                         peer, not through RAM\n"
+	       "      --buffer p2pmem    the same in p2pmem the daemon's orchestrator picks: the\n"
+	       "                         published device memory of this host closest to the\n"
+	       "                         controller by hops (fails when none is reachable)\n"
+	       "      --buffer p2pmem,fallback  p2pmem, or host memory when none is reachable\n"
 	       "  -j, --json             one JSON object on stdout instead of the summary line\n");
 }
 
@@ -130,6 +135,8 @@ struct dd_job {
 	uint64_t mismatches;
 	bool devbuf;             /* --buffer: device memory at dev_bus, no CPU access */
 	uint64_t dev_bus;
+	int p2pmem;              /* --buffer p2pmem: 1, p2pmem,fallback: 2 */
+	struct tool_p2pmem pm;
 };
 
 /* --buffer bus:ADDR, ADDR a page-aligned bus address on this host; 0 or -1 (said). */
@@ -258,6 +265,26 @@ static int dd_json(const struct dd_job *j, const char *mode, uint32_t fdid, doub
 	} else if (!rc) {
 		rc = smio_json_add_null(o, "sq_ioaddr") ? -ENOMEM : 0;
 	}
+	/* --buffer p2pmem: the orchestrator's choice (null: host memory). */
+	if (!rc && j->p2pmem) {
+		struct json_object *p = j->pm.g.bus ? json_object_new_object() : NULL;
+		char bus[24];
+
+		snprintf(id, sizeof(id), "0x%08x", j->pm.g.provider);
+		snprintf(bus, sizeof(bus), "0x%" PRIx64, j->pm.g.bus);
+		if (p && (smio_json_add_str(p, "provider", id) ||
+			  smio_json_add_uint(p, "bar", j->pm.g.bar) ||
+			  smio_json_add_str(p, "bus", bus) ||
+			  smio_json_add_uint(p, "size", j->pm.g.size) ||
+			  smio_json_add_uint(p, "hops", j->pm.g.hops)))
+			rc = -ENOMEM;
+		if (!rc && (j->pm.g.bus && !p))
+			rc = -ENOMEM;
+		if (!rc && json_object_object_add(o, "p2pmem", p))
+			rc = -ENOMEM;
+		if (rc)
+			json_object_put(p);
+	}
 	if (!rc)
 		rc = smio_json_print(stdout, o);
 	json_object_put(o);
@@ -277,7 +304,8 @@ int cmd_dd(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
 	struct snv_qpair_opts qo = { 0 };
 	struct tool_common tc = { .backup_adapter = -1 };
-	struct dd_job j = { .mode = -1, .nsid = 1, .seed = 1, .qd = 4, .in_fd = -1, .out_fd = -1 };
+	struct dd_job j = { .mode = -1, .nsid = 1, .seed = 1, .qd = 4, .in_fd = -1, .out_fd = -1,
+			   .pm.fd = -1 };
 	const char *mode = NULL, *inf = NULL, *outf = NULL;
 	uint64_t bs = 64 * 1024, v, t0;
 	struct snv_client *c;
@@ -303,6 +331,10 @@ int cmd_dd(int argc, char **argv)
 				return 2;
 			break;
 		case 3:
+			if (!strcmp(optarg, "p2pmem") || !strcmp(optarg, "p2pmem,fallback")) {
+				j.p2pmem = optarg[6] ? 2 : 1;
+				break;
+			}
 			if (parse_buffer(optarg, &j.dev_bus))
 				return 2;
 			j.devbuf = true;
@@ -334,9 +366,9 @@ int cmd_dd(int argc, char **argv)
 			"(and --qd 1..256); see `smartio-nvme dd --help`\n");
 		return 2;
 	}
-	if (j.devbuf && (j.check || inf || outf || !strcmp(mode, "verify"))) {
-		fprintf(stderr, "smartio-nvme dd: --buffer bus:ADDR keeps the data in device memory: "
-			"no --check, --if, --of or verify with it\n");
+	if ((j.devbuf || j.p2pmem) && (j.check || inf || outf || !strcmp(mode, "verify"))) {
+		fprintf(stderr, "smartio-nvme dd: --buffer %s keeps the data in device memory: "
+			"no --check, --if, --of or verify with it\n", j.p2pmem ? "p2pmem" : "bus:ADDR");
 		return 2;
 	}
 	if (inf && (j.in_fd = open(inf, O_RDONLY)) < 0) {
@@ -367,6 +399,19 @@ int cmd_dd(int argc, char **argv)
 		goto out;
 	}
 	j.bpc = (unsigned)(bs / j.lba_size);
+	if (j.p2pmem) {
+		rc = tool_p2pmem_alloc(tc.fdid, j.count * j.lba_size, j.p2pmem == 2, &j.pm);
+		if (rc) {
+			fprintf(stderr, "smartio-nvme dd: p2pmem: %s%s\n", strerror(-rc),
+				rc == -ENODEV ? " (no published device memory of this host is "
+				"reachable by the controller; --buffer p2pmem,fallback uses host "
+				"memory then)" : rc == -EINVAL ? " (run it on a host: smartio exec "
+				"--host N)" : "");
+			goto out;
+		}
+		j.devbuf = j.pm.g.bus != 0;
+		j.dev_bus = j.pm.g.bus;
+	}
 	j.pat = malloc(j.lba_size);
 	if (!j.pat)
 		rc = -ENOMEM;
@@ -407,6 +452,7 @@ int cmd_dd(int argc, char **argv)
 out:
 	free(j.pat);
 	snv_client_close(c);
+	tool_p2pmem_close(&j.pm);
 	if (j.in_fd >= 0)
 		close(j.in_fd);
 	if (j.out_fd >= 0)

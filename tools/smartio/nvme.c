@@ -24,6 +24,7 @@
 #include <nvme/types.h>
 
 #include "cli.h"
+#include "nvme_copy.h"
 #include "util/cli_conv.h"
 #include "util/smio_time.h"
 
@@ -55,7 +56,10 @@ static void nvme_usage(FILE *f)
 		"       smartio nvme write    [--host N] [--dev BDF|NAME] [--ns N] --lba L\n"
 		"                             (-i FILE [--count C] | --pattern BYTE --count C)\n"
 		"       smartio nvme dd       [--host N] [--dev BDF|NAME] [--ns N] if=SRC of=DST\n"
-		"                             [bs=BYTES] [count=N] [skip=N] [seek=N]\n\n"
+		"                             [bs=BYTES] [count=N] [skip=N] [seek=N]\n"
+		"       smartio nvme copy     [--host N] [--dev BDF|NAME] [--ns N] --lba L --count C\n"
+		"                             --to BDF|NAME [--to-ns N] [--to-lba L]\n"
+		"                             [--buffer host|p2pmem|p2pmem,fallback] [--json]\n\n"
 		"Uses host N's NVMe driver, as /dev/nvmeN does on Linux. The device is a BDF or\n"
 		"a function name (e.g. nvme0); without --dev, the host's first NVMe function.\n"
 		"Devices registered for lending (topology 'lendable: true', the default) have\n"
@@ -67,13 +71,18 @@ static void nvme_usage(FILE *f)
 		"  -o FILE       read: write the blocks to FILE (default stdout)\n"
 		"  -i FILE       write: read the data from FILE ('-' for stdin)\n"
 		"  --pattern B   write: every byte is B (0..255)\n"
-		"  --json        list/identify: JSON instead of text\n"
+		"  --json        list/identify/copy: JSON instead of text\n"
 		"  dd            like dd(1) with the namespace as 'nvme': one of if=/of= is\n"
 		"                'nvme', the other a file (if=/dev/zero writes zeroes); bs\n"
 		"                (default 64K) is a multiple of the block size; count, skip\n"
 		"                (if=nvme) and seek (of=nvme) count bs-sized blocks; without\n"
 		"                count, reading copies to the end of the namespace and writing\n"
 		"                copies the whole file\n"
+		"  copy          C blocks from --dev to --to (default: the same namespace and\n"
+		"                LBA there); --buffer p2pmem moves them through p2pmem the\n"
+		"                P2PDMA orchestrator picks near both controllers, never through\n"
+		"                host RAM (fails when none is reachable; p2pmem,fallback: host\n"
+		"                memory then); default host: the driver's buffers in RAM\n"
 		"  --dir DIR     cluster directory\n"
 		"Exits 0 on success, 1 on a failure (device or NVMe status), 2 on a usage error.\n");
 }
@@ -801,6 +810,22 @@ static int do_dd(struct nconn *c, uint32_t nsid, const struct dd_args *a)
 
 /* ---------- entry ---------- */
 
+/* copy: --to names the destination on the same host. */
+static int do_copy(struct nconn *c, uint32_t ns, uint64_t to_ns, uint64_t lba, uint64_t to_lba,
+		   uint64_t count, const char *to, const char *buffer, bool json)
+{
+	struct smio_nvme_copy m = { .src_bdf = c->bdf, .src_nsid = ns,
+				    .dst_nsid = to_ns ? (uint32_t)to_ns : ns, .src_slba = lba,
+				    .dst_slba = to_lba, .nlb = (uint32_t)count };
+
+	if (cli_parse_func(c->fd, to, &m.dst_bdf))
+		return -EINVAL;
+	if (buffer && !strncmp(buffer, "p2pmem", 6))
+		m.flags = SMIO_NVME_COPY_F_P2PMEM |
+			  (buffer[6] ? SMIO_NVME_COPY_F_FALLBACK : 0);
+	return nvme_copy_run(c->fd, &m, json);
+}
+
 int cmd_nvme(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -809,11 +834,14 @@ int cmd_nvme(int argc, char **argv)
 		{ "lba", required_argument, NULL, 'l' }, { "count", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' }, { "input", required_argument, NULL, 'i' },
 		{ "pattern", required_argument, NULL, 'p' }, { "json", no_argument, NULL, 'j' },
+		{ "to", required_argument, NULL, 'T' }, { "to-ns", required_argument, NULL, 'N' },
+		{ "to-lba", required_argument, NULL, 'L' }, { "buffer", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
 	struct nconn c = { .fd = -1 };
 	struct dd_args dd = { 0 };
-	const char *sub, *out = NULL, *in = NULL;
-	uint64_t ns = 0, lba = 0, count = 0, v;
+	const char *sub, *out = NULL, *in = NULL, *to = NULL, *buffer = NULL;
+	uint64_t ns = 0, lba = 0, count = 0, to_ns = 0, to_lba = 0, v;
+	bool have_to_lba = false;
 	bool have_lba = false, have_count = false, have_ns = false, json = false;
 	int pattern = -1, ch, rc;
 
@@ -823,11 +851,12 @@ int cmd_nvme(int argc, char **argv)
 	}
 	sub = argv[1];
 	if (strcmp(sub, "list") && strcmp(sub, "identify") && strcmp(sub, "read") &&
-	    strcmp(sub, "write") && strcmp(sub, "dd")) {
-		static const char *const subs[] = { "list", "identify", "read", "write", "dd" };
+	    strcmp(sub, "write") && strcmp(sub, "dd") && strcmp(sub, "copy")) {
+		static const char *const subs[] = { "list", "identify", "read", "write", "dd",
+						    "copy" };
 
 		smio_unknown("smartio nvme", "command", sub, subs, sizeof(subs) / sizeof(subs[0]),
-			     "list, identify, read, write, dd");
+			     "list, identify, read, write, dd, copy");
 		return 2;
 	}
 	optind = 1;
@@ -839,6 +868,20 @@ int cmd_nvme(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'i': in = optarg; break;
 		case 'j': json = true; break;
+		case 'T': to = optarg; break;
+		case 'B': buffer = optarg; break;
+		case 'N':
+		case 'L':
+			if (cli_parse_u64(optarg, &v) || (ch == 'N' && (v == 0 || v > 0xfffffffeull))) {
+				cli_err("nvme %s: bad value '%s' for --%s", sub, optarg,
+					ch == 'N' ? "to-ns" : "to-lba");
+				return 2;
+			}
+			if (ch == 'N')
+				to_ns = v;
+			else
+				to_lba = v, have_to_lba = true;
+			break;
 		case 'n':
 		case 'l':
 		case 'c':
@@ -885,8 +928,18 @@ int cmd_nvme(int argc, char **argv)
 	}
 	if ((out && strcmp(sub, "read")) || (in && strcmp(sub, "write")))
 		return cli_err("nvme %s: -o is for read, -i for write", sub), 2;
-	if (json && strcmp(sub, "list") && strcmp(sub, "identify"))
-		return cli_err("nvme %s: --json is for list and identify", sub), 2;
+	if (json && strcmp(sub, "list") && strcmp(sub, "identify") && strcmp(sub, "copy"))
+		return cli_err("nvme %s: --json is for list, identify and copy", sub), 2;
+	if ((to || buffer || to_ns || have_to_lba) && strcmp(sub, "copy"))
+		return cli_err("nvme %s: --to, --to-ns, --to-lba and --buffer are for copy", sub), 2;
+	if (!strcmp(sub, "copy") && (!to || !have_lba || !have_count))
+		return cli_err("nvme copy needs --to DEV, --lba L and --count C"), 2;
+	if (!strcmp(sub, "copy") && count > SMIO_NVME_COPY_MAX_NLB)
+		return cli_err("nvme copy: at most %u blocks at a time", SMIO_NVME_COPY_MAX_NLB), 2;
+	if (buffer && strcmp(buffer, "host") && strcmp(buffer, "p2pmem") &&
+	    strcmp(buffer, "p2pmem,fallback"))
+		return cli_err("nvme copy: --buffer is host, p2pmem or p2pmem,fallback, not '%s'",
+			       buffer), 2;
 	rc = nconn_open(&c);
 	if (rc) {
 		nconn_close(&c);
@@ -906,6 +959,9 @@ int cmd_nvme(int argc, char **argv)
 			rc = do_read(&c, have_ns ? (uint32_t)ns : 1, lba, count, out);
 		else if (!strcmp(sub, "dd"))
 			rc = do_dd(&c, have_ns ? (uint32_t)ns : 1, &dd);
+		else if (!strcmp(sub, "copy"))
+			rc = do_copy(&c, have_ns ? (uint32_t)ns : 1, to_ns, lba,
+				     have_to_lba ? to_lba : lba, count, to, buffer, json);
 		else
 			rc = do_write(&c, have_ns ? (uint32_t)ns : 1, lba, count, have_count, in,
 				      pattern);

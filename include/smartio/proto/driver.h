@@ -152,4 +152,66 @@ static inline uint64_t smio_accel_code_top(uint64_t mem_size, uint64_t image_len
 	return (mem_size - 64 - need) & ~4095ull;
 }
 
+/*
+ * P2PMEM_ALLOC (issue 14): a data buffer in peer-to-peer memory for a
+ * transfer by device `client` (FDID: a function of this host, a device it
+ * borrowed, or another host's device, which reaches this host through its
+ * NTB adapter), from the published provider the orchestrator finds closest
+ * by hop count (pci_p2pmem_find). size is rounded up to pages. No provider
+ * reachable: -ENODEV, or with F_FALLBACK an empty grant (bus 0) meaning
+ * "use host memory". The allocation is the connection's: P2PMEM_FREE (its
+ * bus address) or the connection's end frees it.
+ */
+#define SMIO_P2PMEM_F_FALLBACK  0x1u
+struct smio_p2pmem_req {
+	uint64_t size;
+	uint32_t client;           /* FDID */
+	uint32_t flags;            /* SMIO_P2PMEM_F_* */
+};
+
+struct smio_p2pmem_grant {
+	uint64_t bus;              /* on this host (what the CPU and SISCI attach name); 0: none */
+	uint64_t size;
+	uint32_t provider;         /* FDID of the provider */
+	uint32_t bar;
+	uint32_t hops;             /* the client's distance to it */
+	uint32_t pad;
+};
+
+struct smio_p2pmem_free {
+	uint64_t bus;
+};
+
+/*
+ * NVME_COPY: nlb blocks from one NVMe namespace to another (or the same),
+ * both controllers bound to this host's driver, through a buffer of
+ * SMIO_NVME_COPY_CHUNK bytes. F_P2PMEM: the buffer is p2pmem from the
+ * provider closest to both controllers (pci_p2pmem_find), so the data never
+ * passes host RAM, as nvmet's p2pmem does for its transfers; none reachable:
+ * -ENODEV, or with F_FALLBACK the driver's buffers in host RAM. Without
+ * F_P2PMEM: host RAM. The block sizes must be equal.
+ */
+#define SMIO_NVME_COPY_CHUNK       (1u << 20)
+#define SMIO_NVME_COPY_MAX_NLB     (1u << 24)
+#define SMIO_NVME_COPY_F_P2PMEM    0x1u
+#define SMIO_NVME_COPY_F_FALLBACK  0x2u
+struct smio_nvme_copy {
+	uint16_t src_bdf, dst_bdf;
+	uint32_t flags;            /* SMIO_NVME_COPY_F_* */
+	uint32_t src_nsid, dst_nsid;
+	uint64_t src_slba, dst_slba;
+	uint32_t nlb;              /* 1 .. SMIO_NVME_COPY_MAX_NLB */
+	uint32_t pad;
+};
+
+struct smio_nvme_copy_result {
+	uint64_t bytes;            /* copied */
+	uint64_t elapsed_ns;
+	uint32_t provider;         /* FDID of the p2pmem's provider; 0: host RAM */
+	uint32_t bar;
+	uint32_t hops;             /* the sum of both controllers' distances to it */
+	uint16_t status;           /* the first failing NVMe status, 0 */
+	uint16_t pad;
+};
+
 #endif

@@ -466,6 +466,17 @@ enum smio_payload_kind {
 	  SMIO_PL_FIXED(smio_seg_id, smio_check_seg_id),					\
 	  SMIO_PL_FIXED(smio_seg_owner_ev, smio_check_seg_owner_ev))				\
 												\
+	/* p2pmem from the provider the orchestrator finds (driver.h), issue 14 */	\
+	X(P2PMEM_ALLOC,         234, DRIVER, SMIO_R_LOCAL, 0, /* until freed or closed */	\
+	  SMIO_PL_FIXED(smio_p2pmem_req, smio_check_p2pmem_req),				\
+	  SMIO_PL_FIXED(smio_p2pmem_grant, smio_check_p2pmem_grant))			\
+	X(P2PMEM_FREE,          235, DRIVER, SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_FIXED(smio_p2pmem_free, smio_check_p2pmem_free),				\
+	  SMIO_PL_EMPTY)									\
+	X(NVME_COPY,            236, DRIVER, SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_FIXED(smio_nvme_copy, smio_check_nvme_copy),				\
+	  SMIO_PL_FIXED(smio_nvme_copy_result, smio_check_nvme_copy_result))		\
+												\
 	/* SCIAbortDMAQueue (dma.h): a late addition, numbered from issue 14's range */	\
 	X(DMA_ABORT,            245, DMA,    SMIO_R_LOCAL, 0, /* state after the request */	\
 	  SMIO_PL_FIXED(smio_dma_queue_ref, smio_check_dma_queue_ref),				\

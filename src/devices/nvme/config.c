@@ -129,6 +129,10 @@ int nvme_parse_params(struct nvme_ctrl *c, char *err, size_t errlen)
 		return rc;
 	if (d->fn.vf_index)
 		c->cmb_size = 0;   /* the CMB is the PF's alone (VFs have no BAR2) */
+	/* Data (PRP targets) in the CMB: CMBSZ.RDS and WDS, what makes it p2pmem. */
+	if ((rc = param_u64(d, "cmb_data", 0, 0, 1, &v, err, errlen)))
+		return rc;
+	c->cmb_data = v && c->cmb_size;
 	if (c->cmb_size) {
 		if (c->cmb_size < 4096 || (c->cmb_size & (c->cmb_size - 1)) || !d->fn.bar[2] ||
 		    d->fn.bar_size[2] < c->cmb_size) {

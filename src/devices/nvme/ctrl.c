@@ -685,11 +685,13 @@ static int nvme_create(struct dev_instance *d, char *err, size_t errlen)
 		 NVME_SET((uint64_t)NVME_MPSMIN, CAP_MPSMIN) |
 		 NVME_SET((uint64_t)NVME_MPSMAX, CAP_MPSMAX);
 	if (c->cmb_size) {
-		/* BAR2 from offset 0, SQs only; size in 4 KiB units, or 1 MiB when large */
+		/* BAR2 from offset 0, SQs (and data with cmb_data); size in 4 KiB units, or 1 MiB when large */
 		unsigned szu = c->cmb_size >> 12 > 0xfffff ? 2 : 0;
 
 		c->cmbloc = NVME_SET(2u, CMBLOC_BIR);
 		c->cmbsz = NVME_SET(1u, CMBSZ_SQS) | NVME_SET(szu, CMBSZ_SZU) |
+			   NVME_SET(c->cmb_data ? 1u : 0u, CMBSZ_RDS) |
+			   NVME_SET(c->cmb_data ? 1u : 0u, CMBSZ_WDS) |
 			   NVME_SET((uint32_t)(c->cmb_size >> (12 + 4 * szu)), CMBSZ_SZ);
 	}
 	c->created_ns = smio_now_ns();

@@ -161,6 +161,7 @@ struct nvme_ctrl {
 	uint64_t bw_mbps;
 	uint64_t media_read_ns, media_write_ns;  /* timing-faithful mode */
 	uint64_t cmb_size;
+	bool cmb_data;            /* CMBSZ.RDS/WDS: data buffers may be in the CMB */
 	bool wrr;               /* CAP.AMS: weighted round robin with urgent supported */
 	uint16_t vid;
 	char serial[21];

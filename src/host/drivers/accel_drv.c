@@ -550,6 +550,31 @@ int accel_drv_get_info(struct pci_dev *pdev, struct accel_drv_info *info)
 	return 0;
 }
 
+void *accel_drv_alloc_p2pmem(struct pci_dev *pdev, struct pci_dev *const *peers, unsigned n,
+			     size_t size, uint64_t *bus, struct pci_dev **provider)
+{
+	struct pci_dev *clients[ACCEL_DRV_P2P_PEERS + 1];
+	struct pci_dev *prov = NULL;
+	void *mem;
+
+	if (!drv_of(pdev) || !bus || n > ACCEL_DRV_P2P_PEERS || (n && !peers))
+		return NULL;
+	clients[0] = pdev;
+	for (unsigned i = 0; i < n; i++)
+		clients[i + 1] = peers[i];
+	mem = pci_p2pmem_alloc_near(pdev->host, clients, n + 1, size, &prov);
+	if (!mem)
+		return NULL;
+	/* The engine names it by the address its requests reach it at. */
+	if (pci_p2pmem_map(pdev, mem, size, bus)) {
+		pci_free_p2pmem(pdev->host, mem, size);
+		return NULL;
+	}
+	if (provider)
+		*provider = prov;
+	return mem;
+}
+
 static void teardown(struct accel_drv *a)
 {
 	struct pci_dev *pdev = a->pdev;
@@ -612,8 +637,6 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	rc = pci_p2pdma_bus(pdev, pdev, ACCEL_BAR_MEM, &a->mem_bus);
 	if (rc)
 		goto fail;
-	/* Device memory is peer-to-peer memory for others (already published: fine). */
-	pci_p2pdma_add_resource(pdev, ACCEL_BAR_MEM);
 	/* The mailbox and every offset check rely on the memory fitting its BAR. */
 	if (a->mem_size < ACCEL_DRV_PP_MAILBOX || a->mem_size > pdev->bar_size[ACCEL_BAR_MEM]) {
 		smio_error("accel %s: memory size 0x%llx does not fit BAR2 (0x%llx)",
@@ -621,6 +644,20 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 			(unsigned long long)pdev->bar_size[ACCEL_BAR_MEM]);
 		rc = -EIO;
 		goto fail;
+	}
+	/*
+	 * Device memory is peer-to-peer memory for others (a GPU's BAR as
+	 * p2pmem): all of it but the mailbox page, published for the
+	 * orchestrator. Offsets that programs name by hand share it, as they
+	 * always did; allocations come from the bottom.
+	 */
+	if (a->mem_size >= 2 * 4096) {
+		rc = pci_p2pdma_add_resource(pdev, ACCEL_BAR_MEM,
+					     (a->mem_size - ACCEL_DRV_PP_MAILBOX) & ~4095ull, 0);
+		if (rc && rc != -EEXIST)
+			smio_warn("accel %s: no p2pmem: %s", pdev->name, strerror(-rc));
+		else
+			pci_p2pmem_publish(pdev, true);
 	}
 	a->caps = rd32(a, ACCEL_REG_CAPS);
 	need = ACCEL_CAPS_OP(ACCEL_OP_COPY) | ACCEL_CAPS_OP(ACCEL_OP_FILL) |

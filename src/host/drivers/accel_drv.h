@@ -62,6 +62,19 @@ bool accel_drv_bound(const struct pci_dev *pdev);
 int accel_drv_get_info(struct pci_dev *pdev, struct accel_drv_info *info);
 
 /*
+ * Peer-to-peer memory for the engine (Linux's pci_p2pmem_alloc_sgl in a
+ * driver): size bytes from the published provider closest to this device
+ * and its n peers (the other devices of the transfer, e.g. the NVMe that
+ * fills it), by hop distance. Returns the CPU address (pci_free_p2pmem
+ * frees it) and in *bus the address the engine's descriptors name it by;
+ * NULL when no provider is reachable by all or none has room (the caller may
+ * fall back to host memory). The provider may be this device itself.
+ */
+#define ACCEL_DRV_P2P_PEERS  7
+void *accel_drv_alloc_p2pmem(struct pci_dev *pdev, struct pci_dev *const *peers, unsigned n,
+			     size_t size, uint64_t *bus, struct pci_dev **provider);
+
+/*
  * A bounded wait for len bytes of engine work: a base plus a generous
  * per-byte allowance, so a stuck device is detected but a big copy is not.
  */

@@ -412,6 +412,44 @@ static void dev_free(struct nvme_dev *dev)
 
 /* ---------- probe / remove ---------- */
 
+/*
+ * The Controller Memory Buffer as p2pmem, as Linux's nvme-pci does: the
+ * whole CMB goes to the PCI core, and it is published for others' data
+ * buffers only when the controller takes data there (CMBSZ.RDS and WDS). A
+ * CMB the core cannot take is no reason to fail the probe.
+ */
+static void nvme_map_cmb(struct nvme_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	uint32_t cmbsz = rd32(dev, NVME_REG_CMBSZ), cmbloc;
+	uint64_t unit, size, off;
+	unsigned bar;
+	int rc;
+
+	if (!NVME_CMBSZ_SZ(cmbsz))
+		return;
+	cmbloc = rd32(dev, NVME_REG_CMBLOC);
+	unit = 1ull << (12 + 4 * NVME_CMBSZ_SZU(cmbsz));
+	size = unit * NVME_CMBSZ_SZ(cmbsz);
+	off = unit * NVME_CMBLOC_OFST(cmbloc);
+	bar = NVME_CMBLOC_BIR(cmbloc);
+	if (bar > 5 || off >= pdev->bar_size[bar])
+		return;
+	if (size > pdev->bar_size[bar] - off)
+		size = pdev->bar_size[bar] - off;
+	rc = pci_p2pdma_add_resource(pdev, bar, size, off);
+	if (rc && rc != -EEXIST) {
+		smio_warn("%s: nvme: CMB (BAR%u) not usable as p2pmem: %s", pdev->name, bar,
+			  strerror(-rc));
+		return;
+	}
+	dev->cmb_size = size;
+	if (NVME_CMBSZ_WDS(cmbsz) && NVME_CMBSZ_RDS(cmbsz)) {
+		pci_p2pmem_publish(pdev, true);
+		dev->cmb_p2pmem = true;
+	}
+}
+
 static int nvme_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct nvme_dev *dev;
@@ -451,6 +489,8 @@ static int nvme_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		rc = -ENODEV;
 		goto fail_free;
 	}
+
+	nvme_map_cmb(dev);
 
 	want = nvme_drv_params.io_queues ? nvme_drv_params.io_queues : 2;
 	if (want > NVME_DRV_MAX_IOQ)

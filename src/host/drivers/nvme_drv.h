@@ -65,6 +65,8 @@ struct nvme_drv_info {
 	bool needs_reset;       /* a command timed out: reset on the next use */
 	uint64_t resets;        /* controller resets done after probe */
 	uint64_t channel_events;  /* link/removal notifications (error_detected, resume) */
+	uint64_t cmb_size;        /* the CMB, given to the PCI core as p2pmem (0: none) */
+	bool cmb_p2pmem;          /* published for data buffers (CMBSZ.WDS and RDS) */
 };
 
 /* True if pdev is bound to nvme_pci_driver. */
@@ -86,7 +88,10 @@ int nvme_drv_admin(struct pci_dev *pdev, const struct nvme_sqe *sqe, void *data,
 /*
  * Block I/O on namespace nsid: nlb blocks at slba to/from buf (nlb * block
  * size bytes; none for FLUSH, WRITE_ZEROES, DEALLOCATE). Split into commands
- * of at most the controller's MDTS. nvme_drv_io picks the I/O queue round
+ * of at most the controller's MDTS. buf may be p2pmem (pci_alloc_p2pmem, any
+ * provider this controller reaches, its own CMB too): the commands then
+ * point at it as this controller reaches it (pci_p2pmem_map) and the data
+ * moves peer-to-peer, never through a bounce buffer in host RAM. nvme_drv_io picks the I/O queue round
  * robin; nvme_drv_io_queue uses queue index q (0 .. nioq - 1). Returns 0 with
  * cpl->status 0, 0 with the first failing command's status, or -errno.
  */

@@ -72,24 +72,26 @@ int nvme_drv_q_alloc(struct nvme_dev *dev, struct nvme_q *q, uint16_t qid, uint3
 }
 
 /*
- * Point the command at the first len bytes of the queue's bounce buffer. The
- * buffer is page-aligned and contiguous in bus space, so PRP1 covers its
- * first page and the rest is PRP2 (one page) or a PRP list.
+ * Point the command at len bytes at bus address bus: the queue's bounce
+ * buffer, or p2pmem as this controller reaches it. Either is contiguous in
+ * bus space, so PRP1 covers the first (part) page and the rest is PRP2 (one
+ * page) or a PRP list of whole pages.
  */
-static void q_set_prps(struct nvme_q *q, uint32_t len, struct nvme_sqe *s)
+static void q_set_prps(struct nvme_q *q, uint64_t bus, uint32_t len, struct nvme_sqe *s)
 {
 	const uint64_t page = NVME_DRV_PAGE, per = page / NVME_PRP_ENTRY_SIZE;
+	const uint64_t first_page = bus & ~(page - 1);
 	uint64_t rest, slot = 0, list_bus = q->prp_bus;
 	uint64_t *list = q->prp;
 
 	s->flags &= (uint8_t)~0xc0u;    /* PSDT 0: PRPs */
-	s->prp1 = len ? q->buf_bus : 0;
+	s->prp1 = len ? bus : 0;
 	s->prp2 = 0;
-	if (!len || !nvme_prp_rest_entries(q->buf_bus, len, page))
+	if (!len || !nvme_prp_rest_entries(bus, len, page))
 		return;
-	rest = nvme_prp_rest_entries(q->buf_bus, len, page);
-	if (!nvme_prp_needs_list(q->buf_bus, len, page)) {
-		s->prp2 = q->buf_bus + page;
+	rest = nvme_prp_rest_entries(bus, len, page);
+	if (!nvme_prp_needs_list(bus, len, page)) {
+		s->prp2 = first_page + page;
 		return;
 	}
 	for (uint64_t i = 0; i < rest; i++) {
@@ -100,7 +102,7 @@ static void q_set_prps(struct nvme_q *q, uint32_t len, struct nvme_sqe *s)
 			list_bus += page;
 			slot = 0;
 		}
-		list[slot++] = q->buf_bus + (i + 1) * page;
+		list[slot++] = first_page + (i + 1) * page;
 	}
 	s->prp2 = q->prp_bus;
 }
@@ -185,7 +187,7 @@ int nvme_drv_q_exec(struct nvme_dev *dev, struct nvme_q *q, struct nvme_sqe *s, 
 	cid = q->next_cid;
 	q->next_cid = (uint16_t)((q->next_cid + 1) & 0x7fff);   /* 0xffff is "no command" */
 	s->cid = cid;
-	q_set_prps(q, len, s);
+	q_set_prps(q, q->data_bus ? q->data_bus : q->buf_bus, len, s);
 	memcpy(&q->sq[q->sq_tail], s, sizeof(*s));
 	q->sq_tail = nvme_q_next(q->sq_tail, q->depth);
 	/* The entry must be visible before the doorbell (release store). */
@@ -274,6 +276,8 @@ int nvme_drv_info(struct pci_dev *pdev, struct nvme_drv_info *info)
 	info->needs_reset = dev->needs_reset;
 	info->resets = dev->resets;
 	info->channel_events = dev->channel_events;
+	info->cmb_size = dev->cmb_size;
+	info->cmb_p2pmem = dev->cmb_p2pmem;
 	return 0;
 }
 
@@ -323,9 +327,14 @@ int nvme_drv_admin(struct pci_dev *pdev, const struct nvme_sqe *sqe, void *data,
 	return rc;
 }
 
+/*
+ * One command. p2p_bus != 0: buf is p2pmem that the controller reaches at
+ * p2p_bus, and the data moves between the controller and that memory with
+ * no bounce through host RAM (Linux's blk-mq with P2PDMA pages).
+ */
 static int io_one(struct nvme_dev *dev, struct nvme_q *q, const struct nvme_drv_ns *ns,
 		  enum nvme_drv_op op, uint64_t slba, uint32_t nlb, uint8_t *buf,
-		  struct nvme_drv_cpl *cpl)
+		  uint64_t p2p_bus, struct nvme_drv_cpl *cpl)
 {
 	uint32_t len = 0;
 	struct nvme_sqe s;
@@ -337,7 +346,7 @@ static int io_one(struct nvme_dev *dev, struct nvme_q *q, const struct nvme_drv_
 			      ns->nsid);
 		nvme_rw_set(&s, slba, nlb);
 		len = nlb << ns->lba_shift;
-		if (op == NVME_DRV_WRITE)
+		if (op == NVME_DRV_WRITE && !p2p_bus)
 			memcpy(q->buf, buf, len);
 		break;
 	case NVME_DRV_WRITE_ZEROES:
@@ -361,9 +370,12 @@ static int io_one(struct nvme_dev *dev, struct nvme_q *q, const struct nvme_drv_
 		return -EINVAL;
 	}
 	{
-		int rc = nvme_drv_q_exec(dev, q, &s, len, 0, cpl);
+		int rc;
 
-		if (!rc && !cpl->status && op == NVME_DRV_READ)
+		q->data_bus = p2p_bus;
+		rc = nvme_drv_q_exec(dev, q, &s, len, 0, cpl);
+		q->data_bus = 0;
+		if (!rc && !cpl->status && op == NVME_DRV_READ && !p2p_bus)
 			memcpy(buf, q->buf, len);
 		return rc;
 	}
@@ -375,6 +387,7 @@ int nvme_drv_io_queue(struct pci_dev *pdev, unsigned qi, uint32_t nsid, enum nvm
 	struct nvme_drv_ns ns;
 	struct nvme_dev *dev;
 	uint32_t chunk, done = 0;
+	uint64_t p2p_bus = 0;
 	uint8_t *p = buf;
 	int rc;
 
@@ -394,11 +407,20 @@ int nvme_drv_io_queue(struct pci_dev *pdev, unsigned qi, uint32_t nsid, enum nvm
 		return rc;
 	if (op != NVME_DRV_FLUSH && (slba >= ns.nsze || nlb > ns.nsze - slba))
 		return -ERANGE;
+	/* Data in p2pmem: the address at which this controller reaches it, once. */
+	if ((op == NVME_DRV_READ || op == NVME_DRV_WRITE) &&
+	    pci_is_p2pmem(pdev->host, buf, (size_t)nlb << ns.lba_shift)) {
+		if (((uintptr_t)buf & 3))
+			return -EINVAL;      /* PRP1 must be dword aligned */
+		rc = pci_p2pmem_map(pdev, buf, (size_t)nlb << ns.lba_shift, &p2p_bus);
+		if (rc)
+			return rc;
+	}
 	cpl->result = 0;
 	cpl->status = 0;
 	dev->busy = true;
 	if (op == NVME_DRV_FLUSH) {
-		rc = io_one(dev, &dev->ioq[qi], &ns, op, 0, 0, NULL, cpl);
+		rc = io_one(dev, &dev->ioq[qi], &ns, op, 0, 0, NULL, 0, cpl);
 		goto out;
 	}
 	/* Data commands by MDTS (and the bounce buffer); the others by NLB's 16 bits. */
@@ -408,7 +430,8 @@ int nvme_drv_io_queue(struct pci_dev *pdev, unsigned qi, uint32_t nsid, enum nvm
 		uint32_t n = nlb - done < chunk ? nlb - done : chunk;
 
 		rc = io_one(dev, &dev->ioq[qi], &ns, op, slba + done, n,
-			    p ? p + ((uint64_t)done << ns.lba_shift) : NULL, cpl);
+			    p ? p + ((uint64_t)done << ns.lba_shift) : NULL,
+			    p2p_bus ? p2p_bus + ((uint64_t)done << ns.lba_shift) : 0, cpl);
 		if (rc || cpl->status)
 			break;
 		done += n;

@@ -42,6 +42,7 @@ struct nvme_q {
 	uint64_t *prp;
 	uint64_t prp_bus;
 	uint32_t prp_len;
+	uint64_t data_bus;       /* the command's data in p2pmem at this address (0: buf) */
 };
 
 struct nvme_dev {
@@ -68,6 +69,8 @@ struct nvme_dev {
 	bool busy;
 	uint64_t resets;
 	uint64_t channel_events;   /* error_detected + resume calls */
+	uint64_t cmb_size;         /* CMB given to the PCI core as p2pmem (0: none) */
+	bool cmb_p2pmem;           /* published: it takes data (CMBSZ.RDS and WDS) */
 };
 
 /* ---------- small helpers ---------- */
