@@ -45,6 +45,7 @@ static void usage(FILE *f)
 		"       smartio vm stats --host N [--json] [--dir DIR]\n"
 		"       smartio vm hot-add|hot-remove NAME|PID --device FDID [--dir DIR]\n"
 		"       smartio vm migrate NAME|PID --to-host M [--cmd CMD] [--console FILE]\n"
+		"       smartio vm console NAME|PID [--dir DIR]\n"
 		"       smartio vm stop NAME|PID [--dir DIR]\n\n"
 		"run: starts a QEMU virtual machine (q35, TCG, RAM from host N's) as a process of host N\n"
 		"with the guest image of 'make vm-image'; --cmd runs a command in the guest, which\n"
@@ -56,7 +57,9 @@ static void usage(FILE *f)
 		"BAR accesses and interrupts need none) and the interrupts relayed. See\n"
 		"docs/vm.md. hot-add / hot-remove: a device into / out of a running VM\n"
 		"(PCI hot-plug into one of the VM's %d spare PCIe slots). migrate: cold\n"
-		"migration: stop the VM and start it on host M with the same devices.\n",
+		"migration: stop the VM and start it on host M with the same devices.\n"
+		"console: the terminal on the serial console of a VM run with --console FILE\n"
+		"(Ctrl-] detaches; from a pipe, stdin goes to the guest until the VM ends).\n",
 		VM_SPARE_PORTS);
 }
 
@@ -263,11 +266,20 @@ static int vm_run(int argc, char **argv)
 	/* QEMU's monitor (QMP) for vm hot-add / hot-remove (vm_hotplug.c). */
 	add(a, "-qmp");
 	add(a, "unix:%s/vms/%d.qmp,server=on,wait=off", dir, (int)getpid());
-	add(a, "-serial");
-	if (console)
-		add(a, "file:%s", console);
-	else
+	/*
+	 * With --console FILE the serial port is a socket that `vm console`
+	 * attaches to (vm_console.c), logging to FILE all the while.
+	 */
+	if (console) {
+		add(a, "-chardev");
+		add(a, "socket,id=ser0,path=%s/vms/%d.console,server=on,wait=off,logfile=%s", dir,
+		    (int)getpid(), console);
+		add(a, "-serial");
+		add(a, "chardev:ser0");
+	} else {
+		add(a, "-serial");
 		add(a, "stdio");
+	}
 	add(a, "-kernel");
 	add(a, "%s/vmlinuz", image);
 	add(a, "-initrd");
@@ -344,6 +356,8 @@ static int vm_run(int argc, char **argv)
 	unlink(rec);
 	snprintf(rec, sizeof(rec), "%s/vms/%d.qmp", dir, (int)getpid());
 	unlink(rec);
+	snprintf(rec, sizeof(rec), "%s/vms/%d.console", dir, (int)getpid());
+	unlink(rec);
 	/* The last VM leaves no directory behind (cluster down leaves only logs). */
 	snprintf(rec, sizeof(rec), "%s/vms", dir);
 	rmdir(rec);
@@ -390,6 +404,8 @@ int cli_vm_each(const char *dir, int (*fn)(pid_t, unsigned, const char *, void *
 			snprintf(p, sizeof(p), "%s/%s.qmp", d, e->d_name);
 			unlink(p);
 			snprintf(p, sizeof(p), "%s/%s.args", d, e->d_name);
+			unlink(p);
+			snprintf(p, sizeof(p), "%s/%s.console", d, e->d_name);
 			unlink(p);
 			continue;
 		}
@@ -504,7 +520,7 @@ static int vm_stats(int argc, char **argv)
 int cmd_vm(int argc, char **argv)
 {
 	static const char *const subs[] = { "run", "list", "stop", "stats", "hot-add",
-					    "hot-remove", "migrate" };
+					    "hot-remove", "migrate", "console" };
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
 		{ 0 } };
@@ -522,11 +538,13 @@ int cmd_vm(int argc, char **argv)
 		return vm_stats(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "migrate"))
 		return cli_vm_migrate(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "console"))
+		return cli_vm_console(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "hot-add") || !strcmp(argv[1], "hot-remove"))
 		return cli_vm_hotplug(argc - 1, argv + 1, !strcmp(argv[1], "hot-add"));
 	if (strcmp(argv[1], "list") && strcmp(argv[1], "stop")) {
 		smio_unknown("smartio vm", "command", argv[1], subs, sizeof(subs) / sizeof(subs[0]),
-			     "run, list, stop, stats, hot-add, hot-remove, migrate");
+			     "run, list, stop, stats, hot-add, hot-remove, migrate, console");
 		return 2;
 	}
 	optind = 2;
