@@ -263,6 +263,13 @@ static int vm_run(int argc, char **argv)
 	add(a, "-monitor");
 	add(a, "none");
 	add(a, "-no-reboot");
+	/*
+	 * Only the kernel boots: the firmware (SeaBIOS) then leaves a borrowed
+	 * NVMe alone instead of enabling it (and so borrowing it, docs/vm.md)
+	 * to look for something to boot on it.
+	 */
+	add(a, "-boot");
+	add(a, "strict=on");
 	/* QEMU's monitor (QMP) for vm hot-add / hot-remove (vm_hotplug.c). */
 	add(a, "-qmp");
 	add(a, "unix:%s/vms/%d.qmp,server=on,wait=off", dir, (int)getpid());
@@ -500,6 +507,9 @@ static int vm_stats(int argc, char **argv)
 			json_object_object_add(o, "bars", json_object_new_int64(st->s[i].nbars));
 			json_object_object_add(o, "messages", json_object_new_int64((int64_t)st->s[i].msgs));
 			json_object_object_add(o, "interrupts", json_object_new_int64((int64_t)st->s[i].irqs));
+			json_object_object_add(o, "state", json_object_new_string(
+				st->s[i].state == SMIO_VM_BORROWED ? "borrowed" : "reserved"));
+			json_object_object_add(o, "borrows", json_object_new_int64(st->s[i].borrows));
 			json_object_array_add(arr, o);
 		}
 		rc = arr ? cli_json_print(arr) : -ENOMEM;
@@ -507,12 +517,13 @@ static int vm_stats(int argc, char **argv)
 		free(st);
 		return rc ? 1 : 0;
 	}
-	printf("%-10s %-8s %4s %7s %8s %10s\n", "FDID", "PID", "BARS", "VECTORS", "MESSAGES",
-	       "INTERRUPTS");
+	printf("%-10s %-8s %-8s %7s %4s %7s %8s %10s\n", "FDID", "PID", "STATE", "BORROWS",
+	       "BARS", "VECTORS", "MESSAGES", "INTERRUPTS");
 	for (uint32_t i = 0; i < st->n; i++)
-		printf("0x%08x %-8u %4u %7u %8llu %10llu\n", st->s[i].fdid, st->s[i].pid,
-		       st->s[i].nbars, st->s[i].nvec, (unsigned long long)st->s[i].msgs,
-		       (unsigned long long)st->s[i].irqs);
+		printf("0x%08x %-8u %-8s %7u %4u %7u %8llu %10llu\n", st->s[i].fdid, st->s[i].pid,
+		       st->s[i].state == SMIO_VM_BORROWED ? "borrowed" : "reserved",
+		       st->s[i].borrows, st->s[i].nbars, st->s[i].nvec,
+		       (unsigned long long)st->s[i].msgs, (unsigned long long)st->s[i].irqs);
 	free(st);
 	return 0;
 }
