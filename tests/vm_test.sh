@@ -79,7 +79,7 @@ with open(os.path.join(fds, ram[0]), "rb") as f:
     sys.exit(0 if at >= 0 else 1)
 PY
 check "vm list" "$SMARTIO" vm list
-expect "vm list names the VM with its host" "^$vmpid +0 +sleeper\$"
+expect "vm list names the VM with its host (and no devices)" "^$vmpid +0 +sleeper +-\$"
 check "vm stop sleeper" "$SMARTIO" vm stop sleeper
 if wait "$vmpid"; then st=0; else st=$?; fi
 [ "$st" != 0 ] && ok "the stopped VM's vm run ends (status $st)" || not_ok "the stopped VM's vm run ends"
@@ -165,6 +165,8 @@ json_check "vm stats: the device needed only its start-up messages (ATTACH, the 
 	"$WORK/stats.json" 'len(d) == 1 and d[0]["fdid"] == "0x000c0200" and d[0]["messages"] == 2 + d[0]["bars"] + d[0]["vectors"]'
 json_check "vm stats: borrowed once, when the guest enabled it" \
 	"$WORK/stats.json" 'd[0]["state"] == "borrowed" and d[0]["borrows"] == 1'
+check "vm list while the guest drives it" "$SMARTIO" vm list
+expect "vm list shows the VM's device borrowed" "^$vm4 +0 +nvmevm +0x000c0200:borrowed\$"
 json_check "vm stats: thousands of interrupts relayed to the guest" \
 	"$WORK/stats.json" 'd[0]["interrupts"] > 1000'
 cp "$WORK/pool4" "$OUT"
@@ -186,6 +188,8 @@ expect "the NVMe is reserved for host 0's VM again, not borrowed" \
 "$SMARTIO" vm stats --host 0 --json >"$WORK/stats2.json" 2>"$OUT" || true
 json_check "vm stats: reserved, after two borrows (boot, and the driver's enable after the reset)" \
 	"$WORK/stats2.json" 'd[0]["state"] == "reserved" and d[0]["borrows"] == 2'
+check "vm list after the unbind" "$SMARTIO" vm list
+expect "vm list shows it reserved" "^$vm4 +0 +nvmevm +0x000c0200:reserved\$"
 # The driver binds again: borrowed again (#3), the files intact. The guest
 # then runs an interactive shell on its console: `vm console` drives it.
 echo >&7 || true

@@ -427,10 +427,63 @@ int cli_vm_each(const char *dir, int (*fn)(pid_t, unsigned, const char *, void *
 	return rc;
 }
 
+/* The parent of a process (QEMU's is its vm run), or -1. */
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512], *e;
+	FILE *f;
+	int pp = -1;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	f = fopen(p, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (e = strrchr(buf, ')')) && sscanf(e + 1, " %*c %d", &pp) != 1)
+		pp = -1;
+	fclose(f);
+	return (pid_t)pp;
+}
+
+/*
+ * vm list's DEVICES: those of this VM (its QEMU is vm run's child) on its
+ * host's MDEV parent, each with its state (docs/vm.md "Borrowed when
+ * enabled"); "?" if the daemon does not answer.
+ */
+static void vm_devices(pid_t pid, unsigned host, const char *dir, char *out, size_t len)
+{
+	struct smio_vm_stats *st = malloc(SMIO_MAX_PAYLOAD);
+	char hb[16], d[PATH_MAX];
+	uint32_t h, rlen = 0;
+	size_t n = 0;
+	int fd, rc = -ENOMEM;
+
+	snprintf(out, len, "?");
+	snprintf(hb, sizeof(hb), "%u", host);
+	fd = st ? cli_open_host(hb, dir, SMIO_ROLE_CLIENT, &h, d, sizeof(d)) : -1;
+	if (fd >= 0) {
+		rc = smio_call(fd, SMIO_VM_STATS, NULL, 0, st, SMIO_MAX_PAYLOAD, &rlen, NULL,
+			       CLI_TIMEOUT_MS);
+		close(fd);
+	}
+	if (!rc) {
+		out[0] = 0;
+		for (uint32_t i = 0; i < st->n && n + 32 < len; i++)
+			if (parent_of((pid_t)st->s[i].pid) == pid)
+				n += (size_t)snprintf(out + n, len - n, "%s0x%08x:%s", n ? "," : "",
+						      st->s[i].fdid, st->s[i].state ==
+						      SMIO_VM_BORROWED ? "borrowed" : "reserved");
+		if (!n)
+			snprintf(out, len, "-");
+	}
+	free(st);
+}
+
 static int print_one(pid_t pid, unsigned host, const char *name, void *arg)
 {
-	(void)arg;
-	printf("%-8d %-4u %s\n", (int)pid, host, name);
+	char devs[256];
+
+	vm_devices(pid, host, arg, devs, sizeof(devs));
+	printf("%-8d %-4u %-12s %s\n", (int)pid, host, name, devs);
 	return 0;
 }
 
@@ -572,8 +625,8 @@ int cmd_vm(int argc, char **argv)
 	if (!strcmp(argv[1], "list")) {
 		if (optind < argc)
 			return cli_err("vm list takes no arguments"), 2;
-		printf("%-8s %-4s %s\n", "PID", "HOST", "NAME");
-		return cli_vm_each(dir, print_one, NULL) ? 1 : 0;
+		printf("%-8s %-4s %-12s %s\n", "PID", "HOST", "NAME", "DEVICES");
+		return cli_vm_each(dir, print_one, dir) ? 1 : 0;
 	}
 	if (optind != argc - 1)
 		return cli_err("vm stop needs one VM: its NAME or PID ('smartio vm list')"), 2;
