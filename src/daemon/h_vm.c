@@ -106,11 +106,14 @@ static int vm_attach(struct smd *d, struct smd_conn *c, const struct smio_vm_att
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	/* The slot is ours from now: another attach on another worker takes another. */
+	*v = (struct smd_vm_dev){ .used = true, .cid = c->cid, .fdid = m->fdid };
 	rc = smd_vm_reserve(d, m->fdid, true, r);
 	if (rc == -EOPNOTSUPP)
 		smio_warn("VM device 0x%08x refused: its lender has no IOMMU, so the device could "
 			  "not DMA with the guest's addresses", m->fdid);
 	if (rc) {
+		memset(v, 0, sizeof(*v));
 		free(r);
 		return rc;
 	}
