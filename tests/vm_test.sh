@@ -188,6 +188,10 @@ expect "the NVMe is reserved for host 0's VM again, not borrowed" \
 "$SMARTIO" vm stats --host 0 --json >"$WORK/stats2.json" 2>"$OUT" || true
 json_check "vm stats: reserved, after two borrows (boot, and the driver's enable after the reset)" \
 	"$WORK/stats2.json" 'd[0]["state"] == "reserved" and d[0]["borrows"] == 2'
+check_fails "while reserved for the VM, host 1 cannot borrow it" \
+	"$SMARTIO" borrow lender-b:nvme0 --host 1
+expect "it says why" 'busy: .*reserved for a VM'
+check_fails "nor can the VM's own host, outside the VM" "$SMARTIO" borrow lender-b:nvme0 --host 0
 check "vm list after the unbind" "$SMARTIO" vm list
 expect "vm list shows it reserved" "^$vm4 +0 +nvmevm +0x000c0200:reserved\$"
 # The driver binds again: borrowed again (#3), the files intact. The guest

@@ -270,8 +270,9 @@ static int do_borrow(const char *cmd, uint32_t fdid, const char *host_opt, const
 		return rc;
 	if (rc) {
 		cli_err("%s 0x%08x: %s", cmd, fdid,
-			rc == -EBUSY ? (borrow ? "busy: lent to another host or borrowed "
-				       "through SISCI" : "busy: its driver is bound (--unbind "
+			rc == -EBUSY ? (borrow ? "busy: lent to another host, borrowed "
+				       "through SISCI or reserved for a VM (see 'smartio devices')" :
+				       "busy: its driver is bound (--unbind "
 				       "unbinds it first)") :
 			rc == -ENODEV ? "no such device (see 'smartio devices')" :
 			rc == -ENOENT ? "not borrowed by this host" :
