@@ -379,6 +379,10 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 	struct smio_vm_attach_reply vmar = { .info = { .fdid = 0x000c0200, .lender = 2,
 						       .bdf = 0xf000 }, .nvec = 4 };
 	struct smio_vm_irq vmi = { .fdid = 0x000c0200, .vector = 1 };
+	struct smio_vm_cmd vmc = { .fdid = 0x000c0200, .cmd = 0x6 };
+	struct smio_vm_cmd_reply vmcr = { .state = SMIO_VM_BORROWED, .nvec = 33 };
+	struct smio_peer_vm_resv pvr = { .bdf = 0x0200, .flags = SMIO_VM_RESV_HOLD };
+	struct smio_peer_vm_resv_reply pvrr = { .bar_size = { 16384 } };
 	struct smio_vm_bar vbq = { .fdid = 0x000c0200, .bar = 0 };
 	struct smio_vm_bar_reply vbr = { .offset = 0, .len = 16384 };
 	struct smio_peer_vm_dma pvd = { .bdf = 0x0200, .iova = 0, .bus = 1ull << 32,
@@ -491,6 +495,8 @@ static inline size_t sample_dev(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_VM_MEM:	return reply ? SAMPLE_PUT(vmr) : SAMPLE_PUT(vmm);
 	case SMIO_VM_ATTACH:	return reply ? SAMPLE_PUT(vmar) : SAMPLE_PUT(vma);
 	case SMIO_VM_IRQ:	return reply ? 0 : SAMPLE_PUT(vmi);
+	case SMIO_VM_CMD:	return reply ? SAMPLE_PUT(vmcr) : SAMPLE_PUT(vmc);
+	case SMIO_PEER_VM_RESERVE: return reply ? SAMPLE_PUT(pvrr) : SAMPLE_PUT(pvr);
 	case SMIO_PEER_VM_DMA:	return reply ? 0 : SAMPLE_PUT(pvd);
 	case SMIO_VM_BAR:	return reply ? SAMPLE_PUT(vbr) : SAMPLE_PUT(vbq);
 	case SMIO_VM_STATS:

@@ -9,7 +9,10 @@
 # stop; lender-b's NVMe passed through to the guest (smartio-mdev and the
 # MDEV parent) and driven by Linux's own nvme driver with MSI-X: ext4 with
 # checksummed files, fio randrw with crc32c verification; vm stats (no
-# message per I/O); the device goes back when QEMU ends; hot-add into and
+# message per I/O); the device only reserved until the guest's driver enables
+# it, returned by the guest's reset and unbind and borrowed again by its
+# enable, data intact; vm console drives the guest's shell; the device goes
+# back when QEMU ends; hot-add into and
 # hot-remove from a running guest; cold migration to host 1 with the files
 # intact; a lender without an IOMMU is refused. The NVMe guest's RAM is split
 # (--low: half of it at 4 GiB, both mirrored by the lender's IOMMU), and in it
@@ -95,7 +98,7 @@ with open(os.path.join(fds, ram[0]), "rb") as f:
     sys.exit(0 if at >= 0 else 1)
 PY
 check "vm list" "$SMARTIO" vm list
-expect "vm list names the VM with its host" "^$vmpid +0 +sleeper\$"
+expect "vm list names the VM with its host (and no devices)" "^$vmpid +0 +sleeper +-\$"
 check "vm stop sleeper" "$SMARTIO" vm stop sleeper
 if wait "$vmpid"; then st=0; else st=$?; fi
 [ "$st" != 0 ] && ok "the stopped VM's vm run ends (status $st)" || not_ok "the stopped VM's vm run ends"
@@ -105,6 +108,8 @@ check "vm list after stop" "$SMARTIO" vm list
 expect_not "vm list no longer shows it" 'sleeper'
 check_fails "vm stop of an unknown VM fails" "$SMARTIO" vm stop nosuchvm
 expect "it says which" "no running VM 'nosuchvm'"
+check_fails "vm console of a VM that is not running fails" "$SMARTIO" vm console nosuchvm
+expect "it says so" "no running VM 'nosuchvm'"
 
 # A --device is a smartio-mdev device behind a PCIe root port, its MDEV parent
 # host 0's daemon: lender-b's NVMe (lender IOMMU on) in the guest, driven by
@@ -127,12 +132,27 @@ fio --name=verify --filename=/dev/nvme0n1 --offset=64M --size=16M --rw=randrw --
 	--verify_fatal=1 >/tmp/fio.out 2>&1 || { cat /tmp/fio.out; exit 9; }
 grep -E "READ:|WRITE:|err=" /tmp/fio.out
 echo fio-verify-passed
+read x
 grep "System RAM" /proc/iomem
 smartio-stray-dma --high --wait-go && echo stray-dma-refused || echo "stray-dma-exit $?"
 for i in $(seq 100); do [ -b /dev/nvme0n1 ] && break; sleep 0.1; done
 dd if=/dev/nvme0n1 of=/dev/null bs=4k count=16 2>/dev/null && echo nvme-works-again
 echo isolation-done
-sleep 600'
+read x
+bdf=$(basename $(readlink /sys/class/nvme/nvme0/device))
+echo 1 >/sys/bus/pci/devices/$bdf/reset
+mount -t ext4 -o ro /dev/nvme0n1 /mnt/d
+(cd /mnt/d && sha256sum -c SUMS) && echo after-reset-sums-ok
+umount /mnt/d
+echo $bdf >/sys/bus/pci/drivers/nvme/unbind
+echo guest-unbound
+read x
+echo $bdf >/sys/bus/pci/drivers/nvme/bind
+for i in $(seq 300); do [ -b /dev/nvme0n1 ] && break; sleep 0.1; done
+mount -t ext4 -o ro /dev/nvme0n1 /mnt/d
+(cd /mnt/d && sha256sum -c SUMS) && echo after-rebind-sums-ok
+umount /mnt/d
+sh'
 # Host-side canaries of the isolation case, in the daemons' RAM memfds:
 # host 0's RAM right past the VM's range (where the stray address would land
 # if the window ran on past guest RAM) and lender-b's RAM at the stray
@@ -170,6 +190,24 @@ t0=$(date +%s%N)
 "$SMARTIO" vm run --host 0 --mem 512M --low 256M --cpus 2 --device lender-b:nvme0 --name nvmevm \
 	--console "$WORK/console4" --cmd "$guest_cmd" >"$WORK/run4" 2>&1 &
 vm4=$!
+# The guest waits at its console (`read x`) where the test checks the host's
+# side; `vm console` relays this test's lines to it (fd 7, a FIFO).
+mkfifo "$WORK/in4"
+trap '' PIPE     # a guest gone early: writes to fd 7 fail, the checks say why
+for _ in $(seq 100); do [ -S "$SMARTIO_CLUSTER/vms/$vm4.console" ] && break; sleep 0.1; done
+"$SMARTIO" vm console nvmevm <"$WORK/in4" >"$WORK/con4" 2>&1 &
+con4=$!
+exec 7>"$WORK/in4"
+# Borrowed when enabled (docs/vm.md): attached, the device is only reserved
+# for the VM until the guest's nvme driver sets Bus Master; the pool shows
+# which, watched from the start of the VM until the borrow.
+: >"$WORK/pool4"
+for _ in $(seq 600); do
+	"$SMARTIO" devices 2>/dev/null | grep '^0x000c0200 ' >>"$WORK/pool4" || true
+	grep -q ' lent ' "$WORK/pool4" && break
+	kill -0 "$vm4" 2>/dev/null || break
+	sleep 0.1
+done
 for _ in $(seq 600); do
 	grep -qE 'fio-verify-passed|SMARTIO-EXIT' "$WORK/console4" 2>/dev/null && break
 	kill -0 "$vm4" 2>/dev/null || break
@@ -177,6 +215,26 @@ for _ in $(seq 600); do
 done
 t1=$(date +%s%N)
 echo "# guest with the borrowed NVMe: boot + mkfs + files + fio: $(( (t1 - t0) / 1000000 )) ms wall"
+# While it runs: what the VM's device needed of the parent, after all that I/O.
+"$SMARTIO" vm stats --host 0 --json >"$WORK/stats.json" 2>"$OUT" || true
+"$SMARTIO" vm stats --host 0 >>"$OUT" 2>&1 || true
+sed 's/^/# /' "$OUT"
+json_check "vm stats: the device needed only its start-up messages (ATTACH, the enabling VM_CMD, 1 per BAR, 1 per vector), none per I/O" \
+	"$WORK/stats.json" 'len(d) == 1 and d[0]["fdid"] == "0x000c0200" and d[0]["messages"] == 2 + d[0]["bars"] + d[0]["vectors"]'
+json_check "vm stats: borrowed once, when the guest enabled it" \
+	"$WORK/stats.json" 'd[0]["state"] == "borrowed" and d[0]["borrows"] == 1'
+check "vm list while the guest drives it" "$SMARTIO" vm list
+expect "vm list shows the VM's device borrowed" "^$vm4 +0 +nvmevm +0x000c0200:borrowed\$"
+json_check "vm stats: thousands of interrupts relayed to the guest" \
+	"$WORK/stats.json" 'd[0]["interrupts"] > 1000'
+cp "$WORK/pool4" "$OUT"
+expect "before its driver enabled it, the pool showed the NVMe reserved for host 0's VM, not borrowed" \
+	'^0x000c0200 +2 +02:00.0 +nvme0 +010802 +reserved +vm@host 0'
+expect "then lent to host 0" '^0x000c0200 +2 .* lent +host 0'
+# The guest goes on (its first `read x`) to the isolation case: the tool
+# unbinds Linux's driver (Bus Master cleared: returned) and sets Bus Master
+# itself (borrowed again, #2); Linux's driver later binds with it still set.
+echo >&7 || true
 # Isolation: the guest's tool waits for our go once its good Identify passed.
 for _ in $(seq 300); do
 	grep -qE 'waiting for go|SMARTIO-EXIT' "$WORK/console4" 2>/dev/null && break
@@ -204,17 +262,40 @@ check "isolation: no byte of the canaries outside the guest changed" canary same
 sed 's/^/# /' "$WORK/faults.json"
 json_check "isolation: lender-b's IOMMU recorded the stray write of 02:00.0 at the stray IOVA ($stray)" \
 	"$WORK/faults.json" "d['total'] > $faults0 and any(f['requester'] == '02:00.0' and f['access'] == 'write' and int(f['iova'], 16) == ${stray:-1} and f['reason'] == 'not present' for f in d['recent'])"
-# While it runs: what the VM's device needed of the parent, after all that I/O.
-"$SMARTIO" vm stats --host 0 --json >"$WORK/stats.json" 2>"$OUT" || true
-"$SMARTIO" vm stats --host 0 >>"$OUT" 2>&1 || true
-sed 's/^/# /' "$OUT"
-json_check "vm stats: the device needed only its start-up messages (ATTACH, 1 per BAR, 1 per vector), none per I/O" \
-	"$WORK/stats.json" 'len(d) == 1 and d[0]["fdid"] == "0x000c0200" and d[0]["messages"] == 1 + d[0]["bars"] + d[0]["vectors"]'
-json_check "vm stats: thousands of interrupts relayed to the guest" \
-	"$WORK/stats.json" 'd[0]["interrupts"] > 1000'
-"$SMARTIO" vm stop nvmevm >/dev/null 2>&1 || true
+# The guest resets the device (sysfs reset: FLR; Linux's reset path first
+# disables it, clearing Bus Master), which returns it; its driver's reset_done
+# enables it again, which borrows it again: the files are intact. Then the
+# driver unbinds (Bus Master cleared): returned, reserved again.
+echo >&7 || true
+for _ in $(seq 300); do
+	grep -qE 'guest-unbound|SMARTIO-EXIT' "$WORK/console4" 2>/dev/null && break
+	sleep 0.2
+done
+check "after the guest's reset and unbind: the pool" "$SMARTIO" devices
+expect "the NVMe is reserved for host 0's VM again, not borrowed" \
+	'^0x000c0200 +2 .* reserved +vm@host 0'
+"$SMARTIO" vm stats --host 0 --json >"$WORK/stats2.json" 2>"$OUT" || true
+json_check "vm stats: reserved, after three borrows (boot, the isolation tool's enable, the driver's after the reset)" \
+	"$WORK/stats2.json" 'd[0]["state"] == "reserved" and d[0]["borrows"] == 3'
+check_fails "while reserved for the VM, host 1 cannot borrow it" \
+	"$SMARTIO" borrow lender-b:nvme0 --host 1
+expect "it says why" 'busy: .*reserved for a VM'
+check_fails "nor can the VM's own host, outside the VM" "$SMARTIO" borrow lender-b:nvme0 --host 0
+check "vm list after the unbind" "$SMARTIO" vm list
+expect "vm list shows it reserved" "^$vm4 +0 +nvmevm +0x000c0200:reserved\$"
+# The driver binds again: borrowed again (#4), the files intact. The guest
+# then runs an interactive shell on its console: `vm console` drives it.
+echo >&7 || true
+printf 'echo hello-$((6*7))\npoweroff -f\n' >&7 || true
+exec 7>&-
+if wait "$con4"; then st=0; else st=$?; fi
 wait "$vm4" || true
+cp "$WORK/con4" "$OUT"
+[ "$st" = 0 ] && ok "vm console ends when the VM powers off" || not_ok "vm console ends when the VM powers off (status $st)"
+expect "vm console relayed the shell's commands and output" '^hello-42' 'after-rebind-sums-ok'
 cat "$WORK/run4" "$WORK/console4" >"$OUT" 2>/dev/null || true
+expect "the guest's files were intact after the reset returned and re-borrowed the device" \
+	'after-reset-sums-ok' 'guest-unbound'
 expect "vm run --device lender-b:nvme0: the guest's workload passed" 'fio-verify-passed'
 expect "Linux's nvme driver bound it with I/O queues" 'nvme nvme0: pci function 0000:' \
 	'nvme nvme0: [1-9][0-9]*/[0-9]+/[0-9]+ default/read/poll queues'
@@ -236,12 +317,18 @@ for _ in $(seq 50); do
 	"$SMARTIO" devices 2>/dev/null | grep -Eq '^0x000c0200 +2 +.*available' && break
 	sleep 0.1
 done
-grep -h "VM device\|VM:" "$SMARTIO_CLUSTER"/host-[02].log >"$OUT" 2>&1 || true
+grep -h "VM device\|VM:\|for a VM" "$SMARTIO_CLUSTER"/host-[02].log >"$OUT" 2>&1 || true
 expect "the parent borrowed it with the guest's RAM as DMA window; lender-b mirrors guest-physical addresses" \
-	'VM device 0x000c0200 attached for pid [0-9]+: DMA window 0x[0-9a-f]+ -> RAM 0x[0-9a-f]+.* 256 MiB at 0, 256 MiB at 4 GiB' \
+	'VM device 0x000c0200 attached for pid [0-9]+: reserved' \
+	'02:00.0 reserved for a VM on host 0' \
+	'VM device 0x000c0200 borrowed for pid [0-9]+ \(the guest enabled it, #1\): DMA window 0x[0-9a-f]+ -> RAM 0x[0-9a-f]+.* 256 MiB at 0, 256 MiB at 4 GiB' \
 	"host 0's VM: 02:00.0 DMAs at guest-physical \[0x0, \+256 MiB\)" \
 	"host 0's VM: 02:00.0 DMAs at guest-physical \[0x100000000, \+256 MiB\)" \
-	'VM device 0x000c0200 returned'
+	'VM device 0x000c0200 returned \(the guest cleared Bus Master\)' \
+	'VM device 0x000c0200 borrowed for pid [0-9]+ \(the guest enabled it, #2\)' \
+	'VM device 0x000c0200 borrowed for pid [0-9]+ \(the guest enabled it, #3\)' \
+	'VM device 0x000c0200 borrowed for pid [0-9]+ \(the guest enabled it, #4\)' \
+	'VM device 0x000c0200 no longer reserved'
 check "after the VM: the pool" "$SMARTIO" devices
 expect "the NVMe went back to lender-b when QEMU ended" '^0x000c0200 +2 +.*available'
 
@@ -316,8 +403,9 @@ check "vm migrate mig --to-host 1: the guest there verifies the files" \
 wait "$vm6" || true
 cp "$WORK/console7" "$OUT" 2>/dev/null || true
 expect "the files and checksums are found again on host 1" 'a: OK' 'b: OK'
-grep -h "VM device 0x000c0200 attached" "$SMARTIO_CLUSTER/host-1.log" >"$OUT" 2>&1 || true
-expect "host 1's daemon (no IOMMU: identity window) attached it" 'DMA window 0x0 -> RAM'
+grep -h "VM device 0x000c0200" "$SMARTIO_CLUSTER/host-1.log" >"$OUT" 2>&1 || true
+expect "host 1's daemon (no IOMMU: identity window) borrowed it when the guest enabled it" \
+	'VM device 0x000c0200 borrowed for pid [0-9]+ .*DMA window 0x0 -> RAM'
 
 # A lender without an IOMMU cannot mirror guest-physical addresses: refused.
 check_fails "vm run --device lender-a:nvme0 (lender without IOMMU) is refused" \

@@ -28,15 +28,30 @@ struct smd_vm_mem {
 	uint64_t phys, size;
 };
 
-/* A device attached to a VM (VM_ATTACH): borrowed while its connection lives. */
+/*
+ * A device attached to a VM (VM_ATTACH): reserved at its lender while its
+ * connection lives, borrowed while the guest has it enabled (h_vm_life.c).
+ */
 struct smd_vm_dev {
 	bool used;
 	uint32_t cid, fdid;
-	struct pci_dev *pdev;     /* the shadow (no driver binds) */
+	struct pci_dev *pdev;     /* the shadow (no driver binds); NULL while only reserved */
 	uint64_t phys;            /* the VM's RAM (smd_vm_mem) */
 	uint32_t pid;
 	uint64_t msgs;            /* requests its QEMU device made (VM_STATS) */
 	uint64_t bus, size;       /* the guest RAM's device address, mapped in our IOMMU */
+	uint64_t low;             /* guest RAM below 4 GiB (q35); the rest is at 4 GiB */
+	uint32_t borrows;         /* times the guest enabled it */
+	uint32_t nvec;            /* MSI-X vectors of the function (its config) */
+	uint32_t nbars;           /* its memory BARs */
+	uint64_t irqs;            /* interrupts relayed while borrowed before */
+};
+
+/* Lender: a function held for a VM on another host (PEER_VM_RESERVE, h_vm_life.c). */
+struct smd_vm_resv {
+	bool used;
+	uint32_t cid, host;       /* the VM's host's daemon connection */
+	uint16_t bdf;
 };
 
 struct smd {
@@ -62,6 +77,7 @@ struct smd {
 	struct smd_cz *cz;        /* cZodiac: IOPort tables, shared and used functions (h_czodiac.c) */
 	struct smd_vm_mem vm_mem[SMD_VM_MAX]; /* virtual machines' RAM (h_vm.c) */
 	struct smd_vm_dev vm_dev[SMD_VM_MAX]; /* devices attached to them */
+	struct smd_vm_resv vm_resv[SMD_VM_MAX]; /* our functions reserved for others' VMs */
 };
 
 /*
@@ -252,6 +268,10 @@ void smd_lend_conn_closed(struct smd *d, struct smd_conn *c);
 int smd_h_vm(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 	     void *out, uint32_t *outlen, int *out_fd);
 void smd_vm_conn_closed(struct smd *d, struct smd_conn *c);
+/* Lender: the host a VM reserved our function bdf for, else SMIO_LEND_NOBODY. */
+uint32_t smd_vm_resv_holder(struct smd *d, uint16_t bdf);
+/* Borrower: a VM of ours holds fdid (another borrow of it is refused). */
+bool smd_vm_holds(struct smd *d, uint32_t fdid);
 /* A peer changed tables (PEER_INVALIDATE): shadows re-check their BAR routes. */
 void smd_lend_routes_changed(struct smd *d);
 /*

@@ -135,6 +135,8 @@ static const struct {
 	[SMIO_VM_IRQ] = { .fn = h_vm, .work = true },
 	[SMIO_VM_BAR] = { .fn = h_vm, .work = true },
 	[SMIO_VM_STATS] = { .fn = h_vm, .work = true },
+	[SMIO_VM_CMD] = { .fn = h_vm, .work = true },
+	[SMIO_PEER_VM_RESERVE] = { .fn = h_vm, .work = true },
 	[SMIO_PEER_VM_DMA] = { .fn = h_lend, .work = true },
 	[SMIO_STATS] = { .fn = h_stats },
 	[SMIO_STATS_CLEAR] = { .fn = h_stats_clear },
@@ -217,6 +219,9 @@ static void work_keys(struct smd *d, const struct smd_req *r, struct smd_work *w
 	case SMIO_SRIOV:
 		w->key = KEY_DEV(((const struct smio_sriov_req *)p)->bdf);
 		break;
+	case SMIO_VM_CMD:       /* as the return when its QEMU ends (h_vm.c) */
+		w->key = KEY_FDID(((const struct smio_vm_cmd *)p)->fdid);
+		break;
 	case SMIO_LEND_BORROW:
 	case SMIO_LEND_RETURN: {
 		const struct smio_lend_req *m = p;
@@ -244,6 +249,7 @@ static void work_keys(struct smd *d, const struct smd_req *r, struct smd_work *w
 	case SMIO_PEER_LEND_CFG:
 	case SMIO_PEER_LEND_P2P:
 	case SMIO_PEER_LEND_HOPS:
+	case SMIO_PEER_VM_RESERVE:
 		/* Every PEER_LEND_* payload starts with the lent device's BDF. */
 		w->key = KEY_DEV(*(const uint16_t *)p);
 		break;

@@ -93,6 +93,11 @@ static int pool_local(struct smd *d, struct smd_conn *c, struct smio_lend_pool *
 		e->borrower = x ? x->borrower : SMIO_LEND_NOBODY;
 		e->state = x ? SMIO_LEND_LENT : f->borrowers ? SMIO_LEND_SISCI : SMIO_LEND_AVAILABLE;
 		e->sisci_borrows = x ? 0 : f->borrowers;
+		if (e->state == SMIO_LEND_AVAILABLE &&
+		    smd_vm_resv_holder(d, f->bdf) != SMIO_LEND_NOBODY) {
+			e->state = SMIO_LEND_RESERVED;     /* for a VM, not borrowed */
+			e->borrower = smd_vm_resv_holder(d, f->bdf);
+		}
 	}
 	free(dl);
 	o->n = n;
@@ -126,6 +131,9 @@ static int lend_setup_req(struct smd *d, struct smd_conn *c,
 		return -EINVAL;
 	if (lent_find(l, 0, m->bdf))
 		return -EBUSY;
+	if (smd_vm_resv_holder(d, m->bdf) != SMIO_LEND_NOBODY &&
+	    smd_vm_resv_holder(d, m->bdf) != c->host)
+		return -EBUSY;    /* reserved for a VM on another host (h_vm_life.c) */
 	for (unsigned i = 0; i < SMD_LEND_MAX && !e; i++)
 		if (!l->lent[i].used)
 			e = &l->lent[i];
@@ -386,6 +394,8 @@ int smd_lend_borrow(struct smd *d, uint32_t fdid, uint64_t dma_target, uint64_t 
 		return -EINVAL;   /* a host's own devices are not lent to itself */
 	if (brw_find(l, m->fdid))
 		return -EALREADY;
+	if (!mdev && smd_vm_holds(d, m->fdid))
+		return -EBUSY;    /* reserved for a VM of ours (h_vm_life.c) */
 	for (unsigned i = 0; i < SMD_LEND_MAX && !b; i++)
 		if (!l->brw[i].used)
 			b = &l->brw[i];
@@ -457,6 +467,13 @@ void smd_lend_vm_return(struct smd *d, uint32_t fdid)
 	smd_event(d, SMIO_EV_RETURN, b->lbdf, b->lender, "the VM returned %s to host %u",
 		  b->pdev ? b->pdev->name : "device", b->lender);
 	brw_drop(d, b, true);
+}
+
+int smd_lend_lent_to(struct smd *d, uint16_t bdf)
+{
+	struct smd_lent *e = d->lend ? lent_find(d->lend, 0, bdf) : NULL;
+
+	return e ? (int)e->borrower : -1;
 }
 
 int smd_lend_vm_mirror(struct smd *d, uint32_t fdid, uint64_t iova, uint64_t bus, uint64_t size)

@@ -34,9 +34,7 @@
 #include "host/physmem.h"
 #include "lend_priv.h"
 #include "util/log.h"
-
-/* VMs' DMA windows in the NTBs' IOVA space, past the shadows' 256 x 256 MiB. */
-#define VM_IOVA_BASE ((1ull << 46) + (64ull << 30))
+#include "vm_priv.h"
 
 static struct smd_vm_mem *vm_slot(struct smd *d, uint32_t cid)
 {
@@ -46,7 +44,7 @@ static struct smd_vm_mem *vm_slot(struct smd *d, uint32_t cid)
 	return NULL;
 }
 
-static struct smd_vm_dev *dev_slot(struct smd *d, uint32_t cid, uint32_t fdid)
+struct smd_vm_dev *smd_vm_dev_slot(struct smd *d, uint32_t cid, uint32_t fdid)
 {
 	for (unsigned i = 0; i < SMD_VM_MAX; i++) {
 		struct smd_vm_dev *v = &d->vm_dev[i];
@@ -55,21 +53,6 @@ static struct smd_vm_dev *dev_slot(struct smd *d, uint32_t cid, uint32_t fdid)
 			return v;
 	}
 	return NULL;
-}
-
-/* The MSI-X table size of a config header, 0 without MSI-X. */
-static unsigned msix_vectors(const uint8_t *cfg)
-{
-	unsigned pos = cfg[PCI_CAPABILITY_LIST] & ~3u, n = 0;
-
-	if (!(cfg[PCI_STATUS] & PCI_STATUS_CAP_LIST))
-		return 0;
-	while (pos >= 0x40 && pos < SMIO_VM_CFG - 4 && n++ < 48) {
-		if (cfg[pos] == PCI_CAP_ID_MSIX)
-			return ((cfg[pos + 2] | cfg[pos + 3] << 8) & PCI_MSIX_FLAGS_QSIZE) + 1;
-		pos = cfg[pos + 1] & ~3u;
-	}
-	return 0;
 }
 
 /* Give a VM's RAM back to the host, unless a device still DMAs into it. */
@@ -85,30 +68,31 @@ static void mem_release(struct smd *d, struct smd_vm_mem *v)
 	memset(v, 0, sizeof(*v));
 }
 
+/* QEMU's device is gone: return the device if borrowed, let the reservation go. */
 static void detach(struct smd *d, struct smd_vm_dev v)
 {
-	if (v.pdev) {
-		pci_free_irq_vectors(v.pdev);
-		if (v.bus)
-			dma_unmap_single(v.pdev, v.bus, v.size);
-	}
-	smd_lend_vm_return(d, v.fdid);
-	smio_info("VM device 0x%08x returned", v.fdid);
+	if (v.pdev)
+		smd_vm_disable(d, &v, "its VM's device is gone");
+	smd_vm_reserve(d, v.fdid, false, NULL);
 	/* Its RAM, if QEMU's other connection closed first. */
 	for (unsigned i = 0; i < SMD_VM_MAX; i++)
 		if (d->vm_mem[i].used && !d->vm_mem[i].cid && d->vm_mem[i].phys == v.phys)
 			mem_release(d, &d->vm_mem[i]);
 }
 
+/*
+ * VM_ATTACH: the function reserved for the VM, not borrowed (h_vm_life.c):
+ * its config space and BAR sizes from the lender; the borrow waits for the
+ * guest to enable it (VM_CMD).
+ */
 static int vm_attach(struct smd *d, struct smd_conn *c, const struct smio_vm_attach *m,
 		     struct smio_vm_attach_reply *o)
 {
-	struct fab_host *h = d->host;
 	struct smd_vm_mem *mem = NULL;
-	struct smd_vm_dev *v = dev_slot(d, 0, 0);
-	uint64_t target, size, low;
-	unsigned slot, nvec;
-	int rc, err = 0;
+	struct smd_vm_dev *v = smd_vm_dev_slot(d, 0, 0);
+	struct smio_peer_vm_resv_reply *r;
+	unsigned nbars;
+	int rc;
 
 	for (unsigned i = 0; i < SMD_VM_MAX && !mem; i++)
 		if (d->vm_mem[i].used && d->vm_mem[i].phys == m->phys &&
@@ -118,70 +102,42 @@ static int vm_attach(struct smd *d, struct smd_conn *c, const struct smio_vm_att
 		return -ENOENT;     /* not this process's VM RAM */
 	if (!v)
 		return -ENOSPC;
-	if (dev_slot(d, c->cid, m->fdid))
-		return -EALREADY;
-	slot = (unsigned)(v - d->vm_dev);
-	if (iommu_enabled(h->iommu)) {
-		target = VM_IOVA_BASE + slot * SMIO_VM_MEM_MAX;
-		size = mem->size;
-	} else {
-		rc = shadow_dma_target(d->pci, &target, &size);   /* all of RAM, identity */
-		if (rc)
-			return rc;
-	}
-	memset(o, 0, sizeof(*o));
-	rc = smd_lend_borrow(d, m->fdid, target, size, true, &o->info, &v->pdev);
-	if (rc)
-		return rc;
-	*v = (struct smd_vm_dev){ .used = true, .cid = c->cid, .fdid = m->fdid, .pdev = v->pdev,
-				  .phys = mem->phys, .size = mem->size, .pid = c->pid, .msgs = 1 };
-	v->bus = dma_map_single(v->pdev, mem->phys, mem->size, &err);
-	rc = v->bus ? 0 : (err ? err : -ENOMEM);
-	/*
-	 * The lender's IOMMU mirrors guest-physical addresses: RAM [0, low) at
-	 * GPA 0, the rest at 4 GiB (q35, above the PCI hole): two DMA windows
-	 * into one contiguous range of our RAM.
-	 */
-	low = m->low_mib ? (uint64_t)m->low_mib << 20 : mem->size;
-	if (!rc)
-		rc = smd_lend_vm_mirror(d, m->fdid, 0, v->bus, low);
-	if (!rc && low < mem->size)
-		rc = smd_lend_vm_mirror(d, m->fdid, 4ull << 30, v->bus + low, mem->size - low);
+	if (smd_vm_holds(d, m->fdid))
+		return -EBUSY;      /* attached to a VM of ours already */
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	/* The slot is ours from now: another attach on another worker takes another. */
+	*v = (struct smd_vm_dev){ .used = true, .cid = c->cid, .fdid = m->fdid };
+	rc = smd_vm_reserve(d, m->fdid, true, r);
 	if (rc == -EOPNOTSUPP)
 		smio_warn("VM device 0x%08x refused: its lender has no IOMMU, so the device could "
 			  "not DMA with the guest's addresses", m->fdid);
-	for (unsigned off = 0; !rc && off < SMIO_VM_CFG; off += 4) {
-		uint32_t dw = 0;
-
-		rc = pci_read_config(v->pdev, off, 4, &dw);
-		memcpy(o->cfg + off, &dw, 4);
-	}
-	nvec = rc ? 0 : msix_vectors(o->cfg);
-	if (nvec) {
-		rc = pci_alloc_irq_vectors(v->pdev, (int)nvec);
-		rc = rc < 0 ? rc : 0;
-	}
-	if (!rc) {
-		uint32_t cmd = 0;
-
-		rc = pci_read_config(v->pdev, PCI_COMMAND, 2, &cmd);
-		if (!rc)
-			rc = pci_write_config(v->pdev, PCI_COMMAND, 2,
-					      cmd | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
-	}
 	if (rc) {
-		struct smd_vm_dev x = *v;
-
 		memset(v, 0, sizeof(*v));
-		detach(d, x);
+		free(r);
 		return rc;
 	}
-	o->nvec = nvec;
-	smio_info("VM device 0x%08x attached for pid %u: DMA window 0x%llx -> RAM 0x%llx, "
-		  "device address 0x%llx, %u vectors; guest RAM %llu MiB at 0, %llu MiB at 4 GiB",
-		  m->fdid, c->pid, (unsigned long long)target, (unsigned long long)mem->phys,
-		  (unsigned long long)v->bus, nvec, (unsigned long long)(low >> 20),
-		  (unsigned long long)((mem->size - low) >> 20));
+	memset(o, 0, sizeof(*o));
+	memcpy(o->cfg, r->cfg, sizeof(o->cfg));
+	o->info.fdid = m->fdid;
+	o->info.lender = SMIO_FDID_NODE(m->fdid);
+	for (unsigned b = 0; b < SMIO_DEV_BARS; b++)
+		o->info.bar_size[b] = r->bar_size[b];
+	free(r);
+	nbars = 0;
+	for (unsigned b = 0; b < SMIO_DEV_BARS; b++)
+		nbars += o->info.bar_size[b] != 0;
+	for (uint32_t i = 0; i < d->topo->nhosts; i++)
+		if (d->topo->hosts[i].node_id == SMIO_FDID_NODE(m->fdid))
+			o->info.lender = d->topo->hosts[i].id;
+	o->nvec = smd_vm_msix_vectors(o->cfg);
+	*v = (struct smd_vm_dev){ .used = true, .cid = c->cid, .fdid = m->fdid,
+				  .phys = mem->phys, .size = mem->size, .pid = c->pid, .msgs = 1,
+				  .nvec = o->nvec, .nbars = nbars,
+				  .low = m->low_mib ? (uint64_t)m->low_mib << 20 : mem->size };
+	smio_info("VM device 0x%08x attached for pid %u: reserved, borrowed when the guest "
+		  "enables it", m->fdid, c->pid);
 	return 0;
 }
 
@@ -189,7 +145,7 @@ static int vm_attach(struct smd *d, struct smd_conn *c, const struct smio_vm_att
 static int vm_bar(struct smd *d, struct smd_conn *c, const struct smio_vm_bar *m,
 		  struct smio_vm_bar_reply *o, int *out_fd)
 {
-	struct smd_vm_dev *dv = dev_slot(d, c->cid, m->fdid);
+	struct smd_vm_dev *dv = smd_vm_dev_slot(d, c->cid, m->fdid);
 	struct fab_route *rt;
 	uint64_t addr, size, fsize;
 	int rc, fd = -1;
@@ -197,6 +153,8 @@ static int vm_bar(struct smd *d, struct smd_conn *c, const struct smio_vm_bar *m
 	if (!dv)
 		return -ENOENT;
 	dv->msgs++;
+	if (!dv->pdev)
+		return -ENODEV;    /* reserved, not borrowed: the guest has not enabled it */
 	addr = dv->pdev->bar_addr[m->bar];
 	size = dv->pdev->bar_size[m->bar];
 	if (!addr || !size)
@@ -239,11 +197,13 @@ int smd_h_vm(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, vo
 	}
 	if (type == SMIO_VM_IRQ) {
 		const struct smio_vm_irq *q = p;
-		struct smd_vm_dev *dv = dev_slot(d, c->cid, q->fdid);
+		struct smd_vm_dev *dv = smd_vm_dev_slot(d, c->cid, q->fdid);
 
 		if (!dv)
 			return -ENOENT;
 		dv->msgs++;
+		if (!dv->pdev)
+			return -ENODEV;
 		if ((int)q->vector >= dv->pdev->nvec)
 			return -ERANGE;
 		*out_fd = pci_irq_eventfd(dv->pdev, (int)q->vector);
@@ -262,17 +222,31 @@ int smd_h_vm(struct smd *d, struct smd_conn *c, uint16_t type, const void *p, vo
 			memset(e, 0, sizeof(*e));
 			e->fdid = dv->fdid;
 			e->pid = dv->pid;
-			e->nvec = (uint32_t)dv->pdev->nvec;
-			for (unsigned b = 0; b < 6; b++)
-				e->nbars += dv->pdev->bar_size[b] != 0;
+			e->nvec = dv->nvec;
 			e->msgs = dv->msgs;
-			for (int vec = 0; vec < dv->pdev->nvec; vec++)
+			e->state = dv->pdev ? SMIO_VM_BORROWED : SMIO_VM_RESERVED;
+			e->borrows = dv->borrows;
+			e->irqs = dv->irqs;
+			e->nbars = dv->nbars;
+			for (int vec = 0; dv->pdev && vec < dv->pdev->nvec; vec++)
 				e->irqs += pci_irq_count(dv->pdev, vec);
 			st->n++;
 			e++;
 		}
 		*outlen = (uint32_t)(sizeof(*st) + st->n * sizeof(*e));
 		return 0;
+	}
+	if (type == SMIO_VM_CMD) {
+		rc = smd_vm_cmd(d, c, p, out);
+		if (!rc)
+			*outlen = sizeof(struct smio_vm_cmd_reply);
+		return rc;
+	}
+	if (type == SMIO_PEER_VM_RESERVE) {
+		rc = smd_vm_resv_req(d, c, p, out);
+		if (!rc)
+			*outlen = sizeof(struct smio_peer_vm_resv_reply);
+		return rc;
 	}
 	if (type == SMIO_VM_BAR) {
 		rc = vm_bar(d, c, p, out, out_fd);
@@ -327,7 +301,8 @@ void smd_vm_conn_closed(struct smd *d, struct smd_conn *c)
 	struct smd_vm_mem *v;
 
 	/* Devices first (their DMA window is the RAM), on a worker: the lender is asked. */
-	while ((dv = dev_slot(d, c->cid, 0))) {
+	smd_vm_resv_conn_closed(d, c);     /* lender: a VM's host gone */
+	while ((dv = smd_vm_dev_slot(d, c->cid, 0))) {
 		struct detach_work *x = calloc(1, sizeof(*x));
 
 		if (!x) {

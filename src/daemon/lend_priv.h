@@ -81,6 +81,8 @@ int smd_lend_borrow(struct smd *d, uint32_t fdid, uint64_t dma_target, uint64_t 
 		    bool mdev, struct smio_lend_info *o, struct pci_dev **shadow);
 int smd_lend_vm_mirror(struct smd *d, uint32_t fdid, uint64_t iova, uint64_t bus, uint64_t size);
 void smd_lend_vm_return(struct smd *d, uint32_t fdid);
+/* Lender: the host our function bdf is lent to, or -1. */
+int smd_lend_lent_to(struct smd *d, uint16_t bdf);
 
 /* lend_hold.c (host lock held): record c's hold; count the live holders of bdf
  * (filling out, if given, with up to SMIO_HOLDERS_MAX); forget bdf's holds. */

@@ -424,6 +424,34 @@ int lend_cfg_read(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size,
 	return rc;
 }
 
+int lend_cfg_snapshot(struct fab_host *h, uint16_t bdf, uint8_t *cfg, uint32_t len)
+{
+	struct lend_grant g = { .bdf = bdf };
+	struct fab_func *fn;
+	int rc = 0;
+
+	fab_host_lock(h);
+	fn = fab_func_by_bdf(h, bdf);
+	for (uint32_t off = 0; fn && !rc && off + 4 <= len; off += 4) {
+		uint32_t dw = 0;
+
+		rc = fab_cfg_access_read(h, bdf, off, 4, &dw);
+		memcpy(cfg + off, &dw, 4);
+	}
+	if (fn && !rc && fn->pf) {
+		uint32_t id;
+
+		lend_read_identity(h, fn, &g);
+		id = (uint32_t)g.vendor | (uint32_t)g.device << 16;
+		memcpy(cfg + PCI_VENDOR_ID, &id, 4);
+		for (unsigned b = 0; b < 6; b++)
+			if (PCI_BASE_ADDRESS_0 + 4 * b + 4 <= len)
+				memcpy(cfg + PCI_BASE_ADDRESS_0 + 4 * b, &g.bar_flags[b], 4);
+	}
+	fab_host_unlock(h);
+	return fn ? rc : -ENODEV;
+}
+
 int lend_cfg_write(struct fab_host *h, uint16_t bdf, uint32_t off, uint32_t size,
 		   uint32_t val)
 {

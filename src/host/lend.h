@@ -68,6 +68,12 @@ int lend_setup(struct fab_host *lender, uint16_t bdf, uint32_t borrower, unsigne
 	       struct lend_setup **out);
 /* Undo it all; reset: turn the device quiet (bus master, decoding, MSI-X off). */
 void lend_teardown(struct fab_host *lender, struct lend_setup *s, bool reset);
+/*
+ * The first len bytes (a multiple of 4) of bdf's config space as a borrower
+ * must see them without a lend (a VM's reservation): a VF's IDs and BAR
+ * types patched in as lend_read_identity gives them.
+ */
+int lend_cfg_snapshot(struct fab_host *lender, uint16_t bdf, uint8_t *cfg, uint32_t len);
 /* Forwarded config cycles, checked: BAR and ROM writes are dropped (the lender's map). */
 int lend_cfg_read(struct fab_host *lender, uint16_t bdf, uint32_t off, uint32_t size,
 		  uint32_t *val);

@@ -36,10 +36,11 @@ int smio_check_lend_pool(const void *p, uint32_t len)
 		return -EINVAL;
 	for (uint32_t i = 0; i < m.n; i++) {
 		memcpy(&e, b + sizeof(m) + (size_t)i * sizeof(e), sizeof(e));
-		if (e.pad || e.class > 0xffffff || e.state > SMIO_LEND_SISCI ||
+		if (e.pad || e.class > 0xffffff || e.state > SMIO_LEND_RESERVED ||
 		    SMIO_FDID_BDF(e.fdid) != e.bdf || !str_ok(e.name, sizeof(e.name)))
 			return -EINVAL;
-		if ((e.state == SMIO_LEND_LENT) != (e.borrower != SMIO_LEND_NOBODY))
+		if ((e.state == SMIO_LEND_LENT || e.state == SMIO_LEND_RESERVED) !=
+		    (e.borrower != SMIO_LEND_NOBODY))
 			return -EINVAL;
 	}
 	return 0;
@@ -240,7 +241,7 @@ int smio_check_vm_stats(const void *p, uint32_t len)
 		return -EINVAL;
 	for (uint32_t i = 0; i < m.n; i++) {
 		memcpy(&e, b + sizeof(m) + i * sizeof(e), sizeof(e));
-		if (e.nbars > SMIO_DEV_BARS)
+		if (e.nbars > SMIO_DEV_BARS || e.state > SMIO_VM_BORROWED)
 			return -EINVAL;
 	}
 	return 0;
@@ -283,5 +284,44 @@ int smio_check_cz_grant(const void *p, uint32_t len)
 	if (m.pad || m.pad2 || m.class > 0xffffff || !bars_ok(m.bar_addr, m.bar_size) ||
 	    !str_ok(m.name, sizeof(m.name)) || !str_ok(m.model, sizeof(m.model)))
 		return -EINVAL;
+	return 0;
+}
+
+int smio_check_vm_cmd(const void *p, uint32_t len)
+{
+	struct smio_vm_cmd m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return m.flags & ~SMIO_VM_CMD_RESET ? -EINVAL : 0;
+}
+
+int smio_check_vm_cmd_reply(const void *p, uint32_t len)
+{
+	struct smio_vm_cmd_reply m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return m.state > SMIO_VM_BORROWED || m.nvec > 2048 ? -EINVAL : 0;
+}
+
+int smio_check_peer_vm_resv(const void *p, uint32_t len)
+{
+	struct smio_peer_vm_resv m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.flags & ~SMIO_VM_RESV_HOLD ? -EINVAL : 0;
+}
+
+int smio_check_peer_vm_resv_reply(const void *p, uint32_t len)
+{
+	struct smio_peer_vm_resv_reply m;
+
+	(void)len;
+	memcpy(&m, p, sizeof(m));
+	for (unsigned i = 0; i < SMIO_DEV_BARS; i++)
+		if (m.bar_size[i] & (m.bar_size[i] - 1))
+			return -EINVAL;     /* a BAR is a power of two */
 	return 0;
 }

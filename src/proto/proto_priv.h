@@ -177,6 +177,10 @@ int smio_check_peer_vm_dma(const void *p, uint32_t len);
 int smio_check_vm_bar(const void *p, uint32_t len);
 int smio_check_vm_bar_reply(const void *p, uint32_t len);
 int smio_check_vm_stats(const void *p, uint32_t len);
+int smio_check_vm_cmd(const void *p, uint32_t len);
+int smio_check_vm_cmd_reply(const void *p, uint32_t len);
+int smio_check_peer_vm_resv(const void *p, uint32_t len);
+int smio_check_peer_vm_resv_reply(const void *p, uint32_t len);
 
 /* Diagnostics: counters and the event log (proto_diag.c). */
 int smio_check_stats_req(const void *p, uint32_t len);

@@ -120,6 +120,9 @@ _smartio()
 	accel)
 		[[ $prev == accel ]] &&
 			mapfile -t COMPREPLY < <(compgen -W "list info copy fill checksum pingpong bench launch" -- "$cur") ;;
+	vm)
+		[[ $prev == vm ]] &&
+			mapfile -t COMPREPLY < <(compgen -W "run list stop stats hot-add hot-remove migrate console" -- "$cur") ;;
 	predict)
 		[[ $prev == predict ]] &&
 			mapfile -t COMPREPLY < <(compgen -W "link path pingpong nvme-read paper figure" -- "$cur") ;;

@@ -42,6 +42,8 @@
 #include "hw/pci/pcie.h"
 #include "hw/boards.h"
 #include "hw/i386/x86.h"
+#include "qemu/error-report.h"
+#include "qemu/range.h"
 #include "qapi/visitor.h"
 #include <sys/mman.h>
 
@@ -283,7 +285,10 @@ static const TypeInfo smartio_backend_info = {
 #define SMIO_VM_BAR       209
 #define SMIO_VM_ATTACH    206
 #define SMIO_VM_IRQ       207
+#define SMIO_VM_CMD       200
 #define SMIO_VM_CFG       256
+#define SMIO_VM_BORROWED  1
+#define SMIO_VM_CMD_RESET 0x1
 #define SMIO_BARS         6
 
 struct smio_vm_bar { uint32_t fdid, bar; };
@@ -302,6 +307,8 @@ struct smio_vm_attach_reply {
 	uint8_t cfg[SMIO_VM_CFG];
 };
 struct smio_vm_irq { uint32_t fdid, vector; };
+struct smio_vm_cmd { uint32_t fdid; uint16_t cmd, flags; };
+struct smio_vm_cmd_reply { uint32_t state, nvec; };
 
 #define TYPE_SMARTIO_MDEV "smartio-mdev"
 OBJECT_DECLARE_SIMPLE_TYPE(SmartioMdevState, SMARTIO_MDEV)
@@ -321,12 +328,14 @@ struct SmartioMdevState {
 	uint32_t fdid;          /* the device, as `smartio devices` names it */
 	char *memdev;           /* the memory-backend-smartio holding the guest's RAM */
 	int sock;               /* the attachment: the device is the VM's while it is open */
-	MemoryRegion bar[SMIO_BARS], bar_ram[SMIO_BARS];
+	MemoryRegion bar[SMIO_BARS], bar_ram[SMIO_BARS], bar_absent[SMIO_BARS];
 	void *bar_ptr[SMIO_BARS];
 	uint64_t bar_len[SMIO_BARS];
 	unsigned nvec, msix_tbar, msix_pbar;
 	struct SmartioMdevVec vec[SMARTIO_MDEV_MAX_VEC];
 	uint64_t irqs;          /* interrupts relayed to the guest */
+	bool borrowed;          /* the parent borrowed it: BARs and vectors mapped */
+	uint64_t bar_size[SMIO_BARS];   /* the real BARs (memory only), as reserved */
 };
 
 /* An interrupt of the real device (its MSI-X vector's eventfd): the guest's vector. */
@@ -356,6 +365,165 @@ static unsigned find_msix(const uint8_t *cfg)
 		pos = cfg[pos + 1] & ~3u;
 	}
 	return 0;
+}
+
+/* A BAR of a reserved device, not borrowed: reads all-ones, writes go nowhere. */
+static uint64_t smartio_absent_read(void *opaque, hwaddr addr, unsigned size)
+{
+	return UINT64_MAX;
+}
+
+static void smartio_absent_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+{
+}
+
+static const MemoryRegionOps smartio_absent_ops = {
+	.read = smartio_absent_read,
+	.write = smartio_absent_write,
+	.endianness = DEVICE_LITTLE_ENDIAN,
+	.valid = { .min_access_size = 1, .max_access_size = 8 },
+	.impl = { .min_access_size = 1, .max_access_size = 8 },
+};
+
+/*
+ * The device is no longer ours (returned, or QEMU's device goes): the
+ * guest's BAR accesses fall to the all-ones region again, the device's
+ * memory is unmapped (an anonymous page range keeps the RAM-device region's
+ * pointer valid for the next borrow), its vectors are let go.
+ */
+static void smartio_mdev_unmap(SmartioMdevState *s)
+{
+	for (unsigned v = 0; v < SMARTIO_MDEV_MAX_VEC; v++) {
+		if (s->vec[v].fd < 0)
+			continue;
+		qemu_set_fd_handler(s->vec[v].fd, NULL, NULL, NULL);
+		close(s->vec[v].fd);
+		s->vec[v].fd = -1;
+	}
+	for (unsigned b = 0; b < SMIO_BARS; b++) {
+		if (!s->bar_ptr[b] || !s->bar_ram[b].enabled)
+			continue;
+		memory_region_set_enabled(&s->bar_ram[b], false);
+		if (mmap(s->bar_ptr[b], s->bar_len[b], PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+			error_report("smartio-mdev: cannot unmap BAR%u: %s", b, strerror(errno));
+	}
+	s->borrowed = false;
+}
+
+/*
+ * Borrowed: each BAR's memory (VM_BAR: the memfd the shadow's NTB window
+ * leads to) as a RAM-device region over the all-ones one, so the guest's
+ * loads and stores reach the device's memory with no message per access;
+ * each vector's eventfd (VM_IRQ) raises the guest's vector.
+ */
+static int smartio_mdev_map(SmartioMdevState *s)
+{
+	int rc = 0;
+
+	for (unsigned b = 0; b < SMIO_BARS && !rc; b++) {
+		struct smio_vm_bar q = { .fdid = s->fdid, .bar = b };
+		struct smio_vm_bar_reply mr;
+		char name[64];
+		void *p;
+		int fd = -1;
+
+		if (!s->bar_size[b])
+			continue;
+		rc = smio_call(s->sock, SMIO_VM_BAR, &q, sizeof(q), &mr, sizeof(mr), &fd);
+		if (!rc && (fd < 0 || mr.len != s->bar_size[b] || mr.offset % 4096))
+			rc = -EFAULT;
+		if (rc) {
+			error_report("smartio-mdev: BAR%u of 0x%08x: %s", b, s->fdid, strerror(-rc));
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		/* Again over the same pages after a return: the region keeps its pointer. */
+		p = mmap(s->bar_ptr[b], mr.len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | (s->bar_ptr[b] ? MAP_FIXED : 0), fd, mr.offset);
+		close(fd);
+		if (p == MAP_FAILED) {
+			rc = -errno;
+			error_report("smartio-mdev: mmap of BAR%u: %s", b, strerror(errno));
+			break;
+		}
+		if (s->bar_ptr[b]) {
+			memory_region_set_enabled(&s->bar_ram[b], true);
+			continue;
+		}
+		s->bar_ptr[b] = p;
+		s->bar_len[b] = mr.len;
+		snprintf(name, sizeof(name), "smartio-mdev-bar%u-ram", b);
+		memory_region_init_ram_device_ptr(&s->bar_ram[b], OBJECT(s), name, mr.len, p);
+		memory_region_add_subregion_overlap(&s->bar[b], 0, &s->bar_ram[b], -1);
+	}
+	for (unsigned v = 0; v < s->nvec && !rc; v++) {
+		struct smio_vm_irq q = { .fdid = s->fdid, .vector = v };
+		int fd = -1;
+
+		rc = smio_call(s->sock, SMIO_VM_IRQ, &q, sizeof(q), NULL, 0, &fd);
+		if (!rc && fd < 0)
+			rc = -EPROTO;
+		if (rc) {
+			error_report("smartio-mdev: vector %u: %s", v, strerror(-rc));
+			break;
+		}
+		s->vec[v] = (struct SmartioMdevVec){ .s = s, .vector = v, .fd = fd };
+		qemu_set_fd_handler(fd, smartio_mdev_irq, NULL, &s->vec[v]);
+	}
+	s->borrowed = true;
+	if (rc)
+		smartio_mdev_unmap(s);
+	return rc;
+}
+
+/*
+ * The guest enabled or released the device (Bus Master set or cleared) or
+ * reset it: the parent borrows or returns it (VM_CMD, docs/vm.md "Borrowed
+ * when enabled"). A returned device is unmapped here first, so the guest
+ * never reaches it after the parent gave it back.
+ */
+static void smartio_mdev_command(SmartioMdevState *s, uint16_t cmd, uint16_t flags)
+{
+	struct smio_vm_cmd q = { .fdid = s->fdid, .cmd = cmd, .flags = flags };
+	struct smio_vm_cmd_reply r;
+	int rc;
+
+	if (s->sock < 0)
+		return;
+	if (s->borrowed && (!(cmd & PCI_COMMAND_MASTER) || flags))
+		smartio_mdev_unmap(s);
+	rc = smio_call(s->sock, SMIO_VM_CMD, &q, sizeof(q), &r, sizeof(r), NULL);
+	if (rc) {
+		error_report("smartio-mdev: device 0x%08x: the MDEV parent could not %s it: %s",
+			     s->fdid, cmd & PCI_COMMAND_MASTER ? "borrow" : "return",
+			     strerror(-rc));
+		return;
+	}
+	if (r.state == SMIO_VM_BORROWED && !s->borrowed)
+		smartio_mdev_map(s);
+}
+
+static void smartio_mdev_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val, int len)
+{
+	SmartioMdevState *s = SMARTIO_MDEV(pdev);
+	uint16_t old = pci_get_word(pdev->config + PCI_COMMAND), cmd;
+
+	pci_default_write_config(pdev, addr, val, len);
+	pcie_cap_flr_write_config(pdev, addr, val, len);    /* FLR: smartio_mdev_reset */
+	cmd = pci_get_word(pdev->config + PCI_COMMAND);
+	if (ranges_overlap(addr, len, PCI_COMMAND, 2) && ((old ^ cmd) & PCI_COMMAND_MASTER))
+		smartio_mdev_command(s, cmd, 0);
+}
+
+/* FLR, a secondary bus reset above us, the VM's reset: the device goes back. */
+static void smartio_mdev_reset(DeviceState *dev)
+{
+	SmartioMdevState *s = SMARTIO_MDEV(dev);
+
+	if (s->borrowed)
+		smartio_mdev_command(s, 0, SMIO_VM_CMD_RESET);
 }
 
 static void smartio_mdev_exit(PCIDevice *pdev);
@@ -425,45 +593,27 @@ static void smartio_mdev_realize(PCIDevice *pdev, Error **errp)
 	memcpy(pdev->config + PCI_CLASS_REVISION, r.cfg + PCI_CLASS_REVISION, 4);
 	memcpy(pdev->config + PCI_SUBSYSTEM_VENDOR_ID, r.cfg + PCI_SUBSYSTEM_VENDOR_ID, 4);
 	pdev->config[PCI_INTERRUPT_PIN] = 0;
-	/* BARs: the real BAR memory (VM_BAR: the memfd the shadow's NTB window leads to). */
+	/*
+	 * BARs of the real function's sizes. Reserved, not borrowed: until the
+	 * guest enables the device (Bus Master, smartio_mdev_command) they hold
+	 * only an all-ones region, as a slot with nothing behind it reads.
+	 */
 	for (unsigned b = 0; b < SMIO_BARS; b++) {
-		struct smio_vm_bar q = { .fdid = s->fdid, .bar = b };
-		struct smio_vm_bar_reply mr;
 		uint8_t type;
 		char name[64];
-		int fd = -1;
 
 		if (!r.info.bar_size[b])
 			continue;
 		memcpy(&dw, r.cfg + PCI_BASE_ADDRESS_0 + 4 * b, 4);
 		if (dw & PCI_BASE_ADDRESS_SPACE_IO)
 			continue;
-		rc = smio_call(s->sock, SMIO_VM_BAR, &q, sizeof(q), &mr, sizeof(mr), &fd);
-		if (!rc && (fd < 0 || mr.len != r.info.bar_size[b] || mr.offset % 4096))
-			rc = -EFAULT;
-		if (rc) {
-			if (fd >= 0)
-				close(fd);
-			error_setg(errp, "smartio-mdev: BAR%u of 0x%08x: %s", b, s->fdid,
-				   strerror(-rc));
-			goto fail;
-		}
-		s->bar_len[b] = mr.len;
-		s->bar_ptr[b] = mmap(NULL, mr.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-				     mr.offset);
-		close(fd);
-		if (s->bar_ptr[b] == MAP_FAILED) {
-			s->bar_ptr[b] = NULL;
-			error_setg_errno(errp, errno, "smartio-mdev: mmap of BAR%u", b);
-			goto fail;
-		}
+		s->bar_size[b] = r.info.bar_size[b];
 		snprintf(name, sizeof(name), "smartio-mdev-bar%u", b);
-		memory_region_init(&s->bar[b], OBJECT(s), name, mr.len);
-		snprintf(name, sizeof(name), "smartio-mdev-bar%u-ram", b);
-		/* Guest loads and stores reach the device's memory: no message per access. */
-		memory_region_init_ram_device_ptr(&s->bar_ram[b], OBJECT(s), name, mr.len,
-						  s->bar_ptr[b]);
-		memory_region_add_subregion_overlap(&s->bar[b], 0, &s->bar_ram[b], -1);
+		memory_region_init(&s->bar[b], OBJECT(s), name, s->bar_size[b]);
+		snprintf(name, sizeof(name), "smartio-mdev-bar%u-absent", b);
+		memory_region_init_io(&s->bar_absent[b], OBJECT(s), &smartio_absent_ops, s, name,
+				      s->bar_size[b]);
+		memory_region_add_subregion_overlap(&s->bar[b], 0, &s->bar_absent[b], -2);
 		type = (dw & PCI_BASE_ADDRESS_MEM_TYPE_64) ? PCI_BASE_ADDRESS_MEM_TYPE_64 : 0;
 		type |= dw & PCI_BASE_ADDRESS_MEM_PREFETCH;
 		pci_register_bar(pdev, b, type, &s->bar[b]);
@@ -474,6 +624,8 @@ static void smartio_mdev_realize(PCIDevice *pdev, Error **errp)
 		error_setg(errp, "smartio-mdev: no room for the PCI Express capability");
 		goto fail;
 	}
+	/* FLR: the guest's reset returns the device (smartio_mdev_reset). */
+	pcie_cap_flr_init(pdev);
 	/* MSI-X: QEMU's emulated table over the real one; vectors raised from eventfds. */
 	cap = find_msix(r.cfg);
 	s->nvec = MIN(r.nvec, SMARTIO_MDEV_MAX_VEC);
@@ -482,8 +634,8 @@ static void smartio_mdev_realize(PCIDevice *pdev, Error **errp)
 
 		memcpy(&tbl, r.cfg + cap + PCI_MSIX_TABLE, 4);
 		memcpy(&pba, r.cfg + cap + PCI_MSIX_PBA, 4);
-		if (!s->bar_len[tbl & PCI_MSIX_FLAGS_BIRMASK] ||
-		    !s->bar_len[pba & PCI_MSIX_FLAGS_BIRMASK]) {
+		if (!s->bar_size[tbl & PCI_MSIX_FLAGS_BIRMASK] ||
+		    !s->bar_size[pba & PCI_MSIX_FLAGS_BIRMASK]) {
 			error_setg(errp, "smartio-mdev: MSI-X table or PBA in a BAR we do not have");
 			goto fail;
 		}
@@ -494,21 +646,8 @@ static void smartio_mdev_realize(PCIDevice *pdev, Error **errp)
 			goto fail;
 		s->msix_tbar = tbl & PCI_MSIX_FLAGS_BIRMASK;
 		s->msix_pbar = pba & PCI_MSIX_FLAGS_BIRMASK;
-		for (unsigned v = 0; v < s->nvec; v++) {
-			struct smio_vm_irq q = { .fdid = s->fdid, .vector = v };
-			int fd = -1;
-
-			rc = smio_call(s->sock, SMIO_VM_IRQ, &q, sizeof(q), NULL, 0, &fd);
-			if (!rc && fd < 0)
-				rc = -EPROTO;
-			if (rc) {
-				error_setg(errp, "smartio-mdev: vector %u: %s", v, strerror(-rc));
-				goto fail;
-			}
+		for (unsigned v = 0; v < s->nvec; v++)
 			msix_vector_use(pdev, v);
-			s->vec[v] = (struct SmartioMdevVec){ .s = s, .vector = v, .fd = fd };
-			qemu_set_fd_handler(fd, smartio_mdev_irq, NULL, &s->vec[v]);
-		}
 	}
 	return;
 fail:
@@ -519,13 +658,7 @@ static void smartio_mdev_exit(PCIDevice *pdev)
 {
 	SmartioMdevState *s = SMARTIO_MDEV(pdev);
 
-	for (unsigned v = 0; v < SMARTIO_MDEV_MAX_VEC; v++) {
-		if (s->vec[v].fd < 0)
-			continue;
-		qemu_set_fd_handler(s->vec[v].fd, NULL, NULL, NULL);
-		close(s->vec[v].fd);
-		s->vec[v].fd = -1;
-	}
+	smartio_mdev_unmap(s);
 	if (msix_present(pdev))
 		msix_uninit(pdev, &s->bar[s->msix_tbar], &s->bar[s->msix_pbar]);
 	s->nvec = 0;
@@ -550,6 +683,8 @@ static void smartio_mdev_class_init(ObjectClass *klass, void *data)
 
 	k->realize = smartio_mdev_realize;
 	k->exit = smartio_mdev_exit;
+	k->config_write = smartio_mdev_config_write;
+	dc->reset = smartio_mdev_reset;
 	/* Overwritten at realize with the real function's identity. */
 	k->vendor_id = PCI_VENDOR_ID_QEMU;
 	k->device_id = 0x5310;

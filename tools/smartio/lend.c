@@ -18,7 +18,7 @@
 #include "cli.h"
 #include "lease_path.h"
 
-static const char *const state_names[] = { "available", "lent", "sisci" };
+static const char *const state_names[] = { "available", "lent", "sisci", "reserved" };
 
 static void usage(FILE *f, const char *cmd)
 {
@@ -135,8 +135,8 @@ static int device_json(struct json_object *arr, const struct smio_lend_entry *e,
 	    smio_json_add_str(o, "bdf", b) || smio_json_add_str(o, "name", e->name) ||
 	    smio_json_add_str(o, "class", cls) ||
 	    smio_json_add_str(o, "state", state_names[e->state]) ||
-	    (e->state == SMIO_LEND_LENT ? smio_json_add_uint(o, "borrower", e->borrower)
-					: smio_json_add_null(o, "borrower")) ||
+	    (e->state == SMIO_LEND_LENT || e->state == SMIO_LEND_RESERVED ?
+	     smio_json_add_uint(o, "borrower", e->borrower) : smio_json_add_null(o, "borrower")) ||
 	    smio_json_add_uint(o, "sisci_borrows", e->sisci_borrows) ||
 	    smio_json_add_str(o, "path_state", e->state == SMIO_LEND_LENT ?
 			      (lease_path_word(path) ? lease_path_word(path) : "unknown") : NULL) ||
@@ -190,6 +190,8 @@ static int do_devices(const char *host_opt, const char *dir_opt, bool json, bool
 			snprintf(who, sizeof(who), "host %u", e->borrower);
 		else if (e->state == SMIO_LEND_SISCI)
 			snprintf(who, sizeof(who), "%u sisci", e->sisci_borrows);
+		else if (e->state == SMIO_LEND_RESERVED)     /* for a VM there (docs/vm.md) */
+			snprintf(who, sizeof(who), "vm@host %u", e->borrower);
 		if (e->state != SMIO_LEND_LENT)
 			snprintf(path, sizeof(path), "-");
 		else if (s == LEASE_PATH_DOWN)
@@ -268,8 +270,9 @@ static int do_borrow(const char *cmd, uint32_t fdid, const char *host_opt, const
 		return rc;
 	if (rc) {
 		cli_err("%s 0x%08x: %s", cmd, fdid,
-			rc == -EBUSY ? (borrow ? "busy: lent to another host or borrowed "
-				       "through SISCI" : "busy: its driver is bound (--unbind "
+			rc == -EBUSY ? (borrow ? "busy: lent to another host, borrowed "
+				       "through SISCI or reserved for a VM (see 'smartio devices')" :
+				       "busy: its driver is bound (--unbind "
 				       "unbinds it first)") :
 			rc == -ENODEV ? "no such device (see 'smartio devices')" :
 			rc == -ENOENT ? "not borrowed by this host" :

@@ -224,7 +224,7 @@ static void host_samples(struct out *o, struct json_object *h)
 
 static void device_samples(struct out *o, struct json_object *d)
 {
-	static const char *const states[] = { "available", "lent", "sisci" };
+	static const char *const states[] = { "available", "lent", "sisci", "reserved" };
 	const char *st = str(d, "state");
 	struct json_object *v;
 	char l[192] = "", il[192], lender[24];
@@ -239,7 +239,7 @@ static void device_samples(struct out *o, struct json_object *d)
 	label(il, sizeof(il), "class", str(d, "class"));
 	label(il, sizeof(il), "model", str(d, "model"));
 	sample(o, "smartio_device_", "info", il, 1);
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
 		char sl[192];
 
 		snprintf(sl, sizeof(sl), "%s", l);

@@ -575,7 +575,7 @@ static int lease_cables(const struct pass *p, uint32_t x, uint32_t y, struct jso
 
 static int device_json(struct pass *p, struct json_object *arr, const struct smio_lend_entry *e)
 {
-	static const char *const states[] = { "available", "lent", "sisci" };
+	static const char *const states[] = { "available", "lent", "sisci", "reserved" };
 	struct json_object *o = json_object_new_object(), *path = json_object_new_array();
 	int li = topo_host_index(p->t, e->lender);
 	int bi = e->state == SMIO_LEND_LENT ? topo_host_index(p->t, e->borrower) : -1;
@@ -595,7 +595,7 @@ static int device_json(struct pass *p, struct json_object *arr, const struct smi
 							       p->t->hosts[li].nports, e->name) : "") ||
 	     smio_json_add_str(o, "class", cls) || smio_json_add_uint(o, "lender", e->lender) ||
 	     smio_json_add_str(o, "bdf", b) ||
-	     smio_json_add_str(o, "state", e->state < 3 ? states[e->state] : "?") ||
+	     smio_json_add_str(o, "state", e->state < sizeof(states) / sizeof(states[0]) ? states[e->state] : "?") ||
 	     (bi >= 0 || e->state == SMIO_LEND_LENT ? smio_json_add_uint(o, "borrower", e->borrower)
 						     : smio_json_add_null(o, "borrower")) ||
 	     smio_json_add_uint(o, "sisci_borrows", e->sisci_borrows) ||

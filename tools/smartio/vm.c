@@ -46,6 +46,7 @@ static void usage(FILE *f)
 		"       smartio vm stats --host N [--json] [--dir DIR]\n"
 		"       smartio vm hot-add|hot-remove NAME|PID --device FDID [--dir DIR]\n"
 		"       smartio vm migrate NAME|PID --to-host M [--cmd CMD] [--console FILE]\n"
+		"       smartio vm console NAME|PID [--dir DIR]\n"
 		"       smartio vm stop NAME|PID [--dir DIR]\n\n"
 		"run: starts a QEMU virtual machine (q35, TCG, RAM from host N's) as a process of host N\n"
 		"with the guest image of 'make vm-image'; --cmd runs a command in the guest, which\n"
@@ -59,7 +60,9 @@ static void usage(FILE *f)
 		"BAR accesses and interrupts need none) and the interrupts relayed. See\n"
 		"docs/vm.md. hot-add / hot-remove: a device into / out of a running VM\n"
 		"(PCI hot-plug into one of the VM's %d spare PCIe slots). migrate: cold\n"
-		"migration: stop the VM and start it on host M with the same devices.\n",
+		"migration: stop the VM and start it on host M with the same devices.\n"
+		"console: the terminal on the serial console of a VM run with --console FILE\n"
+		"(Ctrl-] detaches; from a pipe, stdin goes to the guest until the VM ends).\n",
 		VM_SPARE_PORTS);
 }
 
@@ -274,14 +277,30 @@ static int vm_run(int argc, char **argv)
 	add(a, "-monitor");
 	add(a, "none");
 	add(a, "-no-reboot");
+	/*
+	 * Only the kernel boots: the firmware (SeaBIOS) then leaves a borrowed
+	 * NVMe alone instead of enabling it (and so borrowing it, docs/vm.md)
+	 * to look for something to boot on it.
+	 */
+	add(a, "-boot");
+	add(a, "strict=on");
 	/* QEMU's monitor (QMP) for vm hot-add / hot-remove (vm_hotplug.c). */
 	add(a, "-qmp");
 	add(a, "unix:%s/vms/%d.qmp,server=on,wait=off", dir, (int)getpid());
-	add(a, "-serial");
-	if (console)
-		add(a, "file:%s", console);
-	else
+	/*
+	 * With --console FILE the serial port is a socket that `vm console`
+	 * attaches to (vm_console.c), logging to FILE all the while.
+	 */
+	if (console) {
+		add(a, "-chardev");
+		add(a, "socket,id=ser0,path=%s/vms/%d.console,server=on,wait=off,logfile=%s", dir,
+		    (int)getpid(), console);
+		add(a, "-serial");
+		add(a, "chardev:ser0");
+	} else {
+		add(a, "-serial");
 		add(a, "stdio");
+	}
 	add(a, "-kernel");
 	add(a, "%s/vmlinuz", image);
 	add(a, "-initrd");
@@ -359,6 +378,8 @@ static int vm_run(int argc, char **argv)
 	unlink(rec);
 	snprintf(rec, sizeof(rec), "%s/vms/%d.qmp", dir, (int)getpid());
 	unlink(rec);
+	snprintf(rec, sizeof(rec), "%s/vms/%d.console", dir, (int)getpid());
+	unlink(rec);
 	/* The last VM leaves no directory behind (cluster down leaves only logs). */
 	snprintf(rec, sizeof(rec), "%s/vms", dir);
 	rmdir(rec);
@@ -406,6 +427,8 @@ int cli_vm_each(const char *dir, int (*fn)(pid_t, unsigned, const char *, void *
 			unlink(p);
 			snprintf(p, sizeof(p), "%s/%s.args", d, e->d_name);
 			unlink(p);
+			snprintf(p, sizeof(p), "%s/%s.console", d, e->d_name);
+			unlink(p);
 			continue;
 		}
 		f = fopen(p, "r");
@@ -419,10 +442,63 @@ int cli_vm_each(const char *dir, int (*fn)(pid_t, unsigned, const char *, void *
 	return rc;
 }
 
+/* The parent of a process (QEMU's is its vm run), or -1. */
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512], *e;
+	FILE *f;
+	int pp = -1;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	f = fopen(p, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (e = strrchr(buf, ')')) && sscanf(e + 1, " %*c %d", &pp) != 1)
+		pp = -1;
+	fclose(f);
+	return (pid_t)pp;
+}
+
+/*
+ * vm list's DEVICES: those of this VM (its QEMU is vm run's child) on its
+ * host's MDEV parent, each with its state (docs/vm.md "Borrowed when
+ * enabled"); "?" if the daemon does not answer.
+ */
+static void vm_devices(pid_t pid, unsigned host, const char *dir, char *out, size_t len)
+{
+	struct smio_vm_stats *st = malloc(SMIO_MAX_PAYLOAD);
+	char hb[16], d[PATH_MAX];
+	uint32_t h, rlen = 0;
+	size_t n = 0;
+	int fd, rc = -ENOMEM;
+
+	snprintf(out, len, "?");
+	snprintf(hb, sizeof(hb), "%u", host);
+	fd = st ? cli_open_host(hb, dir, SMIO_ROLE_CLIENT, &h, d, sizeof(d)) : -1;
+	if (fd >= 0) {
+		rc = smio_call(fd, SMIO_VM_STATS, NULL, 0, st, SMIO_MAX_PAYLOAD, &rlen, NULL,
+			       CLI_TIMEOUT_MS);
+		close(fd);
+	}
+	if (!rc) {
+		out[0] = 0;
+		for (uint32_t i = 0; i < st->n && n + 32 < len; i++)
+			if (parent_of((pid_t)st->s[i].pid) == pid)
+				n += (size_t)snprintf(out + n, len - n, "%s0x%08x:%s", n ? "," : "",
+						      st->s[i].fdid, st->s[i].state ==
+						      SMIO_VM_BORROWED ? "borrowed" : "reserved");
+		if (!n)
+			snprintf(out, len, "-");
+	}
+	free(st);
+}
+
 static int print_one(pid_t pid, unsigned host, const char *name, void *arg)
 {
-	(void)arg;
-	printf("%-8d %-4u %s\n", (int)pid, host, name);
+	char devs[256];
+
+	vm_devices(pid, host, arg, devs, sizeof(devs));
+	printf("%-8d %-4u %-12s %s\n", (int)pid, host, name, devs);
 	return 0;
 }
 
@@ -499,6 +575,9 @@ static int vm_stats(int argc, char **argv)
 			json_object_object_add(o, "bars", json_object_new_int64(st->s[i].nbars));
 			json_object_object_add(o, "messages", json_object_new_int64((int64_t)st->s[i].msgs));
 			json_object_object_add(o, "interrupts", json_object_new_int64((int64_t)st->s[i].irqs));
+			json_object_object_add(o, "state", json_object_new_string(
+				st->s[i].state == SMIO_VM_BORROWED ? "borrowed" : "reserved"));
+			json_object_object_add(o, "borrows", json_object_new_int64(st->s[i].borrows));
 			json_object_array_add(arr, o);
 		}
 		rc = arr ? cli_json_print(arr) : -ENOMEM;
@@ -506,12 +585,13 @@ static int vm_stats(int argc, char **argv)
 		free(st);
 		return rc ? 1 : 0;
 	}
-	printf("%-10s %-8s %4s %7s %8s %10s\n", "FDID", "PID", "BARS", "VECTORS", "MESSAGES",
-	       "INTERRUPTS");
+	printf("%-10s %-8s %-8s %7s %4s %7s %8s %10s\n", "FDID", "PID", "STATE", "BORROWS",
+	       "BARS", "VECTORS", "MESSAGES", "INTERRUPTS");
 	for (uint32_t i = 0; i < st->n; i++)
-		printf("0x%08x %-8u %4u %7u %8llu %10llu\n", st->s[i].fdid, st->s[i].pid,
-		       st->s[i].nbars, st->s[i].nvec, (unsigned long long)st->s[i].msgs,
-		       (unsigned long long)st->s[i].irqs);
+		printf("0x%08x %-8u %-8s %7u %4u %7u %8llu %10llu\n", st->s[i].fdid, st->s[i].pid,
+		       st->s[i].state == SMIO_VM_BORROWED ? "borrowed" : "reserved",
+		       st->s[i].borrows, st->s[i].nbars, st->s[i].nvec,
+		       (unsigned long long)st->s[i].msgs, (unsigned long long)st->s[i].irqs);
 	free(st);
 	return 0;
 }
@@ -519,7 +599,7 @@ static int vm_stats(int argc, char **argv)
 int cmd_vm(int argc, char **argv)
 {
 	static const char *const subs[] = { "run", "list", "stop", "stats", "hot-add",
-					    "hot-remove", "migrate" };
+					    "hot-remove", "migrate", "console" };
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
 		{ 0 } };
@@ -537,11 +617,13 @@ int cmd_vm(int argc, char **argv)
 		return vm_stats(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "migrate"))
 		return cli_vm_migrate(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "console"))
+		return cli_vm_console(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "hot-add") || !strcmp(argv[1], "hot-remove"))
 		return cli_vm_hotplug(argc - 1, argv + 1, !strcmp(argv[1], "hot-add"));
 	if (strcmp(argv[1], "list") && strcmp(argv[1], "stop")) {
 		smio_unknown("smartio vm", "command", argv[1], subs, sizeof(subs) / sizeof(subs[0]),
-			     "run, list, stop, stats, hot-add, hot-remove, migrate");
+			     "run, list, stop, stats, hot-add, hot-remove, migrate, console");
 		return 2;
 	}
 	optind = 2;
@@ -558,8 +640,8 @@ int cmd_vm(int argc, char **argv)
 	if (!strcmp(argv[1], "list")) {
 		if (optind < argc)
 			return cli_err("vm list takes no arguments"), 2;
-		printf("%-8s %-4s %s\n", "PID", "HOST", "NAME");
-		return cli_vm_each(dir, print_one, NULL) ? 1 : 0;
+		printf("%-8s %-4s %-12s %s\n", "PID", "HOST", "NAME", "DEVICES");
+		return cli_vm_each(dir, print_one, dir) ? 1 : 0;
 	}
 	if (optind != argc - 1)
 		return cli_err("vm stop needs one VM: its NAME or PID ('smartio vm list')"), 2;

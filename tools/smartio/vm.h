@@ -16,6 +16,8 @@ int cli_vm_each(const char *dir, int (*fn)(pid_t, unsigned, const char *, void *
 int cli_vm_hotplug(int argc, char **argv, bool add);
 /* smartio vm migrate (argv[0] "migrate"): stop, then vm run on another host. */
 int cli_vm_migrate(int argc, char **argv);
+/* smartio vm console (argv[0] "console"): the terminal on a VM's serial console. */
+int cli_vm_console(int argc, char **argv);
 int cmd_vm(int argc, char **argv);
 
 #endif

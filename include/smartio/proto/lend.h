@@ -14,6 +14,7 @@
 #define SMIO_LEND_AVAILABLE  0u      /* smio_lend_entry.state */
 #define SMIO_LEND_LENT       1u      /* lent to `borrower` by Device Lending */
 #define SMIO_LEND_SISCI      2u      /* borrowed through SISCI (sisci_borrows of them) */
+#define SMIO_LEND_RESERVED   3u      /* held for a VM on `borrower`, not borrowed (docs/vm.md) */
 #define SMIO_LEND_NOBODY     0xffffffffu
 
 struct smio_lend_entry {
@@ -214,6 +215,8 @@ struct smio_vm_stat {
 	uint32_t nbars;             /* its memory BARs */
 	uint64_t msgs;              /* requests its device made of the parent */
 	uint64_t irqs;              /* interrupts relayed (all its vectors) */
+	uint32_t state;             /* SMIO_VM_RESERVED or SMIO_VM_BORROWED */
+	uint32_t borrows;           /* times the guest enabled it (each one a borrow) */
 };
 
 struct smio_vm_stats {
@@ -273,6 +276,51 @@ struct smio_cz_grant {
 	uint32_t bar_flags[SMIO_DEV_BARS];
 	char name[SMIO_NAME_MAX];
 	char model[24];
+};
+
+/*
+ * VM_CMD (docs/vm.md, "Borrowed when enabled"): the guest wrote its
+ * device's Command register (cmd, as it now reads) or reset the device
+ * (flags SMIO_VM_CMD_RESET: FLR, a secondary bus reset, the VM's reset).
+ * Bus Master set borrows the reserved device (the guest memory layout is
+ * mapped then: the DMA window and the lender's mirror); Bus Master cleared
+ * or a reset returns it. The reply says what it is now; the vectors are
+ * those of a borrowed device (VM_IRQ, VM_BAR then follow).
+ */
+#define SMIO_VM_RESERVED   0u
+#define SMIO_VM_BORROWED   1u
+#define SMIO_VM_CMD_RESET  0x1u
+
+struct smio_vm_cmd {
+	uint32_t fdid;
+	uint16_t cmd;               /* the guest's PCI_COMMAND */
+	uint16_t flags;             /* SMIO_VM_CMD_* */
+};
+
+struct smio_vm_cmd_reply {
+	uint32_t state;             /* SMIO_VM_RESERVED / SMIO_VM_BORROWED */
+	uint32_t nvec;              /* MSI-X vectors allocated (borrowed) */
+};
+
+/*
+ * PEER_VM_RESERVE: a VM on the asking host holds the lender's function
+ * without borrowing it (SMIO_VM_RESV_HOLD), or lets it go (flags 0). Held,
+ * the pool shows it SMIO_LEND_RESERVED to that host and other hosts' lends
+ * are refused (-EBUSY); the reservation is the peer connection's. The
+ * reply (when held): its config space as the lender reads it now and its
+ * BAR sizes, so the VM's config reads need no borrow.
+ */
+#define SMIO_VM_RESV_HOLD  0x1u
+
+struct smio_peer_vm_resv {
+	uint16_t bdf;               /* at the lender; first, as in smio_peer_lend_ref */
+	uint16_t flags;             /* SMIO_VM_RESV_* */
+	uint32_t pad;
+};
+
+struct smio_peer_vm_resv_reply {
+	uint64_t bar_size[SMIO_DEV_BARS];
+	uint8_t cfg[SMIO_VM_CFG];
 };
 
 #endif

@@ -412,6 +412,9 @@ enum smio_payload_kind {
 	  SMIO_PL_VAR(smio_mc_tree, smio_check_mc_tree))					\
 												\
 	/* Virtual machines (lend.h, docs/vm.md) */						\
+	X(VM_CMD,               200, LEND,   SMIO_R_LOCAL, 0,					\
+	  SMIO_PL_FIXED(smio_vm_cmd, smio_check_vm_cmd),					\
+	  SMIO_PL_FIXED(smio_vm_cmd_reply, smio_check_vm_cmd_reply))				\
 	X(VM_MEM,               205, LEND,   SMIO_R_LOCAL, 0, /* reply + fd (host RAM) */	\
 	  SMIO_PL_FIXED(smio_vm_mem, smio_check_vm_mem),					\
 	  SMIO_PL_FIXED(smio_vm_mem_reply, smio_check_vm_mem_reply))				\
@@ -430,6 +433,9 @@ enum smio_payload_kind {
 	X(VM_STATS,             210, LEND,   SMIO_R_LOCAL, 0,					\
 	  SMIO_PL_EMPTY,									\
 	  SMIO_PL_VAR(smio_vm_stats, smio_check_vm_stats))					\
+	X(PEER_VM_RESERVE,      213, LEND,   SMIO_R_PEER,  0,					\
+	  SMIO_PL_FIXED(smio_peer_vm_resv, smio_check_peer_vm_resv),				\
+	  SMIO_PL_FIXED(smio_peer_vm_resv_reply, smio_check_peer_vm_resv_reply))					\
 												\
 	/* SR-IOV: a PF's VFs enabled or disabled live (core.h) */				\
 	X(SRIOV,                215, CORE,   SMIO_R_ADMIN, 0,					\
