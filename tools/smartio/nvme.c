@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "nvme_copy.h"
+#include "util/fd_io.h"
 #include "util/cli_conv.h"
 #include "util/smio_time.h"
 
@@ -537,21 +538,6 @@ static int io_call(struct nconn *c, uint8_t op, uint32_t nsid, uint64_t slba, ui
 	return 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Read up to n bytes (less only at end of file). */
 static ssize_t read_full(int fd, uint8_t *p, size_t n)
 {
@@ -612,7 +598,7 @@ static int do_read(struct nconn *c, uint32_t nsid, uint64_t lba, uint64_t count,
 		rc = io_call(c, SMIO_NVME_READ, nsid, lba + done, (uint32_t)n, NULL, 0, buf);
 		if (rc)
 			break;
-		rc = write_all(fd, buf, (size_t)(n << shift));
+		rc = smio_write_all(fd, buf, (size_t)(n << shift));
 		if (rc) {
 			cli_err("%s: %s", out ? out : "stdout", strerror(-rc));
 			break;

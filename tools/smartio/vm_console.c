@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/fd_io.h"
 #include "util/cli_conv.h"
 #include "vm.h"
 
@@ -40,21 +41,6 @@ static int find_one(pid_t pid, unsigned host, const char *name, void *arg)
 		return 0;
 	f->pid = pid;
 	return 1;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 /* Relay until the VM's end (0), the escape key (0) or an error (-errno). */
@@ -78,7 +64,7 @@ static int relay(int s, bool tty)
 				continue;
 			if (n <= 0)
 				return n < 0 ? -errno : 0;     /* QEMU closed it: the VM ended */
-			if (write_all(1, buf, (size_t)n))
+			if (smio_write_all(1, buf, (size_t)n))
 				return -EPIPE;
 		}
 		if (in_open && p[1].revents) {
@@ -98,7 +84,7 @@ static int relay(int s, bool tty)
 			esc = tty ? memchr(buf, ESCAPE_KEY, (size_t)n) : NULL;
 			if (esc)
 				n = esc - buf;
-			if (n && write_all(s, buf, (size_t)n))
+			if (n && smio_write_all(s, buf, (size_t)n))
 				return -EPIPE;
 			if (esc)
 				return 0;
