@@ -107,6 +107,12 @@ int snv_devq_create(struct snv_client *c, unsigned depth, uint64_t sq_bus, uint6
 		qr.data.ioaddr = (sci_ioaddr_t)requester;
 	}
 	SCIQuery(SCI_Q_REMOTE_SEGMENT, &qr, 0, &se);
+	if (se == SCI_ERR_NOT_SUPPORTED && requester >= 0) {
+		/* A daemon that predates the query: our window, right for our own
+		 * devices (a borrowed one then cannot ring the doorbells). */
+		qr.subcommand = SCI_Q_REMOTE_SEGMENT_IOADDR;
+		SCIQuery(SCI_Q_REMOTE_SEGMENT, &qr, 0, &se);
+	}
 	if (se)
 		return snv_errno(se);
 	q = calloc(1, sizeof(*q));

@@ -324,7 +324,9 @@ static void ioaddr_for_func(sci_query_remote_segment_t *q, sci_error_t *error)
 		rc = -EPROTO;
 	if (!rc)
 		q->data.ioaddr = rep.bus;
-	*error = sisci_errno(rc);
+	/* A daemon without the message (-EPROTO: a type it does not know) or
+	 * without an answer for this function, as the caller can tell apart. */
+	*error = rc == -EOPNOTSUPP || rc == -EPROTO ? SCI_ERR_NOT_SUPPORTED : sisci_errno(rc);
 }
 
 void sisci_query_remote_segment(sci_query_remote_segment_t *q, sci_error_t *error)
