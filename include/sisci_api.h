@@ -195,6 +195,11 @@ extern "C" {
 
 /* SCI_Q_REMOTE_SEGMENT subcommands; answer in data.ioaddr. */
 #define SCI_Q_REMOTE_SEGMENT_IOADDR                0x0400U /* address of the segment as seen from this node (through the NTB window) */
+/* smartio addition: in data.ioaddr a function of this host (bus << 8 | devfn);
+ * out: the segment's address as that function reaches it. The window above
+ * for this host's own functions; for a device borrowed with Device Lending,
+ * where its lender reaches the segment (Device Lending's P2P rules). */
+#define SCI_Q_REMOTE_SEGMENT_IOADDR_FOR_FUNC       0x0480U
 
 /* SCI_Q_MAP subcommands; answer in data. */
 #define SCI_Q_MAP_MAPPED_TO_LOCAL_TARGET           0x0500U /* 1 if the map reaches this host's memory */

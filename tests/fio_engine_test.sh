@@ -92,10 +92,28 @@ check "default device, sq_place=host cq_place=device" fio_b --rw=read --bs=4k --
 	--sq_place=host --cq_place=device
 expect "placements: no errors" "err= 0"
 
+# sq_place=accel:DEV as smartio-nvme --sq accel:DEV (TOCS'21 fig. 34, "SQ in the
+# lender's GPU"): the SQ in lender-a's gpu0, fetched by nvme0 below the switch;
+# gpu0's bar_reads count the 64-byte entries (diag), nvme0's none.
+check "diag --clear on lender-a" "$SMARTIO" diag --clear --host 1
+check "sq_place=accel:8:gpu0: randwrite QD4 + verify=crc32c" fio_b --fdid=8:nvme0 \
+	--sq_place=accel:8:gpu0 --rw=randwrite --bs=4k --iodepth=4 --size=1m --offset=40m \
+	--verify=crc32c --do_verify=1
+expect "sq_place=accel: no errors, verified" "err= 0" "read: IOPS=" "write: IOPS="
+"$SMARTIO" diag --host 1 --json >"$WORK/acc.diag" 2>"$OUT" || true
+json_check "gpu0's BAR2 served the SQ (>= 512 entries of 64 B), nvme0's none" "$WORK/acc.diag" \
+	'(lambda b: b["gpu0"] >= 512 * 64 and b["gpu0"] % 64 == 0 and b["nvme0"] == 0)({x["name"]: x["bar_reads"] for x in d["hosts"][0]["devices"]})'
+check_fails "sq_place=accel: of no device fails" fio_b --fdid=8:nvme0 --sq_place=accel:8:nosuch \
+	--rw=read --size=64k
+expect "no accelerator: explained" "sq_place=accel:8:nosuch: no such accelerator"
+check_fails "cq_place=accel: fails (SQs only)" fio_b --fdid=8:nvme0 --cq_place=accel:8:gpu0 \
+	--rw=read --size=64k
+expect "CQ: explained" "cq_place=accel:8:gpu0: use default, device, host, cmb$"
+
 check_fails "unknown device fails" fio_b --fdid=nosuch --rw=randread --size=1m
 expect "unknown device: explained" "fdid=nosuch: no such NVMe controller"
 check_fails "bad placement fails" fio_b --fdid=8:nvme0 --sq_place=attic --rw=read --size=1m
-expect "bad placement: explained" "sq_place=attic: use default, device, host or cmb"
+expect "bad placement: explained" "sq_place=attic: use default, device, host, cmb or accel:DEV"
 check_fails "bs above MDTS fails" fio_b --fdid=8:nvme0 --bs=256k --rw=read --size=1m
 expect "bs: explained" "bs up to 128k"
 check_fails "inactive namespace fails" fio_b --fdid=8:nvme0 --nsid=9 --rw=read --size=1m

@@ -252,6 +252,67 @@ else
 	ok "64 MiB to a borrowed accelerator # SKIP no python3-crcmod (make test installs it)"
 fi
 
+# (5) TOCS'21 fig. 19 with the NVMe shared through the distributed driver:
+# the accelerator borrowed with Device Lending, its kernel on a queue pair of
+# the manager with SQ, CQ and data in the accelerator's memory. The NVMe's
+# lender maps the queues where they are (PEER_SEG_WHERE: the accelerator at
+# its lender), the kernel rings the doorbells where its lender reaches the
+# NVMe (SEG_CONN_P2P), so nothing goes through host 0, the borrower.
+dev_counter() {      # HOST NAME KEY: a device counter from diag --json
+	"$SMARTIO" diag --all --json | python3 -c '
+import json, sys
+h, name, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+print(sum(v.get(key, 0) for x in json.load(sys.stdin)["hosts"] if x["host"] == h
+          for v in x.get("devices", []) if v.get("name") == name))' "$@"
+}
+last_sq() { sed -n 's/.*device memory: SQ at \(0x[0-9a-f]*\), CQ at \(0x[0-9a-f]*\).*/\1 \2/p' \
+	"$WORK/manager.log" | tail -1; }
+check "diag --clear" "$SMARTIO" diag --all --clear
+check "the borrowed gpu0 of nvme0's lender reads 1 MiB on a pair of the manager" \
+	"$SMARTIO" accel launch --dev "$GA" --nvme-manager 8:nvme0 --queue-depth 16 --json \
+	"$KN" read 0 2048 0x100000
+expect "256 commands completed" '"status":"ok"' '"result":256,'
+same "no DMA byte of the queues or the data in host 0's RAM" "$(ram_dma 0)" 0
+# 64 bytes per SQ entry fetched, routed by lender-a: gpu0's BAR, below its switch.
+reads=$(dev_counter 1 gpu0 bar_reads)
+check "lender-a's gpu0 served the SQ fetches itself (bar_reads $reads >= 256 x 64)" \
+	test "${reads:-0}" -ge 16384
+read -r SQ CQ <<<"$(last_sq)"
+check "the manager put the SQ at gpu0's own bus address at lender-a ($SQ, BAR2 $LA)" \
+	python3 -c 'import sys; a, b = (int(x, 16) for x in sys.argv[1:]); sys.exit(not b <= a < b + (128 << 20))' \
+	"${SQ:-0x0}" "$LA"
+"$SMARTIO" route --host 1 --from nvme0 --addr "$CQ" --len 16 >"$OUT" 2>&1 || true
+expect "the NVMe's CQ writes end in gpu0's BAR2 at lender-a" "target: host 1 BAR2"
+if grep -qE "host 0" "$OUT"; then not_ok "no hop of them is on host 0"; else
+	ok "no hop of them is on host 0"; fi
+same "the data is the pattern (accelerator's checksum)" "$(crc_of "$GA" dev:0x100000 $MIB)" \
+	"$WANT"
+check "the pair is gone after the kernel" no_sqs
+check "diag --clear" "$SMARTIO" diag --all --clear
+# Lender-b's gpu0 in two steps (devq holds the pair while the route is read):
+# the NVMe reaches its queues through lender-a's own NTB to lender-b, the
+# kernel the doorbells through lender-b's NTB to lender-a.
+"$SMARTIO" exec --host 0 -- "$NVME" devq -d 8:nvme0 --bar2 "$SB" --sq 0x800000 --cq 0x810000 \
+	--data 0x100000 --data-len 1M --depth 16 --requester "$GB" >"$WORK/devq.out" 2>"$WORK/devq.err" &
+DQ=$!
+for _ in $(seq 200); do [ -s "$WORK/devq.out" ] && break; kill -0 $DQ 2>/dev/null || break; sleep 0.05; done
+check "devq: a pair in lender-b's borrowed gpu0 through lender-a's manager" \
+	grep -q "nvme.sq_db=" "$WORK/devq.out"
+read -ra KARGS <"$WORK/devq.out" || true
+check "its kernel reads 1 MiB through it" \
+	"$SMARTIO" accel launch --dev "$GB" --json "$KN" read 0 2048 0x100000 "${KARGS[@]}"
+expect "256 commands completed" '"status":"ok"' '"result":256,'
+same "no DMA byte in host 0's RAM" "$(ram_dma 0)" 0
+read -r SQ CQ <<<"$(last_sq)"
+"$SMARTIO" route --host 1 --from nvme0 --addr "$SQ" --len 64 --read >"$OUT" 2>&1 || true
+expect "the NVMe fetches the SQ from lender-b's gpu0 through lender-a's NTB" "target: host 2 BAR2"
+if grep -qE "host 0" "$OUT"; then not_ok "straight to lender-b, no hop on host 0"; else
+	ok "straight to lender-b, no hop on host 0"; fi
+kill -TERM $DQ 2>/dev/null || true
+check "devq deletes the pair on SIGTERM" wait $DQ
+same "the data is the pattern" "$(crc_of "$GB" dev:0x100000 $MIB)" "$WANT"
+check "the pair is gone" no_sqs
+
 # The fio engine's buffer=: fio's buffers in gpu0's memory (its own pattern
 # stores and verify loads are MMIO; the NVMe's DMA is peer-to-peer).
 ENGINE="$BUILD/tools/fio/smartio-fio.so"

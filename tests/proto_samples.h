@@ -146,6 +146,10 @@ static inline size_t sample_core(uint16_t type, bool reply, uint8_t *buf)
 	struct smio_seg_owner_ev sgo = { .segid = 7, .reason = SMIO_SEG_OWNER_CONNECT, .host = 1 };
 	struct smio_peer_seg ps = { .segid = 7, .ref = 3, .addr = 0x1000000, .size = 8192 };
 	struct smio_peer_seg_ref psr = { .segid = 7, .ref = 3 };
+	struct smio_peer_seg_where psw = { .host = 2, .flags = SMIO_SEG_WHERE_LENT,
+					   .addr = 0x8400000000ull, .size = 4096 };
+	struct smio_seg_conn_p2p scq = { .conn = 5, .bdf = 0xf001 };
+	struct smio_seg_conn_p2p scp = { .conn = 5, .bdf = 0xf001, .bus = 0x8400000000ull };
 	struct smio_peer_memfd pmq = { .mem = 0 }, pmr = { .mem = 0, .size = 1ull << 32 };
 	struct smio_seg_attach sat = { .segid = 7, .kind = SMIO_SEG_ATTACH_RAM, .size = 8192 };
 	struct smio_seg_state sgs = { .conn = 1, .state = SMIO_SEG_CONNECTED };
@@ -236,6 +240,8 @@ static inline size_t sample_core(uint16_t type, bool reply, uint8_t *buf)
 	case SMIO_SEG_EVENTS:	return reply ? 0 : SAMPLE_PUT(sgr);
 	case SMIO_SEG_STATE:	return reply ? SAMPLE_PUT(sgs) : SAMPLE_PUT(sgr);
 	case SMIO_SEG_OWNER_EVENT: return reply ? SAMPLE_PUT(sgo) : SAMPLE_PUT(sgid);
+	case SMIO_PEER_SEG_WHERE: return reply ? SAMPLE_PUT(psw) : SAMPLE_PUT(psr);
+	case SMIO_SEG_CONN_P2P:	return reply ? SAMPLE_PUT(scp) : SAMPLE_PUT(scq);
 	case SMIO_MC_JOIN:
 	case SMIO_MC_LEAVE:	return reply ? 0 : SAMPLE_PUT(mcj);
 	case SMIO_MC_CONNECT:	return reply ? SAMPLE_PUT(mcn) : SAMPLE_PUT(mcc);

@@ -790,6 +790,8 @@ static void test_segment_fields(void **state)
 	struct smio_seg_conn sc;
 	struct smio_seg_map m;
 	struct smio_peer_seg ps;
+	struct smio_peer_seg_where pw;
+	struct smio_seg_conn_p2p cp;
 	struct smio_peer_memfd pm;
 
 	c = (struct smio_seg_create){ .segid = 1, .size = 1, .flags = SMIO_SEG_F_EMPTY };
@@ -845,6 +847,24 @@ static void test_segment_fields(void **state)
 
 	ps = (struct smio_peer_seg){ .segid = 1, .addr = 4096, .size = 0 };
 	assert_int_equal(REP(SMIO_PEER_SEG_LOOKUP, ps), -EINVAL);
+	/* PEER_SEG_WHERE's answer: a known flag, a page-aligned extent. */
+	pw = (struct smio_peer_seg_where){ .host = 1, .addr = 4096, .size = 4096 };
+	assert_int_equal(REP(SMIO_PEER_SEG_WHERE, pw), 0);
+	pw.flags = 2;
+	assert_int_equal(REP(SMIO_PEER_SEG_WHERE, pw), -EINVAL);
+	pw = (struct smio_peer_seg_where){ .host = 1, .addr = 4097, .size = 4096 };
+	assert_int_equal(REP(SMIO_PEER_SEG_WHERE, pw), -EINVAL);
+	pw = (struct smio_peer_seg_where){ .host = 1, .addr = 4096, .size = 0 };
+	assert_int_equal(REP(SMIO_PEER_SEG_WHERE, pw), -EINVAL);
+	/* SEG_CONN_P2P: no bus in the request, one in the reply, pad 0. */
+	cp = (struct smio_seg_conn_p2p){ .conn = 1, .bdf = 0x100, .bus = 4096 };
+	assert_int_equal(REQ(SMIO_SEG_CONN_P2P, cp), -EINVAL);
+	assert_int_equal(REP(SMIO_SEG_CONN_P2P, cp), 0);
+	cp.pad = 1;
+	assert_int_equal(REP(SMIO_SEG_CONN_P2P, cp), -EINVAL);
+	cp = (struct smio_seg_conn_p2p){ .conn = 1, .bdf = 0x100 };
+	assert_int_equal(REQ(SMIO_SEG_CONN_P2P, cp), 0);
+	assert_int_equal(REP(SMIO_SEG_CONN_P2P, cp), -EINVAL);
 	pm = (struct smio_peer_memfd){ .mem = 0, .size = 4096 };
 	assert_int_equal(REQ(SMIO_PEER_MEMFD, pm), -EINVAL);   /* the request has no size */
 	assert_int_equal(REP(SMIO_PEER_MEMFD, pm), 0);

@@ -631,9 +631,49 @@ static void test_rejected(void **state)
 		assert_int_equal(call(peer, SMIO_PEER_SEG_RELEASE, &pr, sizeof(pr), NULL), -ENOENT);
 	}
 	assert_int_equal(seg_remove(own, id), -EBUSY);
+	/* Nor is where its memory is for devices (PEER_SEG_WHERE): only a reference's holder asks. */
+	assert_int_equal(call(own, SMIO_PEER_SEG_WHERE, &pr, sizeof(pr), NULL), -EPERM);
+	for (uint32_t r = 1; r < 64; r++) {
+		pr.ref = r;
+		assert_int_equal(call(peer, SMIO_PEER_SEG_WHERE, &pr, sizeof(pr), NULL), -ENOENT);
+	}
 	/* A lookup it makes is its own; closing its connection gives it back. */
 	assert_int_equal(call(peer, SMIO_PEER_SEG_LOOKUP, &sid, sizeof(sid), NULL), 0);
 	assert_int_equal(rbuf.ps.segid, id);
+	{
+		struct smio_peer_seg ps = rbuf.ps;
+		struct smio_peer_seg_where w;
+
+		/* RAM of the owner: the owner itself, at the address the lookup gave. */
+		pr = (struct smio_peer_seg_ref){ .segid = id, .ref = ps.ref };
+		assert_int_equal(call(peer, SMIO_PEER_SEG_WHERE, &pr, sizeof(pr), NULL), 0);
+		memcpy(&w, rbuf.b, sizeof(w));
+		assert_int_equal(w.host, OWNER);
+		assert_int_equal(w.flags, 0);
+		assert_int_equal(w.addr, ps.addr);
+		assert_int_equal(w.size, ps.size);
+		pr.segid = id + 1;           /* its reference, another segment */
+		assert_int_equal(call(peer, SMIO_PEER_SEG_WHERE, &pr, sizeof(pr), NULL), -ENOENT);
+	}
+	/* SEG_CONN_P2P: only the connection's process; a function of this host
+	 * (no shadow) reaches the segment through the connection's window. */
+	{
+		struct smio_seg_conn_p2p cp = { .conn = sc.conn, .bdf = 0xffff }, got;
+		uint16_t bdf;
+
+		assert_int_equal(call(use2, SMIO_SEG_CONN_P2P, &cp, sizeof(cp), NULL), -EPERM);
+		assert_int_equal(call(use, SMIO_SEG_CONN_P2P, &cp, sizeof(cp), NULL), -ENODEV);
+		cp.bus = 1;
+		assert_int_equal(call(use, SMIO_SEG_CONN_P2P, &cp, sizeof(cp), NULL), -EINVAL);
+		assert_int_equal(call(use, SMIO_FUNC_LIST, NULL, 0, NULL), 0);
+		assert_true(rbuf.fl.n > 0);
+		bdf = rbuf.fl.f[0].bdf;
+		cp = (struct smio_seg_conn_p2p){ .conn = sc.conn, .bdf = bdf };
+		assert_int_equal(call(use, SMIO_SEG_CONN_P2P, &cp, sizeof(cp), NULL), 0);
+		memcpy(&got, rbuf.b, sizeof(got));
+		assert_int_equal(got.bus, sc.win_addr + sc.offset);
+		assert_int_equal(got.bdf, bdf);
+	}
 	close(peer);
 	sync_host(OWNER);
 

@@ -189,6 +189,11 @@ int smd_seg_dev_connect(struct smd *d, struct smd_conn *c, uint32_t host, uint32
 int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delta,
 		      uint32_t *owner, uint32_t *host, uint64_t *dest, uint64_t *size,
 		      uint32_t *adapter);
+/* The owner's segment id and our reference of a connection to another host's
+ * ordinary segment (-ENOENT: none, e.g. a borrowed device's BAR or local). */
+int smd_seg_conn_ref(struct smd *d, uint32_t conn, uint32_t *segid, uint32_t *ref);
+/* Is [addr, +size) inside a memory BAR of one of this host's own functions? */
+bool smd_in_local_bar(struct smd *d, uint64_t addr, uint64_t size);
 int smd_seg_local_get(struct smd *d, struct smd_conn *c, uint32_t segid, uint32_t *ref,
 		      uint64_t *phys, uint64_t *size);
 void smd_seg_local_put(struct smd *d, uint32_t segid, uint32_t ref, uint32_t cid);

@@ -85,6 +85,9 @@ static const struct {
 	[SMIO_PEER_SEG_GONE] = { .fn = h_segment },
 	[SMIO_PEER_SEG_LOOKUP] = { .fn = h_segment },
 	[SMIO_PEER_SEG_RELEASE] = { .fn = h_segment },
+	[SMIO_PEER_SEG_WHERE] = { .fn = h_segment },
+	/* A borrowed device's view asks its lender: a worker. */
+	[SMIO_SEG_CONN_P2P] = { .fn = h_segment, .work = true },
 	[SMIO_PEER_MEMFD] = { .fn = h_segment },
 	[SMIO_INTR_CREATE] = { .fn = h_intr },
 	[SMIO_INTR_REMOVE] = { .fn = h_intr },

@@ -203,6 +203,49 @@ static int h_dev_seg_create(struct smd *d, struct smd_conn *c,
 	return 0;
 }
 
+/*
+ * A connection's segment on the memory BAR of a device its owner borrowed
+ * with Device Lending (e.g. a queue of a distributed driver's client in a
+ * borrowed accelerator): map it for our device where the memory is, by the
+ * P2P rules of Device Lending, as for a local segment on a shadow's BAR. The
+ * owner says where (PEER_SEG_WHERE); an owner that does not know the message,
+ * or any other answer than a lent device's BAR of the segment's size, leaves
+ * the owner's address (the window through it), which is correct, only longer.
+ * q->dest_addr is base + the page offset of the range mapped.
+ */
+static void conn_where(struct smd *d, uint32_t conn, uint64_t base, uint64_t msize,
+		       struct smio_peer_dev_map *q)
+{
+	struct smio_peer_seg_where w;
+	struct smio_peer_seg_ref r;
+	uint32_t host, rlen = 0;
+	uint64_t addr;
+
+	if (q->dest_host == d->host_id) {
+		/* Our own process's segment on one of our shadows' BARs. */
+		if (smd_lend_shadow_mem(d, q->dest_addr, q->size, &host, &addr)) {
+			q->dest_host = host;
+			q->dest_addr = addr;
+			q->via = 0;
+		}
+		return;
+	}
+	if (smd_seg_conn_ref(d, conn, &r.segid, &r.ref))
+		return;
+	if (smd_peer_request(d, q->dest_host, SMIO_PEER_SEG_WHERE, &r, sizeof(r), &w, sizeof(w),
+			     &rlen, NULL) || rlen != sizeof(w))
+		return;
+	if (!(w.flags & SMIO_SEG_WHERE_LENT) || w.size != msize || w.host == q->dest_host)
+		return;
+	/* Onto our own bus only device memory, never our RAM (the daemon at the
+	 * other end vouches for its lender's address; ours we check). */
+	if (w.host == d->host_id && !smd_in_local_bar(d, w.addr, w.size))
+		return;
+	q->dest_addr = w.addr + (q->dest_addr - base);
+	q->dest_host = w.host;
+	q->via = 0;
+}
+
 static int h_dev_map(struct smd *d, struct smd_conn *c, uint16_t type, const void *p,
 		     struct smio_dev_mapping *o, uint32_t *outlen)
 {
@@ -277,6 +320,8 @@ static int h_dev_map(struct smd *d, struct smd_conn *c, uint16_t type, const voi
 	 * which would take the data across this host and back. */
 	if (bm.local && smd_lend_shadow_mem(d, q.dest_addr, len, &q.dest_host, &q.dest_addr))
 		q.via = 0;
+	else if (!bm.local && !bm.mcast)
+		conn_where(d, bm.conn, base, msize, &q);
 	rc = lender_call(d, c, bm.host, SMIO_PEER_DEV_MAP, &q, sizeof(q), sizeof(q));
 	if (rc)
 		goto unpin;

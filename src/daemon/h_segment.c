@@ -172,7 +172,7 @@ static int h_seg_create(struct smd *d, struct smd_conn *c, const struct smio_seg
  * Is [addr, addr + size) inside a memory BAR (one backed by device memory) of
  * a function of this host, as enumeration programmed it?
  */
-static bool in_local_bar(struct smd *d, uint64_t addr, uint64_t size)
+bool smd_in_local_bar(struct smd *d, uint64_t addr, uint64_t size)
 {
 	for (uint32_t i = 0; i < d->host->nfuncs; i++) {
 		const struct fab_func *fn = d->host->funcs[i];
@@ -213,7 +213,7 @@ static int h_seg_attach(struct smd *d, struct smd_conn *c, const struct smio_seg
 	 * reaches it): mappings for devices then go to the lender's address by
 	 * the P2P rules of Device Lending (h_device_brw.c), not through here. */
 	if (m->kind == SMIO_SEG_ATTACH_PHYS)
-		mem = in_local_bar(d, m->addr, m->size) ||
+		mem = smd_in_local_bar(d, m->addr, m->size) ||
 		      smd_lend_shadow_mem(d, m->addr, m->size, &lender, &laddr) ?
 		      SEG_MEM_IO : SEG_MEM_ALIAS;
 	rc = seg_attach(d->segs->tab, c->cid, m->segid, mem, m->addr, m->size, &sg);
@@ -303,6 +303,32 @@ static int peer_seg_lookup(struct smd *d, struct smd_conn *c, const struct smio_
 	return 0;
 }
 
+/*
+ * PEER_SEG_WHERE: where a segment the asking daemon holds a reference on is
+ * for devices. On a borrowed device's memory BAR (SEG_ATTACH of a shadow's
+ * BAR), that device's lender and the bus address there, so that the
+ * importer's device reaches it by Device Lending's P2P rules; else here.
+ */
+static int peer_seg_where(struct smd *d, struct smd_conn *c, const struct smio_peer_seg_ref *m,
+			  struct smio_peer_seg_where *o, uint32_t *outlen)
+{
+	const struct seg *sg = seg_lookup(d->segs->tab, m->segid);
+	uint32_t host = d->host_id, flags = 0;
+	uint64_t addr;
+
+	if (!sg || !seg_ref_held(d->segs->tab, m->segid, m->ref, c->cid))
+		return -ENOENT;
+	if (sg->flags & SEG_F_EMPTY)
+		return -ENXIO;
+	addr = sg->phys;
+	if (sg->mem == SEG_MEM_IO && smd_lend_shadow_mem(d, sg->phys, sg->size, &host, &addr))
+		flags = SMIO_SEG_WHERE_LENT;
+	*o = (struct smio_peer_seg_where){ .host = host, .flags = flags, .addr = addr,
+					   .size = sg->size };
+	*outlen = sizeof(*o);
+	return 0;
+}
+
 static int peer_memfd_serve(struct smd *d, const struct smio_peer_memfd *m,
 			    struct smio_peer_memfd *o, uint32_t *outlen, int *out_fd)
 {
@@ -379,6 +405,10 @@ int smd_h_segment(struct smd *d, struct smd_conn *c, uint16_t type, const void *
 		/* Only the connection that took a reference can drop it. */
 		return seg_ref_put(tab, m->segid, m->ref, c->cid);
 	}
+	case SMIO_SEG_CONN_P2P:
+		return smd_h_seg_conn_p2p(d, c, p, out, outlen);
+	case SMIO_PEER_SEG_WHERE:
+		return peer_seg_where(d, c, p, out, outlen);
 	case SMIO_PEER_MEMFD:
 		return peer_memfd_serve(d, p, out, outlen, out_fd);
 	default:

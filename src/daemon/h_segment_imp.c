@@ -15,6 +15,7 @@
 #include "daemon.h"
 #include "util/log.h"
 #include "fabric/ntb.h"
+#include "host/lend.h"
 #include "host/ntb_drv.h"
 #include "host/segment.h"
 #include "seg_priv.h"
@@ -493,6 +494,55 @@ int smd_seg_conn_hold(struct smd *d, struct smd_conn *c, uint32_t conn, int delt
 	*size = im->size;
 	*adapter = im->ntb;
 	im->devmaps++;
+	return 0;
+}
+
+/*
+ * SEG_CONN_P2P (on a worker: a borrowed device's view is its lender's to
+ * map). Only the process's own connections, and of this host's memory only
+ * device BARs: a lent device's DMA never gets a path into our RAM this way.
+ */
+int smd_h_seg_conn_p2p(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_p2p *m,
+		       struct smio_seg_conn_p2p *o, uint32_t *outlen)
+{
+	struct pci_dev *pdev = pci_get_dev(d->pci, m->bdf);
+	struct imp *im;
+	uint32_t host;
+	uint64_t dest, size, bus;
+	int rc = smd_imp_get(d->segs, c, m->conn, &im);
+
+	if (rc)
+		return rc;
+	if (!pdev)
+		return -ENODEV;
+	if (smd_imp_dead(im))
+		return -ENOLINK;
+	if (!shadow_grant(pdev)) {
+		bus = im->win_addr + im->offset;      /* our function: our window */
+	} else {
+		host = im->host;
+		dest = im->dest;
+		size = im->size;
+		if (host == d->host_id && !smd_in_local_bar(d, dest, size))
+			return -EOPNOTSUPP;
+		/* The lender's answer may take a while: im may move meanwhile. */
+		rc = shadow_p2p_at(pdev, host, dest, size, &bus);
+		if (rc)
+			return rc;
+	}
+	*o = (struct smio_seg_conn_p2p){ .conn = m->conn, .bdf = m->bdf, .bus = bus };
+	*outlen = sizeof(*o);
+	return 0;
+}
+
+int smd_seg_conn_ref(struct smd *d, uint32_t conn, uint32_t *segid, uint32_t *ref)
+{
+	const struct imp *im = d->segs ? imp_find(d->segs, conn) : NULL;
+
+	if (!im || im->borrow || im->host == d->host_id || smd_imp_dead(im))
+		return -ENOENT;
+	*segid = im->segid;
+	*ref = im->ref;
 	return 0;
 }
 

@@ -85,6 +85,8 @@ void smd_seg_connect_add(struct smd *d, struct imp *im, struct smio_seg_conn *o,
 			 uint32_t *outlen);
 int smd_h_seg_connect(struct smd *d, struct smd_conn *c, const struct smio_seg_connect *m,
 		       struct smio_seg_conn *o, uint32_t *outlen);
+int smd_h_seg_conn_p2p(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_p2p *m,
+		       struct smio_seg_conn_p2p *o, uint32_t *outlen);
 int smd_h_seg_events(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m,
 		     int *out_fd);
 int smd_h_seg_state(struct smd *d, struct smd_conn *c, const struct smio_seg_conn_ref *m,

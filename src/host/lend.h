@@ -118,6 +118,11 @@ int shadow_create(struct pci_host *ph, const struct lend_grant *g,
 		  const struct shadow_transport *t, struct pci_dev **out);
 /* Is pdev a shadow device; its grant. */
 const struct lend_grant *shadow_grant(const struct pci_dev *pdev);
+/* Where shadow pdev's device reaches [addr, +size) of host `host` (Device
+ * Lending's P2P rules, mapped by its lender; of the borrowing host itself
+ * only a device BAR, which the caller checks); -EINVAL not a shadow. */
+int shadow_p2p_at(struct pci_dev *pdev, uint32_t host, uint64_t addr, uint64_t size,
+		  uint64_t *bus);
 /* Is bus mastering on as the driver set it (tracked, not forwarded reads). */
 bool shadow_master(const struct pci_dev *pdev);
 /*

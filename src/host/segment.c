@@ -336,6 +336,14 @@ int seg_ref_put(struct seg_table *t, uint32_t id, uint32_t ref, uint32_t holder)
 	return -ENOENT;
 }
 
+bool seg_ref_held(const struct seg_table *t, uint32_t id, uint32_t ref, uint32_t holder)
+{
+	for (unsigned i = 0; i < t->nrefs; i++)
+		if (t->refs[i].id == ref)
+			return t->refs[i].segid == id && t->refs[i].holder == holder;
+	return false;
+}
+
 unsigned seg_holder_gone(struct seg_table *t, uint32_t holder)
 {
 	unsigned n = 0;

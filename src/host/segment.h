@@ -127,6 +127,8 @@ int seg_ref_get_own(struct seg_table *t, uint32_t id, uint32_t owner, uint32_t *
 int seg_ref_get_for(struct seg_table *t, uint32_t id, uint32_t owner, uint32_t holder,
 		    uint32_t *ref, const struct seg **out);
 int seg_ref_put(struct seg_table *t, uint32_t id, uint32_t ref, uint32_t holder);
+/* Does holder hold exactly reference ref on segment id? */
+bool seg_ref_held(const struct seg_table *t, uint32_t id, uint32_t ref, uint32_t holder);
 /* Drop every reference holder holds (it is gone). Returns how many. */
 unsigned seg_holder_gone(struct seg_table *t, uint32_t holder);
 /*

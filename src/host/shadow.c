@@ -192,31 +192,28 @@ static uint64_t sh_msi_address(struct pci_dev *pdev, uint64_t addr)
 	return msi_translate(pdev->ops_arg, addr);
 }
 
-static int sh_p2p_bus(struct pci_dev *client, struct pci_dev *provider, unsigned bar,
-		      uint64_t *bus)
+/*
+ * Where a borrowed device reaches [addr, +size) of host `host` (Device
+ * Lending's P2P rules, applied by its lender: its own bus address when the
+ * target is at the lender, else a window of the lender's NTB onto it). One
+ * mapping per target, kept until the borrow ends. `local`: a BAR of this
+ * (the borrowing) host, which the IOMMU must let the NTB's requests reach.
+ */
+static int p2p_at(struct shadow *sh, uint32_t host, uint64_t addr, uint64_t size, bool local,
+		  uint64_t *bus)
 {
-	struct shadow *sh = client->ops_arg, *ps = sh_of(provider);
 	struct fab_host *h = sh->h;
-	uint32_t host;
-	uint64_t addr, size = provider->bar_size[bar];
 	int rc;
 
-	if (ps) {
-		host = ps->g.lender;
-		addr = ps->g.bar_addr[bar];
-	} else {
-		host = h->id;
-		addr = provider->bar_addr[bar];
-	}
 	for (unsigned i = 0; i < sh->np2p; i++)
-		if (sh->p2p[i].host == host && sh->p2p[i].addr == addr) {
+		if (sh->p2p[i].host == host && sh->p2p[i].addr == addr && size <= sh->p2p[i].size) {
 			*bus = sh->p2p[i].bus;
 			return 0;
 		}
 	if (sh->np2p >= SHADOW_P2P_MAX || !sh->t.p2p_map)
 		return -ENOSPC;
 	sh->p2p[sh->np2p] = (typeof(sh->p2p[0])){ .host = host, .addr = addr, .size = size };
-	if (!ps && iommu_enabled(h->iommu)) {
+	if (local && iommu_enabled(h->iommu)) {
 		/* Our device's BAR, reached through our NTB: translated like any arrival.
 		 * -EEXIST: a range around it is exposed already. */
 		rc = ntb_iommu_expose(h, addr, size);
@@ -232,6 +229,28 @@ static int sh_p2p_bus(struct pci_dev *client, struct pci_dev *provider, unsigned
 	}
 	sh->p2p[sh->np2p++].bus = *bus;
 	return 0;
+}
+
+static int sh_p2p_bus(struct pci_dev *client, struct pci_dev *provider, unsigned bar,
+		      uint64_t *bus)
+{
+	struct shadow *sh = client->ops_arg, *ps = sh_of(provider);
+
+	if (ps)
+		return p2p_at(sh, ps->g.lender, ps->g.bar_addr[bar], provider->bar_size[bar], false,
+			      bus);
+	return p2p_at(sh, sh->h->id, provider->bar_addr[bar], provider->bar_size[bar], true, bus);
+}
+
+int shadow_p2p_at(struct pci_dev *pdev, uint32_t host, uint64_t addr, uint64_t size,
+		  uint64_t *bus)
+{
+	struct shadow *sh = sh_of(pdev);
+
+	if (!sh || !size || !bus)
+		return -EINVAL;
+	/* This host's memory: the caller vouches that it is a BAR of ours. */
+	return p2p_at(sh, host, addr, size, host == sh->h->id, bus);
 }
 
 static int sh_route_hops(struct pci_dev *client, uint64_t bus, unsigned *hops)

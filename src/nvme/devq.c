@@ -6,7 +6,10 @@
  * client (SCIAttachPhysicalMemory) that the manager connects and maps for the
  * NVMe; the client's CPU never touches the queues after zeroing them. The
  * device learns the doorbells as it reaches them: the NVMe's BAR0 through the
- * client's connection (SCI_Q_REMOTE_SEGMENT_IOADDR, the NTB window).
+ * client's connection (SCI_Q_REMOTE_SEGMENT_IOADDR, the NTB window), or for a
+ * requester borrowed with Device Lending where its lender reaches that BAR
+ * (SCI_Q_REMOTE_SEGMENT_IOADDR_FOR_FUNC). The queues themselves, on such a
+ * device's memory, the NVMe's lender maps where they are (PEER_SEG_WHERE).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -96,7 +99,20 @@ int snv_devq_create(struct snv_client *c, unsigned depth, uint64_t sq_bus, uint6
 	if (depth < 2 || depth > c->max_depth || requester > 0xffff || sq_bus % SNV_PAGE || cq_bus % SNV_PAGE ||
 	    (sq_bus < cq_bus + cqb && cq_bus < sq_bus + sqb))
 		return -EINVAL;
+	/* The doorbells as the requester reaches them: a device borrowed with
+	 * Device Lending is not on this host's bus, and reaches the NVMe by its
+	 * lender's P2P rules rather than through our window. */
+	if (requester >= 0) {
+		qr.subcommand = SCI_Q_REMOTE_SEGMENT_IOADDR_FOR_FUNC;
+		qr.data.ioaddr = (sci_ioaddr_t)requester;
+	}
 	SCIQuery(SCI_Q_REMOTE_SEGMENT, &qr, 0, &se);
+	if (se == SCI_ERR_NOT_SUPPORTED && requester >= 0) {
+		/* A daemon that predates the query: our window, right for our own
+		 * devices (a borrowed one then cannot ring the doorbells). */
+		qr.subcommand = SCI_Q_REMOTE_SEGMENT_IOADDR;
+		SCIQuery(SCI_Q_REMOTE_SEGMENT, &qr, 0, &se);
+	}
 	if (se)
 		return snv_errno(se);
 	q = calloc(1, sizeof(*q));

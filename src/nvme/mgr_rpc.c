@@ -454,6 +454,11 @@ static void create_qp(struct snv_manager *m, struct snv_mclient *c, const struct
 		snv_mlog(m, "client %#x: queue pair %u, depth %u, class %s, SQ in accelerator %#x "
 			 "at bus address %#llx", c->id, qid, r.depth, snv_mgr_class_name(prio),
 			 r.sq_fdid, (unsigned long long)sq_io);
+	else if (ext_node)
+		snv_mlog(m, "client %#x: queue pair %u, depth %u, class %s, in the client's device "
+			 "memory: SQ at %#llx, CQ at %#llx as the controller reaches them", c->id, qid,
+			 r.depth, snv_mgr_class_name(prio), (unsigned long long)sq_io,
+			 (unsigned long long)cq_io);
 	else
 		snv_mlog(m, "client %#x: queue pair %u, depth %u, class %s, %u IOPS at most "
 			 "(0: no limit)", c->id, qid, r.depth, snv_mgr_class_name(prio),

@@ -144,6 +144,32 @@ int smio_check_peer_seg_ref(const void *p, uint32_t len)
 	return m.segid == SMIO_SEGID_AUTO ? -EINVAL : 0;
 }
 
+int smio_check_peer_seg_where(const void *p, uint32_t len)
+{
+	struct smio_peer_seg_where m;
+
+	memcpy(&m, p, sizeof(m));
+	if ((m.flags & ~SMIO_SEG_WHERE_LENT) || !seg_extent_ok(m.addr, m.size))
+		return -EINVAL;
+	return 0;
+}
+
+int smio_check_seg_conn_p2p_req(const void *p, uint32_t len)
+{
+	struct smio_seg_conn_p2p m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || m.bus ? -EINVAL : 0;
+}
+
+int smio_check_seg_conn_p2p(const void *p, uint32_t len)
+{
+	struct smio_seg_conn_p2p m;
+
+	memcpy(&m, p, sizeof(m));
+	return m.pad || !m.bus ? -EINVAL : 0;
+}
+
 int smio_check_peer_memfd_req(const void *p, uint32_t len)
 {
 	struct smio_peer_memfd m;

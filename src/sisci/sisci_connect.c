@@ -297,9 +297,45 @@ out:
 	sisci_unlock();
 }
 
+/*
+ * SCI_Q_REMOTE_SEGMENT_IOADDR_FOR_FUNC (smartio): the daemon knows where a
+ * function of this host reaches the segment; for a device borrowed with
+ * Device Lending that is not this host's window (SEG_CONN_P2P).
+ */
+static void ioaddr_for_func(sci_query_remote_segment_t *q, sci_error_t *error)
+{
+	struct smio_seg_conn_p2p req = { 0 }, rep;
+	struct sci_desc *sd;
+	uint32_t rlen;
+	int rc;
+
+	if (!sisci_obj_valid(q->segment, SISCI_OBJ_RSEG) || q->segment->mcast ||
+	    q->data.ioaddr > 0xffff) {
+		sisci_unlock();
+		*error = SCI_ERR_ILLEGAL_PARAMETER;
+		return;
+	}
+	req.conn = q->segment->conn;
+	req.bdf = (uint16_t)q->data.ioaddr;
+	sd = q->segment->sd;
+	sisci_unlock();
+	rc = sisci_call(sd, SMIO_SEG_CONN_P2P, &req, sizeof(req), &rep, sizeof(rep), &rlen, NULL);
+	if (!rc && (rlen != sizeof(rep) || rep.conn != req.conn))
+		rc = -EPROTO;
+	if (!rc)
+		q->data.ioaddr = rep.bus;
+	/* A daemon without the message (-EPROTO: a type it does not know) or
+	 * without an answer for this function, as the caller can tell apart. */
+	*error = rc == -EOPNOTSUPP || rc == -EPROTO ? SCI_ERR_NOT_SUPPORTED : sisci_errno(rc);
+}
+
 void sisci_query_remote_segment(sci_query_remote_segment_t *q, sci_error_t *error)
 {
 	sisci_lock();
+	if (q->subcommand == SCI_Q_REMOTE_SEGMENT_IOADDR_FOR_FUNC) {
+		ioaddr_for_func(q, error);          /* unlocks */
+		return;
+	}
 	if (!sisci_obj_valid(q->segment, SISCI_OBJ_RSEG)) {
 		*error = SCI_ERR_ILLEGAL_PARAMETER;
 	} else if (q->subcommand == SCI_Q_REMOTE_SEGMENT_IOADDR) {

@@ -93,7 +93,8 @@ static struct fio_option options[] = {
 		.type = FIO_OPT_STR_STORE,
 		.off1 = offsetof(struct sfio_options, sq_place),
 		.def = "default",
-		.help = "submission queue memory: default, device, host or cmb",
+		.help = "submission queue memory: default, device, host, cmb or accel:DEV "
+			"(an accelerator's memory, DEV its fabric device ID, NAME or NODE:NAME)",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},
@@ -155,9 +156,13 @@ static struct fio_option options[] = {
 	},
 };
 
-static int place_parse(const char *what, const char *s, enum snv_place *out)
+static int resolve_fdid(const char *opt, const char *arg, const char *what, uint32_t *out);
+
+/* sq_place=/cq_place=; accel:DEV (SQs only) as `smartio-nvme --sq accel:DEV`. */
+static int place_parse(const char *what, const char *s, bool sq, struct snv_qpair_opts *qo)
 {
 	static const char *const names[] = { "default", "device", "host", "cmb" };
+	enum snv_place *out = sq ? &qo->sq_place : &qo->cq_place;
 
 	for (unsigned int i = 0; i < 4; i++) {
 		if (s && !strcmp(s, names[i])) {
@@ -165,12 +170,23 @@ static int place_parse(const char *what, const char *s, enum snv_place *out)
 			return 0;
 		}
 	}
-	log_err("smartio-fio: %s=%s: use default, device, host or cmb\n", what, s ? s : "");
+	/* The SQ in that accelerator's memory (TOCS'21 fig. 34, "SQ in the lender's GPU"). */
+	if (sq && s && !strncmp(s, "accel:", 6) && s[6]) {
+		if (resolve_fdid("sq_place=accel:", s + 6,
+				 "no such accelerator in the device pool",
+				 &qo->sq_accel))
+			return -1;
+		*out = SNV_PLACE_ACCEL;
+		return 0;
+	}
+	log_err("smartio-fio: %s=%s: use default, device, host, cmb%s\n", what, s ? s : "",
+		sq ? " or accel:DEV" : "");
 	return -1;
 }
 
-/* The controller's fabric device ID from fdid= (number, NAME, NODE:NAME, or unset). */
-static int resolve_fdid(const char *arg, uint32_t *out)
+/* A device's fabric device ID from a number, NAME or NODE:NAME; unset: the first
+ * NVMe controller in the pool. `opt` ("fdid=") and `what` name it in messages. */
+static int resolve_fdid(const char *opt, const char *arg, const char *what, uint32_t *out)
 {
 	sci_smartio_device_info_t f;
 	unsigned int ids[4], n;
@@ -208,9 +224,9 @@ static int resolve_fdid(const char *arg, uint32_t *out)
 	n = SCIGetDeviceList(sd, ids, 4, &f, 0, &se);
 	SCIClose(sd, 0, &se);
 	if (!n || (arg && *arg && n != 1)) {
-		log_err("smartio-fio: fdid=%s: %s (see `smartio lspci`; give NODE:NAME or the "
-			"fabric device ID)\n", arg && *arg ? arg : "(unset)",
-			!n ? "no such NVMe controller in the device pool" : "ambiguous");
+		log_err("smartio-fio: %s%s: %s (see `smartio lspci`; give NODE:NAME or the "
+			"fabric device ID)\n", opt, arg && *arg ? arg : "(unset)",
+			!n ? what : "ambiguous");
 		return -1;
 	}
 	*out = ids[0];
@@ -228,7 +244,7 @@ static int client_open(struct thread_data *td, struct snv_client **c, struct snv
 	char err[256] = "";
 	int rc;
 
-	if (resolve_fdid(o->fdid, &co.fdid))
+	if (resolve_fdid("fdid=", o->fdid, "no such NVMe controller in the device pool", &co.fdid))
 		return -1;
 	rc = snv_client_open(&co, c, err, sizeof(err));
 	if (rc) {
@@ -268,8 +284,8 @@ static int sfio_init(struct thread_data *td)
 		td_verror(td, ENOMEM, "calloc");
 		return 1;
 	}
-	if (place_parse("sq_place", o->sq_place, &qo.sq_place) ||
-	    place_parse("cq_place", o->cq_place, &qo.cq_place))
+	if (place_parse("sq_place", o->sq_place, true, &qo) ||
+	    place_parse("cq_place", o->cq_place, false, &qo))
 		return 1;
 	if (snv_prio_parse(o->prio ? o->prio : "default", &qo.prio)) {
 		log_err("smartio-fio: prio=%s: want default, urgent, high, medium or low\n", o->prio);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/pci_regs.h>
 
 #include "accel_mgrq.h"
 #include "cli.h"
@@ -494,6 +495,35 @@ static int do_launch(struct conn *c, uint16_t bdf, const struct opts *o)
 }
 
 /*
+ * BAR2 as this host's CPU and SISCI see it, from config space: the device's
+ * own view (ACCEL_INFO's bus) differs for an accelerator borrowed with Device
+ * Lending, whose shadow's BAR2 is a window of this host's NTB onto it.
+ */
+static int cpu_bar2(struct conn *c, uint16_t bdf, uint64_t *bar2)
+{
+	struct smio_bdf req = { .bdf = bdf };
+	uint8_t *cfg = malloc(SMIO_CFG_SPACE);
+	uint32_t lo, hi, rlen;
+	int rc;
+
+	if (!cfg)
+		return -ENOMEM;
+	rc = smio_call(c->fd, SMIO_CFG_DUMP, &req, sizeof(req), cfg, SMIO_CFG_SPACE, &rlen, NULL,
+		       CLI_TIMEOUT_MS);
+	if (!rc && rlen != SMIO_CFG_SPACE)
+		rc = -EPROTO;
+	if (!rc) {
+		memcpy(&lo, cfg + PCI_BASE_ADDRESS_2, 4);
+		memcpy(&hi, cfg + PCI_BASE_ADDRESS_3, 4);
+		*bar2 = ((uint64_t)hi << 32) | (lo & ~0xfu);
+		if (!(lo & PCI_BASE_ADDRESS_MEM_TYPE_64) || !*bar2)
+			rc = -ENXIO;
+	}
+	free(cfg);
+	return rc;
+}
+
+/*
  * launch --nvme-manager: the queue pair from the NVMe's manager (accel_mgrq.c),
  * its nvme.* arguments after the kernel's own, deleted after the kernel.
  */
@@ -504,13 +534,16 @@ static int launch_mgrq(struct conn *c, uint16_t bdf, const struct opts *o)
 	struct accel_mgrq mq;
 	struct opts o2 = *o;
 	char **argv;
+	uint64_t bar2;
 	int rc, rc2;
 
 	rc = accel_call(c, &q, CLI_TIMEOUT_MS, &r);
+	if (!rc)
+		rc = cpu_bar2(c, bdf, &bar2);
 	if (rc)
 		return rc;
 	rc = accel_mgrq_start(&(struct accel_mgrq_req){ .host = c->host, .dir = c->dir,
-		.nvme = o->nvme_mgr, .bdf = bdf, .bar2 = r.bus, .mem_size = r.result,
+		.nvme = o->nvme_mgr, .bdf = bdf, .bar2 = bar2, .mem_size = r.result,
 		.depth = (unsigned)o->qdepth, .nsid = (unsigned)o->nsid }, &mq);
 	if (rc) {
 		cli_err("launch: no queue pair from the manager of %s (smartio-nvme devq said why)",

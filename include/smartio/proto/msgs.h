@@ -467,6 +467,14 @@ enum smio_payload_kind {
 	  SMIO_PL_VAR(smio_accel_load, smio_check_accel_load),					\
 	  SMIO_PL_EMPTY)									\
 												\
+	/* Segments as devices reach them (seg.h): the owner's answer, a local device's view */		\
+	X(PEER_SEG_WHERE,       227, SEG,    SMIO_R_PEER,  0,					\
+	  SMIO_PL_FIXED(smio_peer_seg_ref, smio_check_peer_seg_ref),				\
+	  SMIO_PL_FIXED(smio_peer_seg_where, smio_check_peer_seg_where))			\
+	X(SEG_CONN_P2P,         228, SEG,    SMIO_R_LOCAL, 0, /* a local device's view */	\
+	  SMIO_PL_FIXED(smio_seg_conn_p2p, smio_check_seg_conn_p2p_req),			\
+	  SMIO_PL_FIXED(smio_seg_conn_p2p, smio_check_seg_conn_p2p))				\
+												\
 	/* SISCI owner callbacks (seg.h): the oldest connect/disconnect of a segment */	\
 	X(SEG_OWNER_EVENT,      233, SEG,    SMIO_R_LOCAL, 0,					\
 	  SMIO_PL_FIXED(smio_seg_id, smio_check_seg_id),					\

@@ -63,6 +63,23 @@ struct smio_seg_map {
 	uint64_t size;             /* 1 .. 2^40; offset + size <= segment size */
 };
 
+/*
+ * SEG_CONN_P2P: where function bdf of this host reaches the segment of a
+ * connection of the caller's process (its first byte), e.g. a device that
+ * rings a remote NVMe's doorbells. A function of this host: the connection's
+ * window (win_addr + offset, as SCI_Q_REMOTE_SEGMENT_IOADDR); a device
+ * borrowed with Device Lending: the segment where it is, by the P2P rules its
+ * lender applies (the lender's own bus address if the segment is there,
+ * else a window of the lender's NTB onto the segment's host), never through
+ * this host. Request: bus 0; reply: bus.
+ */
+struct smio_seg_conn_p2p {
+	uint32_t conn;
+	uint16_t bdf;
+	uint16_t pad;
+	uint64_t bus;
+};
+
 struct smio_seg_conn_ref {
 	uint32_t conn;
 	uint32_t flags;            /* SEG_EVENTS only: SMIO_SEG_REF_OWNER; else 0 */
@@ -118,6 +135,26 @@ struct smio_peer_seg {
 struct smio_peer_seg_ref {
 	uint32_t segid;
 	uint32_t ref;
+};
+
+/*
+ * PEER_SEG_WHERE (request smio_peer_seg_ref: a reference the asking daemon
+ * holds): where the segment's memory is as *devices* reach it. Usually the
+ * owner itself at smio_peer_seg's addr; for a segment on the memory BAR of a
+ * device the owner borrowed with Device Lending, the device's lender and the
+ * BAR's bus address there, so that an importer maps it for a device by the
+ * P2P rules of Device Lending instead of through the owner's NTB window onto
+ * it (which would carry the data across the owner and back). CPUs still go
+ * through the owner (SEG_MAP_REMOTE). An owner that predates the message
+ * answers with an error, and the importer keeps the owner's address.
+ */
+#define SMIO_SEG_WHERE_LENT  0x1u     /* host is the lender of a borrowed device */
+
+struct smio_peer_seg_where {
+	uint32_t host;             /* where the memory is */
+	uint32_t flags;            /* SMIO_SEG_WHERE_* */
+	uint64_t addr;             /* its bus address there (page aligned) */
+	uint64_t size;             /* the segment's size, page multiple, > 0 */
 };
 
 /*
