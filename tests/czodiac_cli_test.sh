@@ -48,6 +48,25 @@ route --host 2 --addr 0x8000000000
 expect "route: the other USER into the same address sees nothing (unsupported request)" "unsupported request"
 check_fails "sharing it again with host 2" "$SMARTIO" czodiac share nvme0 --host 2
 expect "... refused: it is in use" "nvme0 is lent, borrowed or shared already"
+check "devices while shared" "$SMARTIO" devices
+expect "... shared with host 1, its path the IOPort (not an NTB window)" \
+	"^0x00040200 0 +02:00.0 +nvme0 +010802 +shared +host 1 +IOPort cz0, up"
+check "devices --json" "$SMARTIO" devices --json
+expect "... state shared, the USER as borrower, the IOPort" \
+	'"state":"shared","borrower":1,"sisci_borrows":0,"path_state":"up","path_down_at":null,"ioport":"cz0"'
+check_fails "Device Lending borrow by host 2 while shared" "$SMARTIO" borrow nvme0 --host 2
+expect "... refused, naming the share and its end" \
+	"busy: nvme0 is shared with host 1 through cZodiac's IOPort on cz0 \('smartio czodiac unshare nvme0 --host 1' ends the share\)"
+DEVICE_BAR=$(realpath "$BUILD/examples/sisci/device_bar" 2>/dev/null || true)
+if [ -x "$DEVICE_BAR" ]; then
+	check_fails "SISCI borrow by host 2 while shared" "$SMARTIO" exec --host 2 -- "$DEVICE_BAR"
+	expect "... not available" "SCI_ERR_NOT_AVAILABLE|not available"
+	check "cluster logs --host 0" "$SMARTIO" cluster logs --host 0
+	expect "... the OWNER's log names the share" \
+		"borrow of 02:00.0 refused: shared with host 1 through cZodiac"
+fi
+check "web snapshot's pool (/api/state)" "$SMARTIO" top --once --json
+expect "... shared, with the USER and the IOPort" '"state":"shared","borrower":1' '"ioport":"cz0"'
 
 check "lspci --host 1" "$SMARTIO" lspci --host 1
 expect "the logic full-function device, the PF's IDs" \

@@ -656,3 +656,14 @@ void smd_cz_func_list(struct smd *d, struct smio_func_list *o)
 		snprintf(fi->model, sizeof(fi->model), "%s", u->slot.g.model);
 	}
 }
+
+int smd_cz_shared_with(struct smd *d, uint16_t bdf, uint32_t *user, uint32_t *cswitch)
+{
+	struct cz_bound *e = d->cz ? bound_find(d->cz, 0, bdf) : NULL;
+
+	if (!e)
+		return -ENOENT;
+	*user = e->user;
+	*cswitch = e->cswitch;
+	return 0;
+}
