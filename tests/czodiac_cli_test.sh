@@ -137,4 +137,24 @@ check "cluster up again" "$SMARTIO" cluster up "$SRC/tests/topologies/czodiac.ya
 check "share with host 1" "$SMARTIO" czodiac share nvme0 --host 1
 check "cluster down while host 1 holds it (quickly)" timeout 3 "$SMARTIO" cluster down
 
+# A walk that takes a step on another host before the IOPort: far (2) reaches the
+# USER (1) through a back-to-back NTB; the USER's step (a PEER_STEP) ends at the IOPort,
+# and its reply carries the remap back to far's daemon, which steps on at the OWNER.
+check "cluster up: a host beyond the USER" "$SMARTIO" cluster up "$SRC/tests/topologies/czodiac-far.yaml"
+check "share nvme0 with the USER" "$SMARTIO" czodiac share nvme0 --host 1
+check "far's NTB window onto the USER's UBAR0" "$SMARTIO" ntb --host 2 lut set auto 1 0x8000000000
+check "route: far's CPU through the USER into the IOPort" \
+	"$SMARTIO" route --host 2 --addr 0x8000000000 --nocache
+expect "... a step on the USER, the IOPort, the OWNER's BAR0" "status: ok" \
+	"host 1 +02:00.0 +ntb1" "host 1 +01:00.0 +ntb0 IOPort ->02:00.0" \
+	"target: host 0 BAR0 of 02:00.0"
+check "route again (cached)" "$SMARTIO" route --host 2 --addr 0x8000000000
+expect "... the same target" "target: host 0 BAR0 of 02:00.0"
+check "the USER's NTB window onto far's RAM" "$SMARTIO" ntb --host 1 --ntb 1 lut set auto 2 0
+check "its requester-ID table takes the UID" "$SMARTIO" ntb --host 1 --ntb 1 rid add e0:00.0
+route --host 0 --from 02:00.0 --addr 0x8200100000 --nocache
+expect "route: the device's DMA crosses the IOPort as the UID, then the USER's NTB to far's RAM" \
+	"status: ok" "IOPort RID 02:00.0->e0:00.0" "target: host 2 RAM at 0x100000"
+check "cluster down" "$SMARTIO" cluster down
+
 tap_done
