@@ -125,9 +125,11 @@ int smd_cz_init(struct smd *d)
 	d->cz->regs = p;
 	/* What an earlier run of this host left in its IOPorts goes. */
 	regs_lock(d->cz);
+	fab_cz_write_begin(d->cz->regs);
 	for (unsigned i = 0; i < FAB_CZ_MAX_IOPORTS; i++)
 		if (d->cz->regs->port[i].used && d->cz->regs->port[i].owner == d->host_id)
 			memset(&d->cz->regs->port[i], 0, sizeof(d->cz->regs->port[i]));
+	fab_cz_write_end(d->cz->regs);
 	regs_unlock(d->cz);
 	d->world.cz = p;
 	return 0;

@@ -27,27 +27,18 @@ static uint16_t oid_base_of(const struct fab_func *fn, uint16_t bdf)
 	return fn->pf ? fab_func_bdf(fn->pf) : (uint16_t)(bdf & ~7u);
 }
 
-int czdev_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf, uint32_t user,
-		uint16_t uid, uint64_t ubar, uint64_t ubar_size, struct lend_grant *g)
+/* czdev_share's table changes, inside the tables' write section. */
+static int share_tables(struct fab_host *owner, uint32_t cswitch, struct fab_func *fn,
+			uint16_t bdf, uint32_t user, uint16_t uid, uint64_t ubar,
+			uint64_t ubar_size, struct lend_grant *g)
 {
-	struct fab_func *fn = fab_func_by_bdf(owner, bdf);
 	uint64_t off = 0;
 	struct cz_iop *t;
 	int rc = 0;
 
-	if (!fn || fn->kind != FAB_FN_ENDPOINT)
-		return -ENODEV;
-	if (!owner->world || !fab_cz_host_on_switch(owner->topo, cswitch, user) ||
-	    user == owner->id)
-		return -EINVAL;
 	t = fab_cz_ioport(owner->world, cswitch, owner->id, oid_base_of(fn, bdf), &rc);
 	if (!t)
 		return rc;
-	memset(g, 0, sizeof(*g));
-	g->bdf = bdf;
-	g->lender = owner->id;
-	g->borrower = user;
-	lend_read_identity(owner, fn, g);
 	rc = cz_iop_bind(t, bdf, uid, (uint16_t)user);
 	if (rc)
 		return rc == -ERANGE ? -ENOSPC : rc;
@@ -69,8 +60,34 @@ int czdev_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf, uint32_t
 		cz_iop_unbind(t, bdf);
 		return rc == -EEXIST ? -ENOSPC : rc;
 	}
-	fab_cz_changed(owner->world);
 	return 0;
+}
+
+int czdev_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf, uint32_t user,
+		uint16_t uid, uint64_t ubar, uint64_t ubar_size, struct lend_grant *g)
+{
+	struct fab_func *fn = fab_func_by_bdf(owner, bdf);
+	int rc;
+
+	if (!fn || fn->kind != FAB_FN_ENDPOINT)
+		return -ENODEV;
+	if (!owner->world || !fab_cz_host_on_switch(owner->topo, cswitch, user) ||
+	    user == owner->id)
+		return -EINVAL;
+	if (!owner->world->cz)
+		return -ENODEV;
+	memset(g, 0, sizeof(*g));
+	g->bdf = bdf;
+	g->lender = owner->id;
+	g->borrower = user;
+	lend_read_identity(owner, fn, g);
+	/* Walks in every process see the tables before or after, never half-made. */
+	fab_cz_write_begin(owner->world->cz);
+	rc = share_tables(owner, cswitch, fn, bdf, user, uid, ubar, ubar_size, g);
+	fab_cz_write_end(owner->world->cz);
+	if (!rc)
+		fab_cz_changed(owner->world);
+	return rc;
 }
 
 int czdev_unshare(struct fab_host *owner, uint32_t cswitch, uint16_t bdf)
@@ -81,10 +98,13 @@ int czdev_unshare(struct fab_host *owner, uint32_t cswitch, uint16_t bdf)
 
 	if (!fn)
 		return -ENODEV;
+	if (!owner->world || !owner->world->cz)
+		return -ENODEV;
+	fab_cz_write_begin(owner->world->cz);
 	t = fab_cz_ioport(owner->world, cswitch, owner->id, oid_base_of(fn, bdf), &rc);
-	if (!t)
-		return rc;
-	rc = cz_iop_unbind(t, bdf);
+	if (t)
+		rc = cz_iop_unbind(t, bdf);
+	fab_cz_write_end(owner->world->cz);
 	if (!rc)
 		fab_cz_changed(owner->world);
 	return rc;
