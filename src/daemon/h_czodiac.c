@@ -125,6 +125,11 @@ int smd_cz_init(struct smd *d)
 	d->cz->regs = p;
 	/* What an earlier run of this host left in its IOPorts goes. */
 	regs_lock(d->cz);
+	/* A file of another layout (an older build's): nothing in it is ours to trust. */
+	if (d->cz->regs->magic != FAB_CZ_MAGIC) {
+		memset(d->cz->regs, 0, sizeof(*d->cz->regs));
+		d->cz->regs->magic = FAB_CZ_MAGIC;
+	}
 	fab_cz_write_begin(d->cz->regs);
 	for (unsigned i = 0; i < FAB_CZ_MAX_IOPORTS; i++)
 		if (d->cz->regs->port[i].used && d->cz->regs->port[i].owner == d->host_id)

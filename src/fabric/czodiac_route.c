@@ -15,18 +15,21 @@
 
 /* ---------- the sequence lock (czodiac_route.h) ---------- */
 
+#define SEQ_COUNT(v) ((uint32_t)(v))
+#define SEQ_PID(v)   ((pid_t)((v) >> 32))
+
 /*
- * A writer's odd count that has lasted: if its process is gone, count past
- * it (the half-made change is then what the tables hold; its daemon's next
- * start clears its IOPort). Only one waiter wins the CAS.
+ * A writer's odd count that has lasted: if its process is gone (or none is
+ * recorded), count past it (the half-made change is then what the tables
+ * hold; its daemon's next start clears its IOPort). One waiter wins the CAS.
  */
 static void past_dead_writer(struct fab_cz_state *s, uint64_t v)
 {
-	pid_t pid = __atomic_load_n(&s->writer, __ATOMIC_RELAXED);
+	pid_t pid = SEQ_PID(v);
 
-	if (pid > 0 && kill(pid, 0) && errno == ESRCH)
-		__atomic_compare_exchange_n(&s->seq, &v, v + 1, false, __ATOMIC_ACQ_REL,
-					    __ATOMIC_RELAXED);
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
+		__atomic_compare_exchange_n(&s->seq, &v, (uint64_t)(SEQ_COUNT(v) + 1), false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
 /* An odd count seen: yield (the writer only stores); now and then, ask if it lives. */
@@ -39,6 +42,7 @@ static void odd_wait(struct fab_cz_state *s, uint64_t v, unsigned *spins)
 
 void fab_cz_write_begin(struct fab_cz_state *s)
 {
+	uint64_t me = (uint64_t)(uint32_t)getpid() << 32;
 	unsigned spins = 0;
 
 	for (;;) {
@@ -48,18 +52,19 @@ void fab_cz_write_begin(struct fab_cz_state *s)
 			odd_wait(s, v, &spins);
 			continue;
 		}
-		if (__atomic_compare_exchange_n(&s->seq, &v, v + 1, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
+		if (__atomic_compare_exchange_n(&s->seq, &v, me | (SEQ_COUNT(v) + 1), false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			break;
 	}
-	__atomic_store_n(&s->writer, (int32_t)getpid(), __ATOMIC_RELAXED);
 	/* The odd count is seen before any of the stores that follow. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 void fab_cz_write_end(struct fab_cz_state *s)
 {
-	__atomic_add_fetch(&s->seq, 1, __ATOMIC_RELEASE);
+	uint64_t v = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&s->seq, (uint64_t)(SEQ_COUNT(v) + 1), __ATOMIC_RELEASE);
 }
 
 uint64_t fab_cz_read_begin(struct fab_cz_state *s)

@@ -28,14 +28,19 @@ struct fab_cz_ioport {
 
 /*
  * The world's cZodiac state (plain data: a daemon may share it by mmap).
- * seq is a sequence lock over the tables: odd while a writer changes them
- * (writer: the pid of that writer), so that a reader in any process sees
- * them whole, before or after a change, and never waits for a lock a
- * writer could hold across anything slower than the stores themselves.
+ * seq is a sequence lock over the tables: its low 32 bits count, odd while
+ * a writer changes them, its high 32 bits are then that writer's pid (one
+ * word, so both change at once); a reader in any process sees the tables
+ * whole, before or after a change, and never waits for a lock a writer
+ * could hold across anything slower than the stores themselves. magic:
+ * FAB_CZ_MAGIC once a daemon laid the shared file out (a file of another
+ * layout is cleared).
  */
+#define FAB_CZ_MAGIC 0x637a5331u      /* "czS1" */
+
 struct fab_cz_state {
 	uint64_t seq;
-	int32_t writer;
+	uint32_t magic;
 	uint32_t pad;
 	struct fab_cz_ioport port[FAB_CZ_MAX_IOPORTS];
 };
