@@ -141,6 +141,7 @@ check "cluster down while host 1 holds it (quickly)" timeout 3 "$SMARTIO" cluste
 # USER (1) through a back-to-back NTB; the USER's step (a PEER_STEP) ends at the IOPort,
 # and its reply carries the remap back to far's daemon, which steps on at the OWNER.
 check "cluster up: a host beyond the USER" "$SMARTIO" cluster up "$SRC/tests/topologies/czodiac-far.yaml"
+check "the OWNER enables 2 VFs" "$SMARTIO" sriov --host 0 --dev nvme0 --numvfs 2
 check "share nvme0 with the USER" "$SMARTIO" czodiac share nvme0 --host 1
 check "far's NTB window onto the USER's UBAR0" "$SMARTIO" ntb --host 2 lut set auto 1 0x8000000000
 check "route: far's CPU through the USER into the IOPort" \
@@ -155,6 +156,21 @@ check "its requester-ID table takes the UID" "$SMARTIO" ntb --host 1 --ntb 1 rid
 route --host 0 --from 02:00.0 --addr 0x8200100000 --nocache
 expect "route: the device's DMA crosses the IOPort as the UID, then the USER's NTB to far's RAM" \
 	"status: ok" "IOPort RID 02:00.0->e0:00.0" "target: host 2 RAM at 0x100000"
+
+# Several functions of one OWNER device held by one USER: one multi-function logic device.
+hdr() { "$SMARTIO" lspci --host 1 -s "$1" -x 2>/dev/null | awk '/^00:/ { print $16 }'; }
+[ "$(hdr e0:00.0)" = "00" ] && ok "the PF alone: header type 00" || not_ok "the PF alone: header type 00"
+check "share its VF2 with the same USER" "$SMARTIO" czodiac share 0x00040202 --host 1
+expect "... function 1 of the PF's logic device" "^nvme0-vf2 \(02:00.2 of host 0\) is e0:00.1 at host 1, driver nvme"
+[ "$(hdr e0:00.0)" = "80" ] && [ "$(hdr e0:00.1)" = "80" ] &&
+	ok "fig. 7: both functions say multi-function (header type 80)" ||
+	not_ok "fig. 7: both functions say multi-function (header type 80)"
+check "nvme write on the VF's function" "$SMARTIO" nvme write --host 1 --dev e0:00.1 --lba 3 --pattern 0x77 --count 2
+check "nvme read on it" "$SMARTIO" nvme read --host 1 --dev e0:00.1 --lba 3 --count 2 -o "$WORK/b3"
+[ "$(bytes "$WORK/b3")" = "77" ] && ok "... verified" || not_ok "... verified"
+check "unshare the VF" "$SMARTIO" czodiac unshare 0x00040202 --host 1
+[ "$(hdr e0:00.0)" = "00" ] && ok "... the PF's header single-function again" ||
+	not_ok "... the PF's header single-function again"
 check "cluster down" "$SMARTIO" cluster down
 
 tap_done

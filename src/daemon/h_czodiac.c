@@ -359,6 +359,22 @@ static int shared_switch(struct smd *d, uint32_t owner, uint32_t *cs)
 	return -EHOSTUNREACH;
 }
 
+/*
+ * The UID of a function we hold of the same OWNER device as obdf (its bus
+ * at the OWNER: a PF and its VFs, a multi-function device), or -1.
+ */
+static int sibling_uid(struct smd_cz *z, uint32_t owner, uint32_t cswitch, uint16_t obdf)
+{
+	for (unsigned i = 0; i < SMD_CZ_MAX; i++) {
+		const struct cz_use *u = &z->use[i];
+
+		if (u->used && !u->lost && u->slot.pdev && u->owner == owner &&
+		    u->cswitch == cswitch && FAB_BDF_BUS(u->obdf) == FAB_BDF_BUS(obdf))
+			return u->slot.pdev->bdf;
+	}
+	return -1;
+}
+
 static int user_share(struct smd *d, const struct smio_cz_share *m, struct smio_cz_info *o)
 {
 	struct smd_cz *z = d->cz;
@@ -388,8 +404,13 @@ static int user_share(struct smd *d, const struct smio_cz_share *m, struct smio_
 	rc = shared_switch(d, owner, &req.cswitch);
 	if (!rc)
 		rc = czdev_port_window(d->host, req.cswitch, &base, &size);
-	if (!rc)
-		rc = czdev_pick_uid(d->pci, &req.uid);
+	if (!rc) {
+		int near = sibling_uid(z, owner, req.cswitch, req.bdf);
+
+		/* Functions of one OWNER device: one multi-function logic device (fig. 7). */
+		rc = near >= 0 ? czdev_pick_uid_near(d->pci, (uint16_t)near, &req.uid)
+			       : czdev_pick_uid(d->pci, &req.uid);
+	}
 	if (rc)
 		return rc;
 	/* After every UBAR this USER already has on the switch. */

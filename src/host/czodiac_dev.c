@@ -127,16 +127,34 @@ int czdev_pick_uid(struct pci_host *ph, uint16_t *uid)
 {
 	struct fab_host *h = pci_host_fab(ph);
 
-	/* Function 0 of a device of its own: the header says single-function. */
+	/* Function 0 of a device of its own, none of whose functions is taken. */
 	for (unsigned s = 0; s < 16 * 32; s++) {
 		uint16_t bdf = FAB_BDF(CZDEV_BUS + s / 32, s % 32, 0);
+		bool free = true;
+
+		for (unsigned f = 0; f < 8 && free; f++)
+			free = !pci_get_dev(ph, bdf | f) && !fab_func_by_bdf(h, bdf | f);
+		if (free) {
+			*uid = bdf;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+int czdev_pick_uid_near(struct pci_host *ph, uint16_t near, uint16_t *uid)
+{
+	struct fab_host *h = pci_host_fab(ph);
+
+	for (unsigned f = 0; f < 8; f++) {
+		uint16_t bdf = (uint16_t)((near & ~7u) | f);
 
 		if (!pci_get_dev(ph, bdf) && !fab_func_by_bdf(h, bdf)) {
 			*uid = bdf;
 			return 0;
 		}
 	}
-	return -ENOSPC;
+	return czdev_pick_uid(ph, uid);
 }
 
 /* ---------- the logic full-function device (fig. 7) ---------- */
@@ -145,6 +163,7 @@ struct czdev {
 	struct lend_grant g;
 	struct shadow_transport t;
 	struct fab_host *h;
+	struct pci_host *ph;             /* the USER's: its other functions (header type) */
 	bool virtfn;                     /* the real function reads all-ones IDs */
 	uint32_t mem;                    /* a VF's memory enable (its PF's VF MSE holds it) */
 	uint8_t irq_line;
@@ -170,8 +189,16 @@ static int cz_read(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *
 		return rc;
 	if (dw == PCI_COMMAND && cz->virtfn)
 		v |= cz->mem;
-	if (dw == PCI_CACHE_LINE_SIZE)     /* header type: a single function 0 */
+	/* Header type: multi-function while another logic function shares its device. */
+	if (dw == PCI_CACHE_LINE_SIZE) {
 		v &= ~((uint32_t)0x80 << 16);
+		for (unsigned f = 0; f < 8; f++) {
+			struct pci_dev *o = pci_get_dev(cz->ph, (uint16_t)((pdev->bdf & ~7u) | f));
+
+			if (o && o != pdev && czdev_is(o))
+				v |= (uint32_t)0x80 << 16;
+		}
+	}
 	if (dw == PCI_INTERRUPT_LINE)      /* pin 0: no INTx across the switch */
 		v = (v & 0xffff0000u) | cz->irq_line;
 	*val = cfg_extract(v, off, size);
@@ -262,6 +289,7 @@ int czdev_create(struct pci_host *ph, uint16_t uid, const struct lend_grant *g,
 					     PCI_BASE_ADDRESS_MEM_TYPE_64;
 	cz->t = *t;
 	cz->h = h;
+	cz->ph = ph;
 	pdev->bdf = uid;
 	pdev->vendor = g->vendor;
 	pdev->device = g->device;
