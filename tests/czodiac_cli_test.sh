@@ -48,6 +48,25 @@ route --host 2 --addr 0x8000000000
 expect "route: the other USER into the same address sees nothing (unsupported request)" "unsupported request"
 check_fails "sharing it again with host 2" "$SMARTIO" czodiac share nvme0 --host 2
 expect "... refused: it is in use" "nvme0 is lent, borrowed or shared already"
+check "devices while shared" "$SMARTIO" devices
+expect "... shared with host 1, its path the IOPort (not an NTB window)" \
+	"^0x00040200 0 +02:00.0 +nvme0 +010802 +shared +host 1 +IOPort cz0, up"
+check "devices --json" "$SMARTIO" devices --json
+expect "... state shared, the USER as borrower, the IOPort" \
+	'"state":"shared","borrower":1,"sisci_borrows":0,"path_state":"up","path_down_at":null,"ioport":"cz0"'
+check_fails "Device Lending borrow by host 2 while shared" "$SMARTIO" borrow nvme0 --host 2
+expect "... refused, naming the share and its end" \
+	"busy: nvme0 is shared with host 1 through cZodiac's IOPort on cz0 \('smartio czodiac unshare nvme0 --host 1' ends the share\)"
+DEVICE_BAR=$(realpath "$BUILD/examples/sisci/device_bar" 2>/dev/null || true)
+if [ -x "$DEVICE_BAR" ]; then
+	check_fails "SISCI borrow by host 2 while shared" "$SMARTIO" exec --host 2 -- "$DEVICE_BAR"
+	expect "... not available" "SCI_ERR_NOT_AVAILABLE|not available"
+	check "cluster logs --host 0" "$SMARTIO" cluster logs --host 0
+	expect "... the OWNER's log names the share" \
+		"borrow of 02:00.0 refused: shared with host 1 through cZodiac"
+fi
+check "web snapshot's pool (/api/state)" "$SMARTIO" top --once --json
+expect "... shared, with the USER and the IOPort" '"state":"shared","borrower":1' '"ioport":"cz0"'
 
 check "lspci --host 1" "$SMARTIO" lspci --host 1
 expect "the logic full-function device, the PF's IDs" \
@@ -117,5 +136,41 @@ check "cluster down" "$SMARTIO" cluster down
 check "cluster up again" "$SMARTIO" cluster up "$SRC/tests/topologies/czodiac.yaml"
 check "share with host 1" "$SMARTIO" czodiac share nvme0 --host 1
 check "cluster down while host 1 holds it (quickly)" timeout 3 "$SMARTIO" cluster down
+
+# A walk that takes a step on another host before the IOPort: far (2) reaches the
+# USER (1) through a back-to-back NTB; the USER's step (a PEER_STEP) ends at the IOPort,
+# and its reply carries the remap back to far's daemon, which steps on at the OWNER.
+check "cluster up: a host beyond the USER" "$SMARTIO" cluster up "$SRC/tests/topologies/czodiac-far.yaml"
+check "the OWNER enables 2 VFs" "$SMARTIO" sriov --host 0 --dev nvme0 --numvfs 2
+check "share nvme0 with the USER" "$SMARTIO" czodiac share nvme0 --host 1
+check "far's NTB window onto the USER's UBAR0" "$SMARTIO" ntb --host 2 lut set auto 1 0x8000000000
+check "route: far's CPU through the USER into the IOPort" \
+	"$SMARTIO" route --host 2 --addr 0x8000000000 --nocache
+expect "... a step on the USER, the IOPort, the OWNER's BAR0" "status: ok" \
+	"host 1 +02:00.0 +ntb1" "host 1 +01:00.0 +ntb0 IOPort ->02:00.0" \
+	"target: host 0 BAR0 of 02:00.0"
+check "route again (cached)" "$SMARTIO" route --host 2 --addr 0x8000000000
+expect "... the same target" "target: host 0 BAR0 of 02:00.0"
+check "the USER's NTB window onto far's RAM" "$SMARTIO" ntb --host 1 --ntb 1 lut set auto 2 0
+check "its requester-ID table takes the UID" "$SMARTIO" ntb --host 1 --ntb 1 rid add e0:00.0
+route --host 0 --from 02:00.0 --addr 0x8200100000 --nocache
+expect "route: the device's DMA crosses the IOPort as the UID, then the USER's NTB to far's RAM" \
+	"status: ok" "IOPort RID 02:00.0->e0:00.0" "target: host 2 RAM at 0x100000"
+
+# Several functions of one OWNER device held by one USER: one multi-function logic device.
+hdr() { "$SMARTIO" lspci --host 1 -s "$1" -x 2>/dev/null | awk '/^00:/ { print $16 }'; }
+[ "$(hdr e0:00.0)" = "00" ] && ok "the PF alone: header type 00" || not_ok "the PF alone: header type 00"
+check "share its VF2 with the same USER" "$SMARTIO" czodiac share 0x00040202 --host 1
+expect "... function 1 of the PF's logic device" "^nvme0-vf2 \(02:00.2 of host 0\) is e0:00.1 at host 1, driver nvme"
+[ "$(hdr e0:00.0)" = "80" ] && [ "$(hdr e0:00.1)" = "80" ] &&
+	ok "fig. 7: both functions say multi-function (header type 80)" ||
+	not_ok "fig. 7: both functions say multi-function (header type 80)"
+check "nvme write on the VF's function" "$SMARTIO" nvme write --host 1 --dev e0:00.1 --lba 3 --pattern 0x77 --count 2
+check "nvme read on it" "$SMARTIO" nvme read --host 1 --dev e0:00.1 --lba 3 --count 2 -o "$WORK/b3"
+[ "$(bytes "$WORK/b3")" = "77" ] && ok "... verified" || not_ok "... verified"
+check "unshare the VF" "$SMARTIO" czodiac unshare 0x00040202 --host 1
+[ "$(hdr e0:00.0)" = "00" ] && ok "... the PF's header single-function again" ||
+	not_ok "... the PF's header single-function again"
+check "cluster down" "$SMARTIO" cluster down
 
 tap_done

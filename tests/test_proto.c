@@ -567,6 +567,18 @@ static void test_route_reply_fields(void **state)
 		BAD(r->cached = 2);
 		BAD(r->forward = 2);
 		BAD(r->status = -1);
+		BAD(r->pad2[2] = 1);
+		BAD(r->next_cz = 3);
+		BAD(r->next_cz = 1);                     /* a remap, but no forward */
+		BAD((r->forward = 1, r->next_cz = 1, r->next_rid = 0x100));  /* a UID to the OWNER */
+		BAD((r->forward = 1, r->next_rid = 0x100));  /* a UID, no IOPort */
+		n = fill_route_reply(buf, 3, true);
+		r->next_cz = 2;
+		r->next_rid = 0xe000;                     /* to the USER as its UID */
+		assert_int_equal(smio_payload_check(t, true, buf, n), 0);
+		r->next_cz = 1;
+		r->next_rid = 0;                          /* to the OWNER */
+		assert_int_equal(smio_payload_check(t, true, buf, n), 0);
 #undef BAD
 	}
 }

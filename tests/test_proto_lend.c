@@ -118,6 +118,13 @@ static void test_pool_req_p2p(void **state)
 	assert_int_equal(rep(SMIO_PEER_LEND_POOL, buf, sizeof(buf)), -EINVAL);
 	p->e[1].borrower = 0;
 	assert_int_equal(rep(SMIO_PEER_LEND_POOL, buf, sizeof(buf)), 0);
+	p->e[1].cswitch = 1;             /* a czodiac switch, but not shared */
+	assert_int_equal(rep(SMIO_PEER_LEND_POOL, buf, sizeof(buf)), -EINVAL);
+	p->e[1].state = SMIO_LEND_SHARED;  /* shared with host 0 through cswitch 1 */
+	assert_int_equal(rep(SMIO_PEER_LEND_POOL, buf, sizeof(buf)), 0);
+	p->e[1].borrower = SMIO_LEND_NOBODY;  /* shared, but with nobody */
+	assert_int_equal(rep(SMIO_PEER_LEND_POOL, buf, sizeof(buf)), -EINVAL);
+	p->e[1].borrower = 0;
 	p->e[1].state = 7;
 	assert_int_equal(rep(SMIO_PEER_LEND_POOL, buf, sizeof(buf)), -EINVAL);
 	p->n = SMIO_MAX_DEVS + 1;

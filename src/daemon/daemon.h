@@ -291,6 +291,8 @@ void smd_cz_conn_closed(struct smd *d, struct smd_conn *c);
 struct pci_dev *smd_cz_logic_dev(struct smd *d, uint16_t bdf);
 int smd_cz_uid(struct smd *d, uint32_t fdid);
 void smd_cz_func_list(struct smd *d, struct smio_func_list *o);
+/* Our function bdf shared through cZodiac: 0 with its USER and switch, else -ENOENT. */
+int smd_cz_shared_with(struct smd *d, uint16_t bdf, uint32_t *user, uint32_t *cswitch);
 int smd_lend_world_msi(struct fab_world *w, uint32_t host, uint64_t addr, uint32_t data);
 /* Shadow devices in lspci: listed behind the NTB; config reads forwarded (-ENODEV: none). */
 void smd_lend_func_list(struct smd *d, struct smio_func_list *o);

@@ -528,13 +528,6 @@ int h_peer_step(struct smd_req *r)
 		return -ENOMEM;
 	rt->ntb_hops = m->ntb_hops;
 	rc = fab_route_step_local(r->d->host, &in, rt, &fwd);
-	if (!rc && fwd.forward && fwd.next.cz) {
-		/* The reply's forward has no room for a cZodiac remap: say so. */
-		fwd.forward = false;
-		rt->status = FAB_UR;
-		snprintf(rt->reason, sizeof(rt->reason),
-			 "a cZodiac IOPort after a step on host %u is not carried back", m->host);
-	}
 	if (!rc)
 		smd_route_to_wire(rt, &fwd, r->out, &r->outlen);
 	free(rt);

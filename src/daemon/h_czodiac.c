@@ -125,9 +125,16 @@ int smd_cz_init(struct smd *d)
 	d->cz->regs = p;
 	/* What an earlier run of this host left in its IOPorts goes. */
 	regs_lock(d->cz);
+	/* A file of another layout (an older build's): nothing in it is ours to trust. */
+	if (d->cz->regs->magic != FAB_CZ_MAGIC) {
+		memset(d->cz->regs, 0, sizeof(*d->cz->regs));
+		d->cz->regs->magic = FAB_CZ_MAGIC;
+	}
+	fab_cz_write_begin(d->cz->regs);
 	for (unsigned i = 0; i < FAB_CZ_MAX_IOPORTS; i++)
 		if (d->cz->regs->port[i].used && d->cz->regs->port[i].owner == d->host_id)
 			memset(&d->cz->regs->port[i], 0, sizeof(d->cz->regs->port[i]));
+	fab_cz_write_end(d->cz->regs);
 	regs_unlock(d->cz);
 	d->world.cz = p;
 	return 0;
@@ -352,6 +359,22 @@ static int shared_switch(struct smd *d, uint32_t owner, uint32_t *cs)
 	return -EHOSTUNREACH;
 }
 
+/*
+ * The UID of a function we hold of the same OWNER device as obdf (its bus
+ * at the OWNER: a PF and its VFs, a multi-function device), or -1.
+ */
+static int sibling_uid(struct smd_cz *z, uint32_t owner, uint32_t cswitch, uint16_t obdf)
+{
+	for (unsigned i = 0; i < SMD_CZ_MAX; i++) {
+		const struct cz_use *u = &z->use[i];
+
+		if (u->used && !u->lost && u->slot.pdev && u->owner == owner &&
+		    u->cswitch == cswitch && FAB_BDF_BUS(u->obdf) == FAB_BDF_BUS(obdf))
+			return u->slot.pdev->bdf;
+	}
+	return -1;
+}
+
 static int user_share(struct smd *d, const struct smio_cz_share *m, struct smio_cz_info *o)
 {
 	struct smd_cz *z = d->cz;
@@ -381,8 +404,13 @@ static int user_share(struct smd *d, const struct smio_cz_share *m, struct smio_
 	rc = shared_switch(d, owner, &req.cswitch);
 	if (!rc)
 		rc = czdev_port_window(d->host, req.cswitch, &base, &size);
-	if (!rc)
-		rc = czdev_pick_uid(d->pci, &req.uid);
+	if (!rc) {
+		int near = sibling_uid(z, owner, req.cswitch, req.bdf);
+
+		/* Functions of one OWNER device: one multi-function logic device (fig. 7). */
+		rc = near >= 0 ? czdev_pick_uid_near(d->pci, (uint16_t)near, &req.uid)
+			       : czdev_pick_uid(d->pci, &req.uid);
+	}
 	if (rc)
 		return rc;
 	/* After every UBAR this USER already has on the switch. */
@@ -655,4 +683,15 @@ void smd_cz_func_list(struct smd *d, struct smio_func_list *o)
 		snprintf(fi->name, sizeof(fi->name), "%s", u->slot.pdev->name);
 		snprintf(fi->model, sizeof(fi->model), "%s", u->slot.g.model);
 	}
+}
+
+int smd_cz_shared_with(struct smd *d, uint16_t bdf, uint32_t *user, uint32_t *cswitch)
+{
+	struct cz_bound *e = d->cz ? bound_find(d->cz, 0, bdf) : NULL;
+
+	if (!e)
+		return -ENOENT;
+	*user = e->user;
+	*cswitch = e->cswitch;
+	return 0;
 }

@@ -45,6 +45,7 @@
 #include "devices/ids.h"
 #include "fabric/iommu.h"
 #include "host/ntb_drv.h"
+#include "util/log.h"
 
 /* A fresh id, unique over all tables (0 and collisions skipped). */
 uint32_t smd_devs_new_id(struct smd_devs *s)
@@ -173,11 +174,18 @@ int smd_devs_lend_borrow(struct smd *d, uint32_t holder, uint16_t bdf, uint32_t 
 	struct smd_devs *s = d->devs_pool;
 	bool excl = flags & SMIO_DEV_F_EXCLUSIVE, guest = false;
 	struct pci_dev *pdev;
+	uint32_t user, cs;
 	unsigned n = 0;
 	int rc;
 
 	if (!lendable_fn(d, bdf))
 		return -ENODEV;
+	/* Its exclusive borrow would refuse it too: the log says whose it is. */
+	if (!smd_cz_shared_with(d, bdf, &user, &cs)) {
+		smio_info("borrow of %02x:%02x.%x refused: shared with host %u through cZodiac",
+			  FAB_BDF_BUS(bdf), FAB_BDF_DEV(bdf), FAB_BDF_FN(bdf), user);
+		return -EBUSY;
+	}
 	for (unsigned i = 0; i < s->nlends; i++) {
 		if (s->lends[i].bdf != bdf)
 			continue;

@@ -70,7 +70,7 @@ static int pool_local(struct smd *d, struct smd_conn *c, struct smio_lend_pool *
 {
 	struct smd_lend *l = d->lend;
 	struct smio_dev_list *dl = malloc(SMIO_MAX_PAYLOAD);
-	uint32_t dlen = 0, n = 0;
+	uint32_t dlen = 0, n = 0, cs;
 	int ofd = -1, rc;
 
 	if (!dl)
@@ -97,6 +97,12 @@ static int pool_local(struct smd *d, struct smd_conn *c, struct smio_lend_pool *
 		    smd_vm_resv_holder(d, f->bdf) != SMIO_LEND_NOBODY) {
 			e->state = SMIO_LEND_RESERVED;     /* for a VM, not borrowed */
 			e->borrower = smd_vm_resv_holder(d, f->bdf);
+		}
+		/* cZodiac's lease is an exclusive borrow of the pool's own: not SISCI's. */
+		if (!x && !smd_cz_shared_with(d, f->bdf, &e->borrower, &cs)) {
+			e->state = SMIO_LEND_SHARED;
+			e->cswitch = (uint16_t)cs;
+			e->sisci_borrows = 0;
 		}
 	}
 	free(dl);

@@ -32,6 +32,9 @@ void smd_route_to_wire(const struct fab_route *r, const struct fab_forward *fwd,
 		out->next_ntb = fwd->next.ntb_index;
 		out->next_addr = fwd->next.addr;
 		out->next_len = fwd->next.len;
+		/* Through a cZodiac IOPort: the remap goes back with the forward. */
+		out->next_cz = fwd->next.cz;
+		out->next_rid = fwd->next.cz == FAB_CZ_TO_USER ? fwd->next.rid : 0;
 	}
 	out->ntb_hops = r->ntb_hops;
 	out->nhops = r->nhops > SMIO_MAX_HOPS ? SMIO_MAX_HOPS : r->nhops;
@@ -96,6 +99,7 @@ static int apply_step(struct smd *d, const struct fab_step *in, const struct smi
 		fwd->forward = true;
 		fwd->next = (struct fab_step){ .host = rep->next_host, .from_ntb = true,
 			.ntb_index = rep->next_ntb, .write = in->write,
+			.cz = rep->next_cz, .rid = rep->next_rid,
 			.addr = rep->next_addr, .len = rep->next_len };
 	}
 	return 0;

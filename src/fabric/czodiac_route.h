@@ -26,10 +26,39 @@ struct fab_cz_ioport {
 	struct cz_iop t;
 };
 
-/* The world's cZodiac state (plain data: a daemon may share it by mmap). */
+/*
+ * The world's cZodiac state (plain data: a daemon may share it by mmap).
+ * seq is a sequence lock over the tables: its low 32 bits count, odd while
+ * a writer changes them, its high 32 bits are then that writer's pid (one
+ * word, so both change at once); a reader in any process sees the tables
+ * whole, before or after a change, and never waits for a lock a writer
+ * could hold across anything slower than the stores themselves. magic:
+ * FAB_CZ_MAGIC once a daemon laid the shared file out (a file of another
+ * layout is cleared).
+ */
+#define FAB_CZ_MAGIC 0x637a5331u      /* "czS1" */
+
 struct fab_cz_state {
+	uint64_t seq;
+	uint32_t magic;
+	uint32_t pad;
 	struct fab_cz_ioport port[FAB_CZ_MAX_IOPORTS];
 };
+
+/*
+ * A change of the tables: begin waits for other writers (in any process
+ * that maps s) to end theirs, end publishes it; callers then call
+ * fab_cz_changed(). A writer that died in between (its pid gone) is counted
+ * past, so neither writers nor readers wait for it for ever.
+ */
+void fab_cz_write_begin(struct fab_cz_state *s);
+void fab_cz_write_end(struct fab_cz_state *s);
+/*
+ * A consistent read: v = fab_cz_read_begin(s), the look-ups, and again
+ * while fab_cz_read_retry(s, v). Readers never block a writer.
+ */
+uint64_t fab_cz_read_begin(struct fab_cz_state *s);
+bool fab_cz_read_retry(const struct fab_cz_state *s, uint64_t v);
 
 /*
  * The IOPort of `owner` on czodiac switch `cswitch`, created with the

@@ -27,27 +27,18 @@ static uint16_t oid_base_of(const struct fab_func *fn, uint16_t bdf)
 	return fn->pf ? fab_func_bdf(fn->pf) : (uint16_t)(bdf & ~7u);
 }
 
-int czdev_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf, uint32_t user,
-		uint16_t uid, uint64_t ubar, uint64_t ubar_size, struct lend_grant *g)
+/* czdev_share's table changes, inside the tables' write section. */
+static int share_tables(struct fab_host *owner, uint32_t cswitch, struct fab_func *fn,
+			uint16_t bdf, uint32_t user, uint16_t uid, uint64_t ubar,
+			uint64_t ubar_size, struct lend_grant *g)
 {
-	struct fab_func *fn = fab_func_by_bdf(owner, bdf);
 	uint64_t off = 0;
 	struct cz_iop *t;
 	int rc = 0;
 
-	if (!fn || fn->kind != FAB_FN_ENDPOINT)
-		return -ENODEV;
-	if (!owner->world || !fab_cz_host_on_switch(owner->topo, cswitch, user) ||
-	    user == owner->id)
-		return -EINVAL;
 	t = fab_cz_ioport(owner->world, cswitch, owner->id, oid_base_of(fn, bdf), &rc);
 	if (!t)
 		return rc;
-	memset(g, 0, sizeof(*g));
-	g->bdf = bdf;
-	g->lender = owner->id;
-	g->borrower = user;
-	lend_read_identity(owner, fn, g);
 	rc = cz_iop_bind(t, bdf, uid, (uint16_t)user);
 	if (rc)
 		return rc == -ERANGE ? -ENOSPC : rc;
@@ -69,8 +60,34 @@ int czdev_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf, uint32_t
 		cz_iop_unbind(t, bdf);
 		return rc == -EEXIST ? -ENOSPC : rc;
 	}
-	fab_cz_changed(owner->world);
 	return 0;
+}
+
+int czdev_share(struct fab_host *owner, uint32_t cswitch, uint16_t bdf, uint32_t user,
+		uint16_t uid, uint64_t ubar, uint64_t ubar_size, struct lend_grant *g)
+{
+	struct fab_func *fn = fab_func_by_bdf(owner, bdf);
+	int rc;
+
+	if (!fn || fn->kind != FAB_FN_ENDPOINT)
+		return -ENODEV;
+	if (!owner->world || !fab_cz_host_on_switch(owner->topo, cswitch, user) ||
+	    user == owner->id)
+		return -EINVAL;
+	if (!owner->world->cz)
+		return -ENODEV;
+	memset(g, 0, sizeof(*g));
+	g->bdf = bdf;
+	g->lender = owner->id;
+	g->borrower = user;
+	lend_read_identity(owner, fn, g);
+	/* Walks in every process see the tables before or after, never half-made. */
+	fab_cz_write_begin(owner->world->cz);
+	rc = share_tables(owner, cswitch, fn, bdf, user, uid, ubar, ubar_size, g);
+	fab_cz_write_end(owner->world->cz);
+	if (!rc)
+		fab_cz_changed(owner->world);
+	return rc;
 }
 
 int czdev_unshare(struct fab_host *owner, uint32_t cswitch, uint16_t bdf)
@@ -81,10 +98,13 @@ int czdev_unshare(struct fab_host *owner, uint32_t cswitch, uint16_t bdf)
 
 	if (!fn)
 		return -ENODEV;
+	if (!owner->world || !owner->world->cz)
+		return -ENODEV;
+	fab_cz_write_begin(owner->world->cz);
 	t = fab_cz_ioport(owner->world, cswitch, owner->id, oid_base_of(fn, bdf), &rc);
-	if (!t)
-		return rc;
-	rc = cz_iop_unbind(t, bdf);
+	if (t)
+		rc = cz_iop_unbind(t, bdf);
+	fab_cz_write_end(owner->world->cz);
 	if (!rc)
 		fab_cz_changed(owner->world);
 	return rc;
@@ -107,16 +127,34 @@ int czdev_pick_uid(struct pci_host *ph, uint16_t *uid)
 {
 	struct fab_host *h = pci_host_fab(ph);
 
-	/* Function 0 of a device of its own: the header says single-function. */
+	/* Function 0 of a device of its own, none of whose functions is taken. */
 	for (unsigned s = 0; s < 16 * 32; s++) {
 		uint16_t bdf = FAB_BDF(CZDEV_BUS + s / 32, s % 32, 0);
+		bool free = true;
+
+		for (unsigned f = 0; f < 8 && free; f++)
+			free = !pci_get_dev(ph, bdf | f) && !fab_func_by_bdf(h, bdf | f);
+		if (free) {
+			*uid = bdf;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+int czdev_pick_uid_near(struct pci_host *ph, uint16_t near, uint16_t *uid)
+{
+	struct fab_host *h = pci_host_fab(ph);
+
+	for (unsigned f = 0; f < 8; f++) {
+		uint16_t bdf = (uint16_t)((near & ~7u) | f);
 
 		if (!pci_get_dev(ph, bdf) && !fab_func_by_bdf(h, bdf)) {
 			*uid = bdf;
 			return 0;
 		}
 	}
-	return -ENOSPC;
+	return czdev_pick_uid(ph, uid);
 }
 
 /* ---------- the logic full-function device (fig. 7) ---------- */
@@ -125,6 +163,7 @@ struct czdev {
 	struct lend_grant g;
 	struct shadow_transport t;
 	struct fab_host *h;
+	struct pci_host *ph;             /* the USER's: its other functions (header type) */
 	bool virtfn;                     /* the real function reads all-ones IDs */
 	uint32_t mem;                    /* a VF's memory enable (its PF's VF MSE holds it) */
 	uint8_t irq_line;
@@ -150,8 +189,16 @@ static int cz_read(struct pci_dev *pdev, uint32_t off, uint32_t size, uint32_t *
 		return rc;
 	if (dw == PCI_COMMAND && cz->virtfn)
 		v |= cz->mem;
-	if (dw == PCI_CACHE_LINE_SIZE)     /* header type: a single function 0 */
+	/* Header type: multi-function while another logic function shares its device. */
+	if (dw == PCI_CACHE_LINE_SIZE) {
 		v &= ~((uint32_t)0x80 << 16);
+		for (unsigned f = 0; f < 8; f++) {
+			struct pci_dev *o = pci_get_dev(cz->ph, (uint16_t)((pdev->bdf & ~7u) | f));
+
+			if (o && o != pdev && czdev_is(o))
+				v |= (uint32_t)0x80 << 16;
+		}
+	}
 	if (dw == PCI_INTERRUPT_LINE)      /* pin 0: no INTx across the switch */
 		v = (v & 0xffff0000u) | cz->irq_line;
 	*val = cfg_extract(v, off, size);
@@ -242,6 +289,7 @@ int czdev_create(struct pci_host *ph, uint16_t uid, const struct lend_grant *g,
 					     PCI_BASE_ADDRESS_MEM_TYPE_64;
 	cz->t = *t;
 	cz->h = h;
+	cz->ph = ph;
 	pdev->bdf = uid;
 	pdev->vendor = g->vendor;
 	pdev->device = g->device;

@@ -31,6 +31,12 @@ int czdev_unshare(struct fab_host *owner, uint32_t cswitch, uint16_t bdf);
 int czdev_port_window(struct fab_host *user, uint32_t cswitch, uint64_t *base, uint64_t *size);
 /* USER: a RID no function of this host answers to, for a shared function. -ENOSPC. */
 int czdev_pick_uid(struct pci_host *ph, uint16_t *uid);
+/*
+ * USER: for another function of the OWNER device whose logic device has a
+ * function at `near`: the first free function of that device (one
+ * multi-function logic device, fig. 7), else a device of its own.
+ */
+int czdev_pick_uid_near(struct pci_host *ph, uint16_t near, uint16_t *uid);
 /* USER: hot-add the logic full-function device of g at uid (t: config cycles). */
 int czdev_create(struct pci_host *ph, uint16_t uid, const struct lend_grant *g,
 		 const struct shadow_transport *t, struct pci_dev **out);

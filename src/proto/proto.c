@@ -47,7 +47,7 @@ _Static_assert(sizeof(struct smio_cfg) == 12, "cfg layout");
 _Static_assert(sizeof(struct smio_route_req) == 24, "route_req layout");
 _Static_assert(sizeof(struct smio_hop) == 48, "hop layout");
 _Static_assert(sizeof(struct smio_target) == 40, "target layout");
-_Static_assert(sizeof(struct smio_route_reply) == 200, "route_reply layout");
+_Static_assert(sizeof(struct smio_route_reply) == 208, "route_reply layout");
 _Static_assert(sizeof(struct smio_map_reply) == 40, "map_reply layout");
 _Static_assert(sizeof(struct smio_step) == 40, "step layout");
 _Static_assert(sizeof(struct smio_cz_info) == 192, "cz_info layout");
@@ -258,7 +258,11 @@ static int check_route_reply(const void *p, uint32_t len)
 		return -EINVAL;
 	if (m.status < 0 || !is_bool(m.cached) || !is_bool(m.forward))
 		return -EINVAL;
-	if (m.pad || m.tgt.pad || !str_ok(m.reason, sizeof(m.reason)))
+	if (m.pad || !all_zero(m.pad2, sizeof(m.pad2)) || m.tgt.pad ||
+	    !str_ok(m.reason, sizeof(m.reason)))
+		return -EINVAL;
+	/* As a step's remap: FAB_CZ_NONE, _TO_OWNER, _TO_USER (with its UID), and only forward. */
+	if (m.next_cz > 2 || (m.next_cz && !m.forward) || (m.next_cz != 2 && m.next_rid))
 		return -EINVAL;
 	for (i = 0; i < m.nhops; i++) {
 		memcpy(&h, b + sizeof(m) + (size_t)i * sizeof(h), sizeof(h));

@@ -36,10 +36,12 @@ int smio_check_lend_pool(const void *p, uint32_t len)
 		return -EINVAL;
 	for (uint32_t i = 0; i < m.n; i++) {
 		memcpy(&e, b + sizeof(m) + (size_t)i * sizeof(e), sizeof(e));
-		if (e.pad || e.class > 0xffffff || e.state > SMIO_LEND_RESERVED ||
+		if ((e.cswitch && e.state != SMIO_LEND_SHARED) || e.class > 0xffffff ||
+		    e.state > SMIO_LEND_SHARED ||
 		    SMIO_FDID_BDF(e.fdid) != e.bdf || !str_ok(e.name, sizeof(e.name)))
 			return -EINVAL;
-		if ((e.state == SMIO_LEND_LENT || e.state == SMIO_LEND_RESERVED) !=
+		if ((e.state == SMIO_LEND_LENT || e.state == SMIO_LEND_RESERVED ||
+		     e.state == SMIO_LEND_SHARED) !=
 		    (e.borrower != SMIO_LEND_NOBODY))
 			return -EINVAL;
 	}

@@ -18,7 +18,7 @@
 #include "cli.h"
 #include "lease_path.h"
 
-static const char *const state_names[] = { "available", "lent", "sisci", "reserved" };
+static const char *const state_names[] = { "available", "lent", "sisci", "reserved", "shared" };
 
 static void usage(FILE *f, const char *cmd)
 {
@@ -28,12 +28,15 @@ static void usage(FILE *f, const char *cmd)
 			"       smartio devices --p2p CLIENT PROVIDER [--bar B] --host N\n\n"
 			"The cluster-wide pool of devices registered for lending (lendable: true):\n"
 			"fabric device id (FDID = lender node id << 16 | BDF), lender host, class,\n"
-			"state (available | lent | sisci: borrowed through SISCI) and borrower.\n"
+			"state (available | lent | sisci: borrowed through SISCI | shared: with\n"
+			"the USER host in BORROWER through cZodiac's IOPort, PATH 'IOPort SWITCH',\n"
+			"neither lent nor borrowed meanwhile) and borrower.\n"
 			"Any host's daemon answers for the whole cluster: --host N or\n"
 			"$SMARTIO_HOST asks that one (an error if it is down), else the first\n"
 			"host whose daemon answers (--verbose: say which on stderr).\n"
 			"--json: ids as hex strings (\"fdid\":\"0x00010300\"), borrower null\n"
-			"when nobody borrows it.\n"
+			"when nobody borrows it, ioport the cZodiac switch of a shared one (else\n"
+			"null).\n"
 			"--p2p: CLIENT borrowed by host N, PROVIDER borrowed too or host N's own\n"
 			"device (its node id << 16 | BDF): the bus address at which\n"
 			"CLIENT's device reaches BAR B (default 2) of PROVIDER, resolved in advance\n"
@@ -54,7 +57,8 @@ static void usage(FILE *f, const char *cmd)
 			"DMA and MSI windows through its NTB, host N hot-adds a shadow device\n"
 			"behind its NTB ('smartio lspci --host N' shows it on bus f0) and its\n"
 			"in-kernel driver binds to it. One borrower at a time; a device borrowed\n"
-			"through SISCI is busy. The borrow lasts as long as host N's daemon: if\n"
+			"through SISCI or shared through cZodiac is busy (the error says which\n"
+			"share). The borrow lasts as long as host N's daemon: if\n"
 			"it dies, the lender reclaims and resets the device.\n"
 			"--best: borrow what 'smartio plan --need CLASS --for WORKLOAD' ranks\n"
 			"first (default workload: nvme-qd1 for nvme, bandwidth for accel)." :
@@ -91,7 +95,7 @@ static void paths_load(const char *dir_opt, const struct smio_lend_pool *p, stru
 	bool lent = false;
 
 	for (uint32_t i = 0; i < p->n; i++)
-		lent |= p->e[i].state == SMIO_LEND_LENT;
+		lent |= p->e[i].state == SMIO_LEND_LENT || p->e[i].state == SMIO_LEND_SHARED;
 	if (!lent || cli_cluster_dir(dir_opt, dir, sizeof(dir)) || cli_cluster_topo(dir, &ps->t))
 		return;
 	ps->stats = lease_path_stats(dir, ps->t);
@@ -105,7 +109,22 @@ static void paths_free(struct paths *ps)
 	}
 }
 
-/* The path of e's lease (LEASE_PATH_NONE: not lent, or nothing known). */
+/* A shared function's IOPort: its czodiac switch's name ("switch N" without the topology). */
+static void ioport_name(const struct topo *t, const struct smio_lend_entry *e, char *buf,
+			size_t len)
+{
+	if (t && e->cswitch < t->ncswitches)
+		snprintf(buf, len, "%s", t->cswitches[e->cswitch].name);
+	else
+		snprintf(buf, len, "switch %u", e->cswitch);
+}
+
+static bool leased(const struct smio_lend_entry *e)
+{
+	return e->state == SMIO_LEND_LENT || e->state == SMIO_LEND_SHARED;
+}
+
+/* The path of e's lease or share (LEASE_PATH_NONE: neither, or nothing known). */
 static enum lease_path_state path_of(const struct paths *ps, const struct smio_lend_entry *e,
 				     char *via, size_t vialen)
 {
@@ -113,7 +132,7 @@ static enum lease_path_state path_of(const struct paths *ps, const struct smio_l
 	int li = ps->stats ? topo_host_index(ps->t, e->lender) : -1;
 
 	via[0] = 0;
-	if (e->state != SMIO_LEND_LENT || bi < 0 || li < 0)
+	if (!leased(e) || bi < 0 || li < 0)
 		return LEASE_PATH_NONE;
 	return lease_path(ps->t, ps->stats, (uint32_t)bi, (uint32_t)li, via, vialen);
 }
@@ -124,10 +143,11 @@ static int device_json(struct json_object *arr, const struct smio_lend_entry *e,
 	struct json_object *o = json_object_new_object();
 	char via[2 * TOPO_NAME_MAX + 2];
 	enum lease_path_state path = path_of(ps, e, via, sizeof(via));
-	char b[16], cls[8], id[16];
+	char b[16], cls[8], id[16], iop[TOPO_NAME_MAX + 16];
 
 	if (!o)
 		return -ENOMEM;
+	ioport_name(ps->t, e, iop, sizeof(iop));
 	bdf_str(b, sizeof(b), e->bdf);
 	snprintf(cls, sizeof(cls), "%06x", e->class & 0xffffffu);
 	snprintf(id, sizeof(id), "0x%08x", e->fdid);
@@ -135,12 +155,13 @@ static int device_json(struct json_object *arr, const struct smio_lend_entry *e,
 	    smio_json_add_str(o, "bdf", b) || smio_json_add_str(o, "name", e->name) ||
 	    smio_json_add_str(o, "class", cls) ||
 	    smio_json_add_str(o, "state", state_names[e->state]) ||
-	    (e->state == SMIO_LEND_LENT || e->state == SMIO_LEND_RESERVED ?
+	    (leased(e) || e->state == SMIO_LEND_RESERVED ?
 	     smio_json_add_uint(o, "borrower", e->borrower) : smio_json_add_null(o, "borrower")) ||
 	    smio_json_add_uint(o, "sisci_borrows", e->sisci_borrows) ||
-	    smio_json_add_str(o, "path_state", e->state == SMIO_LEND_LENT ?
+	    smio_json_add_str(o, "path_state", leased(e) ?
 			      (lease_path_word(path) ? lease_path_word(path) : "unknown") : NULL) ||
-	    smio_json_add_str(o, "path_down_at", path == LEASE_PATH_DOWN ? via : NULL)) {
+	    smio_json_add_str(o, "path_down_at", path == LEASE_PATH_DOWN ? via : NULL) ||
+	    smio_json_add_str(o, "ioport", e->state == SMIO_LEND_SHARED ? iop : NULL)) {
 		json_object_put(o);
 		return -ENOMEM;
 	}
@@ -182,22 +203,29 @@ static int do_devices(const char *host_opt, const char *dir_opt, bool json, bool
 	       "CLASS", "STATE", "BORROWER", "PATH");
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct smio_lend_entry *e = &p->e[i];
-		char b[16], who[16] = "-", via[2 * TOPO_NAME_MAX + 2], path[sizeof(via) + 16];
+		char b[16], who[16] = "-", via[2 * TOPO_NAME_MAX + 2], path[sizeof(via) + 64];
 		enum lease_path_state s = path_of(&ps, e, via, sizeof(via));
 
 		bdf_str(b, sizeof(b), e->bdf);
-		if (e->state == SMIO_LEND_LENT)
+		char iop[TOPO_NAME_MAX + 16], pre[sizeof(iop) + 8] = "";
+
+		if (leased(e))
 			snprintf(who, sizeof(who), "host %u", e->borrower);
 		else if (e->state == SMIO_LEND_SISCI)
 			snprintf(who, sizeof(who), "%u sisci", e->sisci_borrows);
 		else if (e->state == SMIO_LEND_RESERVED)     /* for a VM there (docs/vm.md) */
 			snprintf(who, sizeof(who), "vm@host %u", e->borrower);
-		if (e->state != SMIO_LEND_LENT)
+		/* A share's path is the IOPort of its switch, not an NTB window. */
+		if (e->state == SMIO_LEND_SHARED) {
+			ioport_name(ps.t, e, iop, sizeof(iop));
+			snprintf(pre, sizeof(pre), "IOPort %s, ", iop);
+		}
+		if (!leased(e))
 			snprintf(path, sizeof(path), "-");
 		else if (s == LEASE_PATH_DOWN)
-			snprintf(path, sizeof(path), "down via %s", via);
+			snprintf(path, sizeof(path), "%sdown via %s", pre, via);
 		else
-			snprintf(path, sizeof(path), "%s", s == LEASE_PATH_UP ? "up" : "unknown");
+			snprintf(path, sizeof(path), "%s%s", pre, s == LEASE_PATH_UP ? "up" : "unknown");
 		printf("0x%08x %-6u %-8s %-10s %06x   %-10s %-10s %s\n", e->fdid, e->lender, b,
 		       e->name, e->class, state_names[e->state], who, path);
 	}
@@ -247,6 +275,38 @@ static void say_holders(int fd, uint32_t host, uint32_t fdid)
 	free(h);
 }
 
+/*
+ * A borrow refused as busy: if cZodiac shares the function, which share
+ * (its USER, the switch) and how to end it; 0 when it said so.
+ */
+static int say_shared(const char *host_opt, const char *dir_opt, uint32_t fdid)
+{
+	struct smio_lend_pool *p;
+	char dir[PATH_MAX], iop[TOPO_NAME_MAX + 16];
+	struct topo *t = NULL;
+	int rc = -ENOENT;
+
+	if (cli_lend_pool(host_opt, dir_opt, false, &p))
+		return rc;
+	if (cli_cluster_dir(dir_opt, dir, sizeof(dir)) || cli_cluster_topo(dir, &t))
+		t = NULL;
+	for (uint32_t i = 0; i < p->n && rc; i++) {
+		const struct smio_lend_entry *e = &p->e[i];
+
+		if (e->fdid != fdid || e->state != SMIO_LEND_SHARED)
+			continue;
+		ioport_name(t, e, iop, sizeof(iop));
+		cli_err("borrow 0x%08x: busy: %s is shared with host %u through cZodiac's IOPort "
+			"on %s ('smartio czodiac unshare %s --host %u' ends the share)", fdid,
+			e->name, e->borrower, iop, e->name, e->borrower);
+		rc = 0;
+	}
+	if (t)
+		topo_free(t);
+	free(p);
+	return rc;
+}
+
 static int do_borrow(const char *cmd, uint32_t fdid, const char *host_opt, const char *dir_opt,
 		     uint32_t flags)
 {
@@ -267,6 +327,8 @@ static int do_borrow(const char *cmd, uint32_t fdid, const char *host_opt, const
 	}
 	close(fd);
 	if (rc == -ETXTBSY && !borrow)
+		return rc;
+	if (rc == -EBUSY && borrow && !say_shared(host_opt, dir_opt, fdid))
 		return rc;
 	if (rc) {
 		cli_err("%s 0x%08x: %s", cmd, fdid,

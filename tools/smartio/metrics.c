@@ -224,7 +224,7 @@ static void host_samples(struct out *o, struct json_object *h)
 
 static void device_samples(struct out *o, struct json_object *d)
 {
-	static const char *const states[] = { "available", "lent", "sisci", "reserved" };
+	static const char *const states[] = { "available", "lent", "sisci", "reserved", "shared" };
 	const char *st = str(d, "state");
 	struct json_object *v;
 	char l[192] = "", il[192], lender[24];

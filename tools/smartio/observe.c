@@ -575,10 +575,12 @@ static int lease_cables(const struct pass *p, uint32_t x, uint32_t y, struct jso
 
 static int device_json(struct pass *p, struct json_object *arr, const struct smio_lend_entry *e)
 {
-	static const char *const states[] = { "available", "lent", "sisci", "reserved" };
+	static const char *const states[] = { "available", "lent", "sisci", "reserved", "shared" };
 	struct json_object *o = json_object_new_object(), *path = json_object_new_array();
+	bool shared = e->state == SMIO_LEND_SHARED;
 	int li = topo_host_index(p->t, e->lender);
-	int bi = e->state == SMIO_LEND_LENT ? topo_host_index(p->t, e->borrower) : -1;
+	/* A cZodiac share's USER is its borrower; its path the cables to the switch. */
+	int bi = e->state == SMIO_LEND_LENT || shared ? topo_host_index(p->t, e->borrower) : -1;
 	int pstate = LINK_UNKNOWN;
 	char b[16], cls[8];
 	int rc;
@@ -596,8 +598,11 @@ static int device_json(struct pass *p, struct json_object *arr, const struct smi
 	     smio_json_add_str(o, "class", cls) || smio_json_add_uint(o, "lender", e->lender) ||
 	     smio_json_add_str(o, "bdf", b) ||
 	     smio_json_add_str(o, "state", e->state < sizeof(states) / sizeof(states[0]) ? states[e->state] : "?") ||
-	     (bi >= 0 || e->state == SMIO_LEND_LENT ? smio_json_add_uint(o, "borrower", e->borrower)
-						     : smio_json_add_null(o, "borrower")) ||
+	     (bi >= 0 || e->state == SMIO_LEND_LENT || shared
+		      ? smio_json_add_uint(o, "borrower", e->borrower)
+		      : smio_json_add_null(o, "borrower")) ||
+	     smio_json_add_str(o, "ioport", !shared ? NULL : e->cswitch < p->t->ncswitches ?
+			       p->t->cswitches[e->cswitch].name : "?") ||
 	     smio_json_add_uint(o, "sisci_borrows", e->sisci_borrows) ||
 	     smio_json_add(o, "counters", obs_device_counters(li >= 0 ? p->stats[li] : NULL, b)) ||
 	     (bi >= 0 && obs_borrow_json(o, p->stats[bi],

@@ -158,6 +158,8 @@ static void render(FILE *f, struct json_object *s, bool ansi)
 
 		if (!strcmp(st, "lent"))
 			snprintf(who, sizeof(who), "-> host %" PRId64, i_(d, "borrower", -1));
+		else if (!strcmp(st, "shared"))   /* cZodiac: the USER, through the IOPort */
+			snprintf(who, sizeof(who), "=> host %" PRId64, i_(d, "borrower", -1));
 		else if (!strcmp(st, "sisci"))
 			snprintf(who, sizeof(who), "%" PRId64 " sisci", i_(d, "sisci_borrows", 0));
 		age_str(age, sizeof(age), d);

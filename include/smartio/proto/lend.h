@@ -15,6 +15,8 @@
 #define SMIO_LEND_LENT       1u      /* lent to `borrower` by Device Lending */
 #define SMIO_LEND_SISCI      2u      /* borrowed through SISCI (sisci_borrows of them) */
 #define SMIO_LEND_RESERVED   3u      /* held for a VM on `borrower`, not borrowed (docs/vm.md) */
+#define SMIO_LEND_SHARED     4u      /* shared with `borrower` (the USER) through cZodiac's
+				      * IOPort on cluster switch `cswitch` (docs/czodiac.md) */
 #define SMIO_LEND_NOBODY     0xffffffffu
 
 struct smio_lend_entry {
@@ -24,7 +26,8 @@ struct smio_lend_entry {
 	uint32_t state;             /* SMIO_LEND_* */
 	uint32_t borrower;          /* host id, or SMIO_LEND_NOBODY */
 	uint32_t sisci_borrows;
-	uint16_t bdf, vendor, device, pad;
+	uint16_t bdf, vendor, device;
+	uint16_t cswitch;           /* SHARED: the czodiac switch's index; else 0 */
 	char name[SMIO_NAME_MAX];
 };
 

@@ -48,7 +48,8 @@ struct smio_route_reply {
 	int32_t status;            /* enum fab_status */
 	uint8_t cached;
 	uint8_t forward;           /* PEER_STEP only: continue at next_* */
-	uint16_t pad;
+	uint8_t next_cz;           /* forward through a cZodiac IOPort: FAB_CZ_TO_OWNER/_TO_USER */
+	uint8_t pad;
 	char reason[120];
 	struct smio_target tgt;
 	uint32_t next_host;        /* forward */
@@ -57,6 +58,8 @@ struct smio_route_reply {
 	uint64_t next_len;
 	uint32_t ntb_hops;
 	uint32_t nhops;            /* <= SMIO_MAX_HOPS */
+	uint16_t next_rid;         /* next_cz == FAB_CZ_TO_USER: the remapped requester (UID) */
+	uint16_t pad2[3];
 	struct smio_hop hops[];
 };
 
