@@ -246,6 +246,14 @@ int smd_worker_access(void *arg, uint16_t rid, uint64_t addr, void *buf, uint64_
 int smd_h_dma(struct smd *d, struct smd_conn *c, uint16_t type, const void *payload,
 	      void *out, uint32_t *outlen, int *out_fd);
 void smd_dma_conn_closed(struct smd *d, struct smd_conn *c);
+/*
+ * A forwarded config cycle of a function on another host (a worker): type
+ * PEER_LEND_CFG (a borrowed device's, at its lender) or PEER_CZ_CFG (a
+ * cZodiac logic device's, at its OWNER); lost: the function is gone
+ * (surprise removal), -ENODEV without asking.
+ */
+int smd_peer_cfg(struct smd *d, uint32_t host, uint16_t type, uint16_t bdf, bool lost,
+		 bool write, uint32_t off, uint32_t size, uint32_t *val);
 void *smd_dma_mem_map(struct smd *d, uint32_t host, uint32_t mem, uint64_t *size);
 /* host's daemon went away (host lock held): its memory objects are remapped
  * when next needed, since a restarted daemon has new ones. */

@@ -248,36 +248,21 @@ static int owner_bind(struct smd *d, struct smd_conn *c, const struct smio_peer_
 
 /* ---------- USER: the transport of the logic device's config cycles ---------- */
 
-static int t_cfg(struct cz_use *u, bool write, uint32_t off, uint32_t size, uint32_t *val)
-{
-	struct smio_peer_lend_cfg m = { .bdf = u->obdf, .write = write, .size = (uint8_t)size,
-					.off = off, .value = write ? *val : 0 }, r;
-	uint32_t rlen;
-	int rc;
-
-	if (size < 4 && m.value >> (8 * size))
-		return -EINVAL;
-	if (u->lost)
-		return -ENODEV;       /* surprise removal: the driver sees a dead device */
-	rc = smd_peer_request(u->d, u->owner, SMIO_PEER_CZ_CFG, &m, sizeof(m), &r, sizeof(r),
-			      &rlen, NULL);
-	if (rc)
-		return rc;
-	if (rlen != sizeof(r))
-		return -EPROTO;
-	if (!write)
-		*val = r.value;
-	return 0;
-}
 
 static int t_cfg_read(void *arg, uint32_t off, uint32_t size, uint32_t *val)
 {
-	return t_cfg(arg, false, off, size, val);
+	struct cz_use *u = arg;
+
+	return smd_peer_cfg(u->d, u->owner, SMIO_PEER_CZ_CFG, u->obdf, u->lost, false, off,
+			    size, val);
 }
 
 static int t_cfg_write(void *arg, uint32_t off, uint32_t size, uint32_t val)
 {
-	return t_cfg(arg, true, off, size, &val);
+	struct cz_use *u = arg;
+
+	return smd_peer_cfg(u->d, u->owner, SMIO_PEER_CZ_CFG, u->obdf, u->lost, true, off,
+			    size, &val);
 }
 
 static struct cz_use *use_find(struct smd_cz *z, uint32_t fdid)

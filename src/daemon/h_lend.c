@@ -197,37 +197,21 @@ static int lend_setup_req(struct smd *d, struct smd_conn *c,
 
 /* ---------- borrower: the transport to the lender ---------- */
 
-static int t_cfg(struct smd_borrowed *b, bool write, uint32_t off, uint32_t size,
-		 uint32_t *val)
-{
-	struct smio_peer_lend_cfg m = { .bdf = b->lbdf, .write = write, .size = (uint8_t)size,
-					.off = off, .value = write ? *val : 0 }, r;
-	uint32_t rlen;
-	int rc;
-
-	if (size < 4 && m.value >> (8 * size))
-		return -EINVAL;
-	if (b->lost)
-		return -ENODEV;   /* surprise removal: the driver sees a dead device */
-	rc = smd_peer_request(b->d, b->lender, SMIO_PEER_LEND_CFG, &m, sizeof(m), &r, sizeof(r),
-			      &rlen, NULL);
-	if (rc)
-		return rc;
-	if (rlen != sizeof(r))
-		return -EPROTO;
-	if (!write)
-		*val = r.value;
-	return 0;
-}
 
 static int t_cfg_read(void *arg, uint32_t off, uint32_t size, uint32_t *val)
 {
-	return t_cfg(arg, false, off, size, val);
+	struct smd_borrowed *b = arg;
+
+	return smd_peer_cfg(b->d, b->lender, SMIO_PEER_LEND_CFG, b->lbdf, b->lost, false, off,
+			    size, val);
 }
 
 static int t_cfg_write(void *arg, uint32_t off, uint32_t size, uint32_t val)
 {
-	return t_cfg(arg, true, off, size, &val);
+	struct smd_borrowed *b = arg;
+
+	return smd_peer_cfg(b->d, b->lender, SMIO_PEER_LEND_CFG, b->lbdf, b->lost, true, off,
+			    size, &val);
 }
 
 static int t_p2p(struct smd_borrowed *b, uint16_t type, uint32_t host, uint64_t addr,

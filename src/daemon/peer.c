@@ -318,3 +318,25 @@ const struct fab_world_ops smd_world_ops = {
 	.mem_map = own_mem_map,
 	.msi = smd_lend_world_msi,   /* a lent device's interrupt for its borrower */
 };
+
+int smd_peer_cfg(struct smd *d, uint32_t host, uint16_t type, uint16_t bdf, bool lost,
+		 bool write, uint32_t off, uint32_t size, uint32_t *val)
+{
+	struct smio_peer_lend_cfg m = { .bdf = bdf, .write = write, .size = (uint8_t)size,
+					.off = off, .value = write ? *val : 0 }, r;
+	uint32_t rlen;
+	int rc;
+
+	if (size < 4 && m.value >> (8 * size))
+		return -EINVAL;
+	if (lost)
+		return -ENODEV;   /* surprise removal: the driver sees a dead device */
+	rc = smd_peer_request(d, host, type, &m, sizeof(m), &r, sizeof(r), &rlen, NULL);
+	if (rc)
+		return rc;
+	if (rlen != sizeof(r))
+		return -EPROTO;
+	if (!write)
+		*val = r.value;
+	return 0;
+}
