@@ -9,7 +9,8 @@
  *   write --lba L (-i FILE | --pattern B --count C)
  *
  * Transfers of any size are cut into SMIO_NVME_MAX_DATA messages; long ones
- * show a progress line on a terminal.
+ * show a progress line on a terminal. identify and list are in nvme_info.c,
+ * copy in nvme_copy.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,24 +26,13 @@
 
 #include "cli.h"
 #include "nvme_copy.h"
+#include "nvme_priv.h"
 #include "util/fd_io.h"
 #include "util/cli_conv.h"
 #include "util/smio_time.h"
 
-#define NVME_CLASS          0x010802u
-#define NVME_IO_TIMEOUT_MS  35000      /* the daemon's own bound is 30 s */
-#define PROGRESS_MIN        (4u << 20) /* show progress from this many bytes */
 
-struct nconn {
-	const char *host_opt, *dir_opt, *dev_opt;
-	char dir[PATH_MAX];
-	uint32_t host;
-	uint16_t bdf;
-	int fd;
-	uint8_t *req, *rep;      /* message buffers */
-};
-
-static void bdf_str(char *buf, size_t len, uint16_t bdf)
+void nvme_bdf_str(char *buf, size_t len, uint16_t bdf)
 {
 	snprintf(buf, len, "%02x:%02x.%x", bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
 }
@@ -110,7 +100,7 @@ static void nconn_close(struct nconn *c)
 	free(c->rep);
 }
 
-static const char *nvme_errstr(int rc)
+const char *nvme_errstr(int rc)
 {
 	switch (rc) {
 	case -ENODEV:
@@ -130,7 +120,7 @@ static const char *nvme_errstr(int rc)
 }
 
 /* One admin command; data (len bytes) in or out. Returns 0, 1 (NVMe error) or -errno. */
-static int admin(struct nconn *c, uint8_t opcode,
+int nvme_admin(struct nconn *c, uint8_t opcode,
 		 uint32_t nsid, uint32_t cdw10, void *data, uint32_t len, uint16_t *status)
 {
 	struct smio_nvme_cpl *r = (void *)c->rep;
@@ -149,7 +139,7 @@ static int admin(struct nconn *c, uint8_t opcode,
 	return 0;
 }
 
-static int func_list(struct nconn *c, struct smio_func_list **out)
+int nvme_func_list(struct nconn *c, struct smio_func_list **out)
 {
 	struct smio_func_list *l = malloc(SMIO_MAX_PAYLOAD);
 	uint32_t rlen;
@@ -167,7 +157,7 @@ static int func_list(struct nconn *c, struct smio_func_list **out)
 	return 0;
 }
 
-static int func_class(struct nconn *c, uint16_t bdf, uint32_t *cls)
+int nvme_func_class(struct nconn *c, uint16_t bdf, uint32_t *cls)
 {
 	struct smio_cfg q = { .bdf = bdf, .off = 8, .size = 4 }, r;
 	uint32_t rlen;
@@ -187,7 +177,7 @@ static int pick_dev(struct nconn *c)
 
 	if (c->dev_opt)
 		return cli_parse_func(c->fd, c->dev_opt, &c->bdf) ? -EINVAL : 0;
-	rc = func_list(c, &l);
+	rc = nvme_func_list(c, &l);
 	if (rc) {
 		cli_err("host %u: %s", c->host, cli_strerror(rc));
 		return rc;
@@ -196,7 +186,7 @@ static int pick_dev(struct nconn *c)
 	for (uint32_t i = 0; i < l->n && rc; i++) {
 		uint32_t cls;
 
-		if (!func_class(c, l->f[i].bdf, &cls) && cls == NVME_CLASS) {
+		if (!nvme_func_class(c, l->f[i].bdf, &cls) && cls == NVME_CLASS) {
 			c->bdf = l->f[i].bdf;
 			rc = 0;
 		}
@@ -204,263 +194,6 @@ static int pick_dev(struct nconn *c)
 	free(l);
 	if (rc)
 		cli_err("host %u has no NVMe function; 'smartio nvme list' shows them", c->host);
-	return rc;
-}
-
-/* ---------- identify ---------- */
-
-static void trim(char *dst, const char *src, size_t n)
-{
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-	while (n && (dst[n - 1] == ' ' || dst[n - 1] == '\0'))
-		dst[--n] = '\0';
-}
-
-static unsigned ns_lba_shift(const struct nvme_id_ns *ns)
-{
-	unsigned f = ns->flbas & 0xf;
-
-	return f <= ns->nlbaf ? ns->lbaf[f].ds : 0;
-}
-
-static void size_str(char *buf, size_t len, uint64_t bytes)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	unsigned u = 0;
-	double v = (double)bytes;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
-}
-
-static int get_ns(struct nconn *c, uint32_t nsid, struct nvme_id_ns *ns)
-{
-	uint16_t st = 0;
-	int rc = admin(c, nvme_admin_identify, nsid, NVME_IDENTIFY_CNS_NS, ns, sizeof(*ns),
-		       &st);
-
-	if (rc > 0)
-		cli_err("Identify Namespace %u: NVMe status 0x%03x", nsid, st);
-	else if (rc < 0)
-		cli_err("Identify Namespace %u: %s", nsid, nvme_errstr(rc));
-	return rc;
-}
-
-static int ns_json(struct json_object *arr, uint32_t nsid, const struct nvme_id_ns *ns,
-		   unsigned shift)
-{
-	struct json_object *o = json_object_new_object();
-
-	if (!o)
-		return -ENOMEM;
-	if (smio_json_add_uint(o, "nsid", nsid) || smio_json_add_uint(o, "nsze", ns->nsze) ||
-	    smio_json_add_uint(o, "ncap", ns->ncap) ||
-	    smio_json_add_uint(o, "lba_size", 1u << shift) ||
-	    smio_json_add_uint(o, "bytes", (uint64_t)ns->nsze << shift)) {
-		json_object_put(o);
-		return -ENOMEM;
-	}
-	return smio_json_push(arr, o);
-}
-
-static struct json_object *ctrl_json(const struct nconn *c, const struct nvme_id_ctrl *id,
-				     const char *b, const char *mn, const char *sn, const char *fr)
-{
-	struct json_object *o = json_object_new_object();
-
-	if (o && (smio_json_add_uint(o, "host", c->host) || smio_json_add_str(o, "bdf", b) ||
-		  smio_json_add_uint(o, "vid", id->vid) || smio_json_add_str(o, "model", mn) ||
-		  smio_json_add_str(o, "serial", sn) || smio_json_add_str(o, "firmware", fr) ||
-		  smio_json_add_uint(o, "mdts", id->mdts) ||
-		  smio_json_add_uint(o, "max_transfer", id->mdts ? 4096u << id->mdts : 0) ||
-		  smio_json_add_uint(o, "nn", id->nn))) {
-		json_object_put(o);
-		o = NULL;
-	}
-	return o;
-}
-
-static int do_identify(struct nconn *c, uint32_t only_ns, bool json)
-{
-	struct nvme_id_ctrl *id = calloc(1, sizeof(*id));
-	struct nvme_id_ns *ns = calloc(1, sizeof(*ns));
-	uint32_t *list = calloc(1, 4096);
-	struct json_object *jo = NULL, *jns = NULL;
-	char mn[41], sn[21], fr[9], b[16], sz[32];
-	unsigned n = 0;
-	uint16_t st = 0;
-	int rc = -ENOMEM;
-
-	if (!id || !ns || !list)
-		goto out;
-	rc = admin(c, nvme_admin_identify, 0, NVME_IDENTIFY_CNS_CTRL, id, sizeof(*id), &st);
-	if (!rc)
-		rc = admin(c, nvme_admin_identify, 0, NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, list,
-			   4096, &st);
-	if (rc) {
-		if (rc > 0)
-			cli_err("Identify: NVMe status 0x%03x", st);
-		else
-			cli_err("%s: %s", c->dev_opt ? c->dev_opt : "nvme", nvme_errstr(rc));
-		goto out;
-	}
-	trim(mn, id->mn, sizeof(id->mn));
-	trim(sn, id->sn, sizeof(id->sn));
-	trim(fr, id->fr, sizeof(id->fr));
-	bdf_str(b, sizeof(b), c->bdf);
-	if (json) {
-		rc = -ENOMEM;
-		jo = ctrl_json(c, id, b, mn, sn, fr);
-		jns = json_object_new_array();
-		if (!jo || !jns)
-			goto oom;
-	} else {
-		printf("%s on host %u\n", b, c->host);
-		printf("  model            %s\n", mn);
-		printf("  serial           %s\n", sn);
-		printf("  firmware         %s\n", fr);
-		printf("  vendor           %04x\n", id->vid);
-		if (id->mdts)
-			printf("  max transfer     %u KiB (MDTS %u)\n", (4096u << id->mdts) / 1024,
-			       id->mdts);
-		else
-			printf("  max transfer     unlimited (MDTS 0)\n");
-		printf("  namespaces       %u (NN)\n", id->nn);
-	}
-	for (unsigned i = 0; i < 1024 && list[i]; i++) {
-		unsigned shift;
-
-		if (only_ns && list[i] != only_ns)
-			continue;
-		rc = get_ns(c, list[i], ns);
-		if (rc)
-			goto out;
-		shift = ns_lba_shift(ns);
-		size_str(sz, sizeof(sz), ns->nsze << shift);
-		if (json) {
-			rc = ns_json(jns, list[i], ns, shift);
-			if (rc)
-				goto oom;
-		} else {
-			printf("  ns %-4u          %s, %" PRIu64 " blocks of %u bytes (LBA format %u)\n",
-			       list[i], sz, (uint64_t)ns->nsze, 1u << shift, ns->flbas & 0xf);
-		}
-		n++;
-	}
-	if (only_ns && !n) {
-		cli_err("namespace %u is not active on %s", only_ns, b);
-		rc = -ENXIO;
-		goto out;
-	}
-	rc = 0;
-	if (json) {
-		rc = smio_json_add(jo, "namespaces", jns);
-		jns = NULL;                      /* jo holds it, or it was released */
-		if (rc)
-			goto oom;
-		rc = cli_json_print(jo);
-	}
-	goto out;
-oom:
-	cli_err("identify: out of memory");
-out:
-	json_object_put(jns);
-	json_object_put(jo);
-	free(id);
-	free(ns);
-	free(list);
-	return rc;
-}
-
-/* ---------- list ---------- */
-
-static int func_json(struct json_object *arr, const char *b, const char *name, bool driver,
-		     bool lendable, const char *sn, const char *mn)
-{
-	struct json_object *o = json_object_new_object();
-
-	if (!o)
-		return -ENOMEM;
-	if (smio_json_add_str(o, "bdf", b) || smio_json_add_str(o, "name", name) ||
-	    smio_json_add_str(o, "driver", driver ? "nvme" : NULL) ||
-	    smio_json_add_bool(o, "lendable", lendable) || smio_json_add_str(o, "serial", sn) ||
-	    smio_json_add_str(o, "model", mn)) {
-		json_object_put(o);
-		return -ENOMEM;
-	}
-	return smio_json_push(arr, o);
-}
-
-static int do_list(struct nconn *c, bool json)
-{
-	struct nvme_id_ctrl *id = calloc(1, sizeof(*id));
-	struct json_object *arr = NULL;
-	struct smio_func_list *l = NULL;
-	unsigned shown = 0;
-	int rc;
-
-	if (!id)
-		return -ENOMEM;
-	rc = func_list(c, &l);
-	if (rc) {
-		cli_err("host %u: %s", c->host, cli_strerror(rc));
-		free(id);
-		return rc;
-	}
-	if (json) {
-		arr = json_object_new_array();
-		if (!arr)
-			goto oom;
-	} else {
-		printf("%-8s %-10s %-22s %-20s %s\n", "BDF", "NAME", "DRIVER", "SERIAL", "MODEL");
-	}
-	for (uint32_t i = 0; i < l->n; i++) {
-		char b[16], mn[41] = "", sn[21] = "";
-		const char *state;
-		uint16_t st = 0;
-		uint32_t cls;
-
-		if (func_class(c, l->f[i].bdf, &cls) || cls != NVME_CLASS)
-			continue;
-		c->bdf = l->f[i].bdf;
-		rc = admin(c, nvme_admin_identify, 0, NVME_IDENTIFY_CNS_CTRL, id, sizeof(*id),
-			   &st);
-		if (!rc) {
-			state = "nvme";
-			trim(mn, id->mn, sizeof(id->mn));
-			trim(sn, id->sn, sizeof(id->sn));
-		} else if (rc == -ENODEV) {
-			state = l->f[i].lendable ? "none (lendable)" : "none";
-		} else {
-			state = "nvme (not answering)";
-		}
-		bdf_str(b, sizeof(b), l->f[i].bdf);
-		if (json) {
-			if (func_json(arr, b, l->f[i].name, !rc, l->f[i].lendable, sn, mn))
-				goto oom;
-		} else {
-			printf("%-8s %-10s %-22s %-20s %s\n", b, l->f[i].name, state, sn[0] ? sn : "-",
-			       mn[0] ? mn : "-");
-		}
-		shown++;
-	}
-	rc = 0;
-	if (json)
-		rc = cli_json_print(arr);
-	else if (!shown)
-		printf("(no NVMe functions on host %u)\n", c->host);
-	goto out;
-oom:
-	cli_err("list: out of memory");
-	rc = -ENOMEM;
-out:
-	json_object_put(arr);
-	free(l);
-	free(id);
 	return rc;
 }
 
@@ -499,9 +232,9 @@ static int block_shift(struct nconn *c, uint32_t nsid, uint64_t *nsze, unsigned 
 
 	if (!ns)
 		return -ENOMEM;
-	rc = get_ns(c, nsid, ns);
+	rc = nvme_get_ns(c, nsid, ns);
 	if (!rc) {
-		*shift = ns_lba_shift(ns);
+		*shift = nvme_ns_lba_shift(ns);
 		*nsze = ns->nsze;
 		if (!*nsze) {
 			cli_err("namespace %u is not active", nsid);
@@ -932,7 +665,7 @@ int cmd_nvme(int argc, char **argv)
 		return rc == -EINVAL ? 2 : 1;
 	}
 	if (!strcmp(sub, "list")) {
-		rc = do_list(&c, json);
+		rc = nvme_do_list(&c, json);
 	} else {
 		rc = pick_dev(&c);
 		if (rc) {
@@ -940,7 +673,7 @@ int cmd_nvme(int argc, char **argv)
 			return rc == -EINVAL ? 2 : 1;
 		}
 		if (!strcmp(sub, "identify"))
-			rc = do_identify(&c, have_ns ? (uint32_t)ns : 0, json);
+			rc = nvme_do_identify(&c, have_ns ? (uint32_t)ns : 0, json);
 		else if (!strcmp(sub, "read"))
 			rc = do_read(&c, have_ns ? (uint32_t)ns : 1, lba, count, out);
 		else if (!strcmp(sub, "dd"))
