@@ -39,6 +39,9 @@ void snv_seterr(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void snv_pause_ms(unsigned ms);
 uint64_t snv_random64(void);
+/* A growing array of pointers: append (-ENOMEM), remove p (order not kept). */
+int snv_list_add(void ***arr, unsigned *n, unsigned *cap, void *p);
+void snv_list_del(void **arr, unsigned *n, void *p);
 static inline uint32_t snv_rd32(volatile uint8_t *bar, unsigned off)
 {
 	return __atomic_load_n((volatile uint32_t *)(bar + off), __ATOMIC_ACQUIRE);
@@ -223,6 +226,9 @@ struct snv_qpair {
 	struct snv_qpair_stats st;
 };
 
+/* qpair.c: queue memory (a device segment placed by p), for buffer.c's PRP tables too */
+int snv_get_seg(struct snv_client *c, bool sq, enum snv_place p, size_t size,
+		unsigned adapter, struct snv_devseg **out);
 /* qpair.c for multipath.c */
 int snv_hwq_create(struct snv_qpair *q, unsigned h, enum snv_place sp, enum snv_place cp);
 int snv_hwq_delete(struct snv_client *c, struct snv_hwq *w);

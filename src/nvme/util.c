@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* libsmartio-nvme: errors, time, randomness, message framing, DMA memory. */
 #include <errno.h>
+#include <stdlib.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -163,4 +164,28 @@ int snv_prio_parse(const char *s, enum snv_prio *out)
 		}
 	}
 	return -EINVAL;
+}
+
+int snv_list_add(void ***arr, unsigned *n, unsigned *cap, void *p)
+{
+	if (*n == *cap) {
+		unsigned nc = *cap ? *cap * 2 : 8;
+		void **na = realloc(*arr, nc * sizeof(*na));
+
+		if (!na)
+			return -ENOMEM;
+		*arr = na;
+		*cap = nc;
+	}
+	(*arr)[(*n)++] = p;
+	return 0;
+}
+
+void snv_list_del(void **arr, unsigned *n, void *p)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (arr[i] == p) {
+			arr[i] = arr[--*n];
+			return;
+		}
 }
