@@ -252,13 +252,38 @@ static void on_cpl(struct snv_buf *buf, struct slot *slots, const struct snv_cpl
 }
 
 /*
+ * Give up q with commands in flight. When the manager could not delete it
+ * (the path to it down), the controller may still carry those commands out
+ * later and write into *bufp: what a read then finds there would be theirs.
+ * The buffer is then set aside (freed at the end) and a fresh one used, as a
+ * driver must not reuse a buffer the device may still write.
+ */
+#define RETIRED_MAX 64
+static struct snv_buf *retired[RETIRED_MAX];
+static unsigned nretired;
+
+static void drop_qpair(struct snv_client *c, struct snv_qpair *q, struct snv_buf **bufp)
+{
+	struct snv_buf *nb = NULL;
+
+	if (!snv_qpair_delete(q, true) || nretired == RETIRED_MAX)
+		return;
+	if (snv_buf_alloc(c, (size_t)MAX_QD * lba_size, &nb))
+		return;
+	retired[nretired++] = *bufp;
+	*bufp = nb;
+	fprintf(stderr, "bench_faults_io: a queue pair the manager could not delete: its buffer "
+		"set aside\n");
+}
+
+/*
  * Read every written block back, through q or (q NULL) a fresh queue pair;
  * the queue pair is deleted at the end (q is consumed).
  * A read that does not complete in time makes the queue pair unusable (its
  * buffer may still be written, its completion may come late): it is deleted
  * and a new one asked for, within an overall budget.
  */
-static int verify_all(struct snv_client *c, struct snv_qpair *q, struct snv_buf *buf)
+static int verify_all(struct snv_client *c, struct snv_qpair *q, struct snv_buf **bufp)
 {
 	struct snv_qpair_opts qo = { .depth = 32 };
 	uint64_t budget = smio_now_ms() + 30000;
@@ -276,13 +301,13 @@ static int verify_all(struct snv_client *c, struct snv_qpair *q, struct snv_buf 
 			poll(NULL, 0, 50);
 		if (!q)
 			return rc;
-		rc = snv_submit_rw(q, false, 1, opt.base + lba, 1, buf, 0, (void *)(uintptr_t)(lba + 1));
+		rc = snv_submit_rw(q, false, 1, opt.base + lba, 1, *bufp, 0, (void *)(uintptr_t)(lba + 1));
 		if (rc)
 			break;
 		while (!(got = snv_poll(q, &e, 1)) && smio_now_ms() < end)
 			;
 		if (got != 1) {
-			snv_qpair_delete(q, true);
+			drop_qpair(c, q, bufp);
 			q = NULL;
 			if (smio_now_ms() < budget)
 				lba--;              /* again, on a new queue pair */
@@ -294,7 +319,7 @@ static int verify_all(struct snv_client *c, struct snv_qpair *q, struct snv_buf 
 			n.unverifiable++;
 			continue;
 		}
-		v = version_of(snv_buf_vaddr(buf), opt.base + lba);
+		v = version_of(snv_buf_vaddr(*bufp), opt.base + lba);
 		n.verified++;
 		if (v < 0 || (uint32_t)v > submitted[lba])
 			n.corrupted++;
@@ -328,14 +353,14 @@ static void path_stats(struct snv_qpair *q)
  * (the path may be back, or come back), until the run ends.
  */
 static struct snv_qpair *recover(struct snv_client *c, struct snv_qpair *q, struct slot *slots,
-				 uint64_t end)
+				 uint64_t end, struct snv_buf **bufp)
 {
 	struct snv_qpair_opts qo = { .depth = 64 };
 	struct snv_qpair *nq = NULL;
 
 	if (q) {
 		path_stats(q);
-		snv_qpair_delete(q, true);
+		drop_qpair(c, q, bufp);
 	}
 	memset(slots, 0, sizeof(*slots) * MAX_QD);
 	n.recoveries++;
@@ -392,7 +417,7 @@ int main(int argc, char **argv)
 		unsigned late = 0;
 
 		if (!q) {
-			q = recover(c, NULL, slots, end);
+			q = recover(c, NULL, slots, end, &buf);
 			continue;
 		}
 		for (unsigned i = 0; i < opt.qd; i++) {
@@ -410,7 +435,7 @@ int main(int argc, char **argv)
 			submit(q, buf, &slots[i], i, ++seq);
 		}
 		if (late == opt.qd) {
-			q = recover(c, q, slots, end);
+			q = recover(c, q, slots, end, &buf);
 			continue;
 		}
 		got = snv_poll(q, e, 16);
@@ -445,17 +470,17 @@ int main(int argc, char **argv)
 		path_stats(q);
 	/* A queue pair with nothing outstanding is still good (and needs no manager). */
 	if (q && snv_qpair_inflight(q)) {
-		snv_qpair_delete(q, true);
+		drop_qpair(c, q, &buf);
 		q = NULL;
 	}
-	rc = verify_all(c, q, buf);
+	rc = verify_all(c, q, &buf);
 
 	printf("{\"client\":%u,\"seconds\":%u,\"qd\":%u,\"blocks\":%llu,\"start_mono_ns\":%llu,"
 	       "\"writes\":%llu,\"writes_acked\":%llu,\"reads\":%llu,\"reads_ok\":%llu,"
 	       "\"io_errors\":%llu,\"timeouts\":%llu,\"late_completions\":%llu,"
 	       "\"corrupted_reads\":%llu,\"verified\":%llu,\"unverifiable\":%llu,"
 	       "\"lost_acked_writes\":%llu,\"corrupted_blocks\":%llu,\"verify_rc\":%d,"
-	       "\"recoveries\":%llu,\"recovery_ms\":%.3f,\"multipath\":%s,\"failovers\":%llu,"
+	       "\"buffers_set_aside\":%u,\"recoveries\":%llu,\"recovery_ms\":%.3f,\"multipath\":%s,\"failovers\":%llu,"
 	       "\"resumes\":%llu,\"resubmitted\":%llu,\"late_ignored\":%llu,\"path_errors\":%llu,"
 	       "\"failover_ms\":%.3f,\"stalled_at_end\":%s,\"max_gap_ms\":%.3f,"
 	       "\"max_gap_start_mono_ns\":%llu,\"bucket_ms\":%u,\"iops\":[",
@@ -466,7 +491,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)n.timeouts, (unsigned long long)n.late,
 	       (unsigned long long)n.corrupted_reads, (unsigned long long)n.verified,
 	       (unsigned long long)n.unverifiable, (unsigned long long)n.lost,
-	       (unsigned long long)n.corrupted, rc, (unsigned long long)n.recoveries,
+	       (unsigned long long)n.corrupted, rc, nretired, (unsigned long long)n.recoveries,
 	       recovery_ns / 1e6, opt.backup_adapter >= 0 ? "true" : "false",
 	       (unsigned long long)n.failovers, (unsigned long long)n.resumes,
 	       (unsigned long long)n.resubmitted, (unsigned long long)n.late_ignored,
@@ -477,6 +502,8 @@ int main(int argc, char **argv)
 		printf("%s%.0f", b ? "," : "", buckets[b] * 1000.0 / opt.bucket_ms);
 	printf("]}\n");
 	snv_buf_free(buf);
+	for (unsigned i = 0; i < nretired; i++)
+		snv_buf_free(retired[i]);
 	snv_client_close(c);
 	free(acked);
 	free(submitted);

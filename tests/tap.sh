@@ -39,6 +39,20 @@ check() {
 	shift
 	if "$@" >"$OUT" 2>&1; then ok "$desc"; else not_ok "$desc"; fi
 }
+# todo DESCRIPTION REASON COMMAND...: as check, for a known open bug (TAP's
+# TODO): a failure prints "not ok N - DESCRIPTION # TODO REASON" and is not
+# counted as one (.ci/run-tests reports it apart); a success is an "ok".
+todo() {
+	local desc=$1 why=$2
+	shift 2
+	n=$((n + 1))
+	if "$@" >"$OUT" 2>&1; then
+		echo "ok $n - $desc"
+	else
+		echo "not ok $n - $desc # TODO $why"
+		if [ -s "$OUT" ]; then sed 's/^/#   /' "$OUT" | head -40; fi
+	fi
+}
 # check_fails DESCRIPTION COMMAND...: the command must fail.
 check_fails() {
 	local desc=$1
