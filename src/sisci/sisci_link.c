@@ -199,6 +199,8 @@ static void *watch(void *arg)
 		}
 		if (p[1].revents)
 			return NULL;        /* SCIDisconnectSegment */
+		if (p[2].revents & POLLNVAL)
+			return NULL;        /* the descriptor's socket closed under us: nothing to watch */
 		if (p[2].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
 			st = (struct smio_seg_state){ .conn = r->conn, .state = SMIO_SEG_LOST };
 			act(r, &st);
