@@ -428,20 +428,7 @@ static int user_share(struct smd *d, const struct smio_cz_share *m, struct smio_
 		use_drop(d, u, true);
 		return -ENOSPC;
 	}
-	memset(&g, 0, sizeof(g));
-	g.lender = owner;
-	g.borrower = d->host_id;
-	g.bdf = gr.bdf;
-	g.vendor = gr.vendor;
-	g.device = gr.device;
-	g.class = gr.class;
-	for (unsigned i = 0; i < 6; i++) {
-		g.bar_addr[i] = gr.bar_addr[i];
-		g.bar_size[i] = gr.bar_size[i];
-		g.bar_flags[i] = gr.bar_flags[i];
-	}
-	snprintf(g.name, sizeof(g.name), "%s", gr.name);
-	snprintf(g.model, sizeof(g.model), "%s", gr.model);
+	SMD_GRANT_IDENTITY(&g, &gr, owner, d->host_id);
 	t.arg = u;
 	/* Our hot-plug driver on the virtual slot, then the switch inserts the function. */
 	rc = czhp_driver_attach(&u->slot, d->pci);

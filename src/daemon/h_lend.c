@@ -411,24 +411,11 @@ int smd_lend_borrow(struct smd *d, uint32_t fdid, uint64_t dma_target, uint64_t 
 		brw_drop(d, b, true);
 		return -ENOSPC;
 	}
-	memset(&g, 0, sizeof(g));
-	g.lender = lender;
-	g.borrower = d->host_id;
-	g.bdf = gr.bdf;
-	g.vendor = gr.vendor;
-	g.device = gr.device;
-	g.class = gr.class;
-	for (unsigned i = 0; i < 6; i++) {
-		g.bar_addr[i] = gr.bar_addr[i];
-		g.bar_size[i] = gr.bar_size[i];
-		g.bar_flags[i] = gr.bar_flags[i];
-	}
+	SMD_GRANT_IDENTITY(&g, &gr, lender, d->host_id);
 	g.dma_bus = gr.dma_bus;
 	g.dma_target = gr.dma_target;
 	g.dma_size = gr.dma_size;
 	g.msi_bus = gr.msi_bus;
-	snprintf(g.name, sizeof(g.name), "%s", gr.name);
-	snprintf(g.model, sizeof(g.model), "%s", gr.model);
 	g.mdev = mdev;
 	t.arg = b;
 	/* Hot-add: drivers are offered the device now (config cycles to the lender). */

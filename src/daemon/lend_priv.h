@@ -102,4 +102,27 @@ void smd_lend_msi_del(struct smd *d, int slot);
 int smd_lend_msi_channel(struct smd *d, uint32_t host, int *rd, int *slot);
 void smd_lend_msi_channel_close(struct smd *d, int slot);
 
+/*
+ * A struct lend_grant (g) from the identity every grant on the wire carries
+ * (smio_lend_grant of a lend, smio_cz_grant of a cZodiac share: the same
+ * field names): zeroed, then the function's BDF, IDs, class, BARs and names,
+ * and who lends it to whom. The lend's own windows are the caller's to add.
+ */
+#define SMD_GRANT_IDENTITY(g, gr, lender_, borrower_) do {				\
+	memset((g), 0, sizeof(*(g)));							\
+	(g)->lender = (lender_);							\
+	(g)->borrower = (borrower_);							\
+	(g)->bdf = (gr)->bdf;								\
+	(g)->vendor = (gr)->vendor;							\
+	(g)->device = (gr)->device;							\
+	(g)->class = (gr)->class;							\
+	for (unsigned i_ = 0; i_ < SMIO_DEV_BARS; i_++) {				\
+		(g)->bar_addr[i_] = (gr)->bar_addr[i_];					\
+		(g)->bar_size[i_] = (gr)->bar_size[i_];					\
+		(g)->bar_flags[i_] = (gr)->bar_flags[i_];				\
+	}										\
+	snprintf((g)->name, sizeof((g)->name), "%s", (gr)->name);			\
+	snprintf((g)->model, sizeof((g)->model), "%s", (gr)->model);			\
+} while (0)
+
 #endif
