@@ -4,11 +4,13 @@
  * the daemon fuzzer runs an in-process host through the very same steps.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -258,4 +260,30 @@ out_topo:
 void smd_down(struct smd *d, struct smd_up *u)
 {
 	down_from(d, u, UP_SOCK);
+}
+
+int smd_map_shared_file(struct smd *d, const char *name, size_t size, void **p, int *fd_out)
+{
+	char path[4096];
+	struct stat st;
+	int fd, rc = 0;
+
+	if (snprintf(path, sizeof(path), "%s/%s", d->dir, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	/* Every daemon makes it this long; extending is idempotent and reads zeros. */
+	if (fstat(fd, &st) || (st.st_size < (off_t)size && ftruncate(fd, (off_t)size)))
+		rc = -errno;
+	if (!rc) {
+		*p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (*p == MAP_FAILED)
+			rc = -errno;
+	}
+	if (rc || !fd_out)
+		close(fd);
+	else
+		*fd_out = fd;
+	return rc;
 }

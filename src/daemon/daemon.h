@@ -86,6 +86,13 @@ struct smd {
  * earlier run of this host left there, smd_mc_fini undoes everything.
  */
 int smd_mc_init(struct smd *d);
+/*
+ * The cluster's shared state DIR/NAME (the switches' multicast registers,
+ * the cZodiac IOPort tables): created if missing, made size bytes long
+ * (zeros), mapped shared into *p. fd_out: keep the descriptor there (NULL:
+ * closed). 0 or -errno. bringup.c.
+ */
+int smd_map_shared_file(struct smd *d, const char *name, size_t size, void **p, int *fd_out);
 void smd_mc_host_ready(struct smd *d);
 void smd_mc_fini(struct smd *d);
 void smd_mc_conn_closed(struct smd *d, struct smd_conn *c);

@@ -89,10 +89,8 @@ static void regs_unlock(struct smd_cz *z)
 int smd_cz_init(struct smd *d)
 {
 	bool any = false;
-	char path[4096];
-	struct stat st;
 	void *p;
-	int fd;
+	int fd, rc;
 
 	for (uint32_t i = 0; i < d->topo->ncswitches; i++)
 		any |= d->topo->cswitches[i].czodiac;
@@ -102,25 +100,9 @@ int smd_cz_init(struct smd *d)
 	d->cz->fd = -1;
 	if (!any)
 		return 0;             /* no czodiac switch: nothing to share */
-	snprintf(path, sizeof(path), "%s/czodiac.iop", d->dir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	/* Every daemon makes it this long; extending is idempotent and reads zeros. */
-	if (fstat(fd, &st) || (st.st_size < (off_t)sizeof(*d->cz->regs) &&
-			       ftruncate(fd, sizeof(*d->cz->regs)))) {
-		int rc = -errno;
-
-		close(fd);
+	rc = smd_map_shared_file(d, "czodiac.iop", sizeof(*d->cz->regs), &p, &fd);
+	if (rc)
 		return rc;
-	}
-	p = mmap(NULL, sizeof(*d->cz->regs), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
 	d->cz->fd = fd;
 	d->cz->regs = p;
 	/* What an earlier run of this host left in its IOPorts goes. */

@@ -54,10 +54,8 @@ struct smd_mc {
 int smd_mc_init(struct smd *d)
 {
 	bool any = false;
-	char path[4096];
-	struct stat st;
 	void *p;
-	int fd;
+	int rc;
 
 	for (uint32_t i = 0; i < d->topo->ncswitches; i++)
 		any |= d->topo->cswitches[i].mc_groups > 0;
@@ -66,22 +64,9 @@ int smd_mc_init(struct smd *d)
 		return -ENOMEM;
 	if (!any)
 		return 0;             /* no switch has groups: nothing to share */
-	snprintf(path, sizeof(path), "%s/mcast.regs", d->dir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	/* Every daemon makes it this long; extending is idempotent and reads zeros. */
-	if (fstat(fd, &st) || (st.st_size < (off_t)sizeof(*d->mc->regs) &&
-			       ftruncate(fd, sizeof(*d->mc->regs)))) {
-		int rc = -errno;
-
-		close(fd);
+	rc = smd_map_shared_file(d, "mcast.regs", sizeof(*d->mc->regs), &p, NULL);
+	if (rc)
 		return rc;
-	}
-	p = mmap(NULL, sizeof(*d->mc->regs), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -errno;
 	d->mc->regs = p;
 	d->world.mc = p;
 	return 0;
