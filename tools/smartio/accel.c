@@ -2,6 +2,7 @@
 /*
  * smartio accel: use a host's accelerators through its in-kernel driver
  * (SMIO_ACCEL_OP), as an application would through a GPU's device node.
+ * `launch` (device code) is in accel_launch.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,16 +14,11 @@
 #include <linux/pci_regs.h>
 
 #include "accel_mgrq.h"
+#include "accel_priv.h"
 #include "cli.h"
 #include "util/cli_conv.h"
 #include "smartio/accel_regs.h"
 
-/*
- * The daemon's waits are bounded by the driver (accel_drv_timeout_ms and
- * accel_drv_pingpong_timeout_ms); ours are those plus a margin, so an
- * answer is never cut off while the driver still waits.
- */
-#define MARGIN_MS        5000
 #define MAX_REPEAT       4096u          /* the daemon's limit on repeated ring ops */
 
 enum sub { S_LIST, S_INFO, S_COPY, S_FILL, S_CHECKSUM, S_PINGPONG, S_BENCH, S_LAUNCH };
@@ -30,22 +26,6 @@ enum sub { S_LIST, S_INFO, S_COPY, S_FILL, S_CHECKSUM, S_PINGPONG, S_BENCH, S_LA
 static const char *const sub_names[] = { "list", "info", "copy", "fill", "checksum",
 					 "pingpong", "bench", "launch" };
 
-struct opts {
-	const char *host_opt, *dir_opt, *dev, *peer, *src, *dst;
-	uint64_t len, pattern, iters, repeat, timeout_ms, code_off, nsid, qdepth;
-	const char *nvme;               /* launch --nvme: lend the kernel a queue pair */
-	const char *nvme_mgr;           /* launch --nvme-manager: a pair from the manager */
-	bool have_len, have_pattern, have_iters, json;
-	uint16_t nvme_bdf;
-	int kargc;                      /* launch: KERNEL.so and its arguments */
-	char **kargv;
-};
-
-struct conn {
-	char dir[PATH_MAX];
-	uint32_t host;
-	int fd;
-};
 
 static void usage(FILE *f)
 {
@@ -104,12 +84,12 @@ static int parse_num(const char *what, const char *s, uint64_t max, uint64_t *v)
 	return 0;
 }
 
-static void bdf_str(char *buf, size_t len, uint16_t bdf)
+void accel_bdf_str(char *buf, size_t len, uint16_t bdf)
 {
 	snprintf(buf, len, "%02x:%02x.%x", bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
 }
 
-static const char *code_str(uint32_t st)
+const char *accel_code_str(uint32_t st)
 {
 	static const char *const codes[] = { "ok", "bad op", "bad field", "beyond the DMA limit",
 		"read fault", "write fault", "bus mastering off", "outside device memory",
@@ -160,7 +140,7 @@ static int conn_open(struct conn *c, const struct opts *o)
 	return c->fd >= 0 ? 0 : c->fd == -EINVAL ? 2 : 1;
 }
 
-static int accel_call(struct conn *c, const struct smio_accel_op *q, int timeout_ms,
+int accel_call(struct conn *c, const struct smio_accel_op *q, int timeout_ms,
 		      struct smio_accel_result *r)
 {
 	uint32_t rlen;
@@ -202,7 +182,7 @@ static int do_list(struct conn *c)
 		if (strcmp(l->f[i].model, "accel"))
 			continue;
 		found++;
-		bdf_str(b, sizeof(b), l->f[i].bdf);
+		accel_bdf_str(b, sizeof(b), l->f[i].bdf);
 		rc = accel_call(c, &q, CLI_TIMEOUT_MS, &r);
 		if (!rc) {
 			snprintf(mem, sizeof(mem), "%" PRIu64 "M", r.result >> 20);
@@ -250,7 +230,7 @@ static int do_bench(struct conn *c, uint16_t bdf, bool json)
 
 	if (rc)
 		return rc;
-	bdf_str(b, sizeof(b), bdf);
+	accel_bdf_str(b, sizeof(b), bdf);
 	if (json) {
 		root = json_object_new_object();
 		res = json_object_new_array();
@@ -281,7 +261,7 @@ static int do_bench(struct conn *c, uint16_t bdf, bool json)
 				goto out;
 			if ((r.status & 0xff) || !r.elapsed_ns) {
 				cli_err("bench: %" PRIu64 " bytes: device status 0x%x (%s)", sz,
-					r.status, code_str(r.status));
+					r.status, accel_code_str(r.status));
 				rc = 1;
 				goto out;
 			}
@@ -314,262 +294,6 @@ out:
 	return rc;
 }
 
-/* ---------- launch ---------- */
-
-/* The kernel's image, whole (at most ACCEL_KERN_IMAGE_MAX); NULL after saying why. */
-static uint8_t *read_image(const char *path, size_t *len)
-{
-	uint8_t *img = malloc(ACCEL_KERN_IMAGE_MAX + 1);
-	size_t n;
-	FILE *f;
-
-	if (!img)
-		return cli_err("launch: out of memory"), NULL;
-	f = fopen(path, "rb");
-	if (!f) {
-		cli_err("launch: cannot open %s: %s", path, strerror(errno));
-		free(img);
-		return NULL;
-	}
-	n = fread(img, 1, ACCEL_KERN_IMAGE_MAX + 1, f);
-	fclose(f);
-	if (!n || n > ACCEL_KERN_IMAGE_MAX) {
-		cli_err("launch: %s: %s", path, n ? "larger than 64 MiB" : "empty or unreadable");
-		free(img);
-		return NULL;
-	}
-	*len = n;
-	return img;
-}
-
-/*
- * An image too large to travel with the launch goes ahead in ACCEL_LOAD
- * pieces, to where the launch will say it is.
- */
-static int load_image(struct conn *c, uint16_t bdf, const uint8_t *img, size_t len,
-		      uint64_t off)
-{
-	const uint32_t room = SMIO_MAX_PAYLOAD - sizeof(struct smio_accel_load);
-	struct smio_accel_load *m = malloc(SMIO_MAX_PAYLOAD);
-	uint32_t rlen;
-	int rc = 0;
-
-	if (!m)
-		return -ENOMEM;
-	for (size_t done = 0; done < len && !rc; done += m->len) {
-		*m = (struct smio_accel_load){ .bdf = bdf, .off = off + done,
-			.len = (uint32_t)(len - done < room ? len - done : room) };
-		memcpy(m->data, img + done, m->len);
-		rc = smio_call(c->fd, SMIO_ACCEL_LOAD, m, sizeof(*m) + m->len, NULL, 0, &rlen, NULL,
-			       CLI_TIMEOUT_MS);
-	}
-	free(m);
-	return rc;
-}
-
-/* The launch request: the image inline when it fits, else loaded ahead. */
-static struct smio_accel_launch *launch_req(struct conn *c, const struct opts *o, uint16_t bdf,
-					    uint32_t *len, int *err)
-{
-	struct smio_accel_launch *m = calloc(1, SMIO_MAX_PAYLOAD);
-	uint32_t alen = 0, inline_len;
-	uint8_t *img = NULL;
-	size_t n = 0;
-	char *args;
-
-	*err = 1;
-	if (!m || !(args = calloc(1, ACCEL_KERN_ARGS_MAX))) {
-		free(m);
-		return cli_err("launch: out of memory"), NULL;
-	}
-	for (int i = 1; i < o->kargc; i++) {
-		size_t l = strlen(o->kargv[i]) + 1;
-
-		if (alen + l > ACCEL_KERN_ARGS_MAX) {
-			cli_err("launch: the kernel's arguments are too long (4096 bytes at most)");
-			goto fail;
-		}
-		memcpy(args + alen, o->kargv[i], l);
-		alen += (uint32_t)l;
-	}
-	img = read_image(o->kargv[0], &n);
-	if (!img)
-		goto fail;
-	m->bdf = bdf;
-	m->image_len = (uint32_t)n;
-	m->args_len = alen;
-	m->timeout_ms = (uint32_t)o->timeout_ms;
-	m->code_off = o->code_off;
-	if (o->nvme) {
-		m->flags = SMIO_ACCEL_LAUNCH_F_NVMEQ;
-		m->nvme_bdf = o->nvme_bdf;
-		m->nsid = (uint32_t)o->nsid;
-		m->qdepth = (uint16_t)o->qdepth;
-	}
-	inline_len = n <= SMIO_MAX_PAYLOAD - sizeof(*m) - alen ? (uint32_t)n : 0;
-	if (!inline_len) {
-		struct smio_accel_op q = { .bdf = bdf, .kind = SMIO_ACCEL_INFO };
-		struct smio_accel_result r;
-		int rc;
-
-		/* Room for the nvme.* arguments the daemon adds (see h_accel.c). */
-		if (m->code_off == SMIO_ACCEL_CODE_TOP) {
-			rc = accel_call(c, &q, CLI_TIMEOUT_MS, &r);
-			if (rc) {
-				*err = rc;
-				goto fail;
-			}
-			m->code_off = smio_accel_code_top(r.result, n, (uint64_t)alen +
-							  (o->nvme ? 512 : 0));
-			if (!m->code_off) {
-				*err = -ERANGE;
-				goto fail;
-			}
-		}
-		rc = load_image(c, bdf, img, n, m->code_off);
-		if (rc) {
-			*err = rc;
-			goto fail;
-		}
-		m->flags |= SMIO_ACCEL_LAUNCH_F_LOADED;
-	}
-	memcpy(m->data, img, inline_len);
-	memcpy(m->data + inline_len, args, alen);
-	*len = (uint32_t)(sizeof(*m) + inline_len + alen);
-	free(img);
-	free(args);
-	return m;
-fail:
-	free(img);
-	free(args);
-	free(m);
-	return NULL;
-}
-
-static int do_launch(struct conn *c, uint16_t bdf, const struct opts *o)
-{
-	struct smio_accel_result r = { 0 };
-	struct smio_accel_launch *m;
-	struct json_object *j;
-	uint32_t len, rlen;
-	char b[16], off[24];
-	int rc;
-
-	m = launch_req(c, o, bdf, &len, &rc);
-	if (!m)
-		return rc;
-	rc = smio_call(c->fd, SMIO_ACCEL_LAUNCH, m, len, &r, sizeof(r), &rlen, NULL,
-		       (int)o->timeout_ms + MARGIN_MS);
-	free(m);
-	if (rc && rc != -ETIMEDOUT)
-		return rc;
-	bdf_str(b, sizeof(b), bdf);
-	snprintf(off, sizeof(off), "0x%" PRIx64, r.bus);
-	if (o->json) {
-		j = json_object_new_object();
-		if (!j || smio_json_add_uint(j, "host", c->host) || smio_json_add_str(j, "dev", b) ||
-		    smio_json_add_str(j, "op", "launch") ||
-		    smio_json_add_str(j, "kernel", o->kargv[0]) ||
-		    smio_json_add_str(j, "status", rc ? "timed out" : code_str(r.status)) ||
-		    smio_json_add_uint(j, "status_word", r.status) ||
-		    smio_json_add_int(j, "result", (int64_t)r.result) ||
-		    smio_json_add_str(j, "code_offset", off) ||
-		    smio_json_add_uint(j, "elapsed_ns", r.elapsed_ns)) {
-			json_object_put(j);
-			return cli_err("launch: out of memory"), 1;
-		}
-		if (cli_json_print(j))
-			rc = 1;
-		json_object_put(j);
-	} else if (rc) {
-		printf("kernel %s on %s: timed out after %" PRIu64 " ms, aborted\n", o->kargv[0], b,
-		       o->timeout_ms);
-	} else if ((r.status & 0xff) == ACCEL_SC_KERNEL_FAULT) {
-		printf("kernel %s on %s: %s: signal %" PRIu64 " (%s)\n", o->kargv[0], b,
-		       code_str(r.status), r.result, strsignal((int)r.result));
-	} else {
-		printf("kernel %s on %s: %s, returned %" PRId64 " in %.3f ms\n", o->kargv[0], b,
-		       code_str(r.status), (int64_t)r.result, (double)r.elapsed_ns / 1e6);
-	}
-	return rc || (r.status & 0xff) ? 1 : 0;
-}
-
-/*
- * BAR2 as this host's CPU and SISCI see it, from config space: the device's
- * own view (ACCEL_INFO's bus) differs for an accelerator borrowed with Device
- * Lending, whose shadow's BAR2 is a window of this host's NTB onto it.
- */
-static int cpu_bar2(struct conn *c, uint16_t bdf, uint64_t *bar2)
-{
-	struct smio_bdf req = { .bdf = bdf };
-	uint8_t *cfg = malloc(SMIO_CFG_SPACE);
-	uint32_t lo, hi, rlen;
-	int rc;
-
-	if (!cfg)
-		return -ENOMEM;
-	rc = smio_call(c->fd, SMIO_CFG_DUMP, &req, sizeof(req), cfg, SMIO_CFG_SPACE, &rlen, NULL,
-		       CLI_TIMEOUT_MS);
-	if (!rc && rlen != SMIO_CFG_SPACE)
-		rc = -EPROTO;
-	if (!rc) {
-		memcpy(&lo, cfg + PCI_BASE_ADDRESS_2, 4);
-		memcpy(&hi, cfg + PCI_BASE_ADDRESS_3, 4);
-		*bar2 = ((uint64_t)hi << 32) | (lo & ~0xfu);
-		if (!(lo & PCI_BASE_ADDRESS_MEM_TYPE_64) || !*bar2)
-			rc = -ENXIO;
-	}
-	free(cfg);
-	return rc;
-}
-
-/*
- * launch --nvme-manager: the queue pair from the NVMe's manager (accel_mgrq.c),
- * its nvme.* arguments after the kernel's own, deleted after the kernel.
- */
-static int launch_mgrq(struct conn *c, uint16_t bdf, const struct opts *o)
-{
-	struct smio_accel_op q = { .bdf = bdf, .kind = SMIO_ACCEL_INFO };
-	struct smio_accel_result r;
-	struct accel_mgrq mq;
-	struct opts o2 = *o;
-	char **argv;
-	uint64_t bar2;
-	int rc, rc2;
-
-	rc = accel_call(c, &q, CLI_TIMEOUT_MS, &r);
-	if (!rc)
-		rc = cpu_bar2(c, bdf, &bar2);
-	if (rc)
-		return rc;
-	rc = accel_mgrq_start(&(struct accel_mgrq_req){ .host = c->host, .dir = c->dir,
-		.nvme = o->nvme_mgr, .bdf = bdf, .bar2 = bar2, .mem_size = r.result,
-		.depth = (unsigned)o->qdepth, .nsid = (unsigned)o->nsid }, &mq);
-	if (rc) {
-		cli_err("launch: no queue pair from the manager of %s (smartio-nvme devq said why)",
-			o->nvme_mgr);
-		return 1;
-	}
-	argv = calloc((size_t)o->kargc + mq.nargs + 1, sizeof(*argv));
-	if (!argv) {
-		accel_mgrq_stop(&mq);
-		return -ENOMEM;
-	}
-	memcpy(argv, o->kargv, (size_t)o->kargc * sizeof(*argv));
-	memcpy(argv + o->kargc, mq.args, mq.nargs * sizeof(*argv));
-	o2.kargv = argv;
-	o2.kargc = o->kargc + (int)mq.nargs;
-	rc = do_launch(c, bdf, &o2);
-	/* The kernel has ended (or was aborted): the controller may have the pair back. */
-	rc2 = accel_mgrq_stop(&mq);
-	free(argv);
-	if (rc2 && !rc) {
-		cli_err("launch: smartio-nvme devq did not delete the queue pair cleanly");
-		rc = 1;
-	}
-	return rc;
-}
-
 /* ---------- the one-shot ops ---------- */
 
 /* The one object of info, pingpong, copy, fill and checksum; 0 or -errno (said). */
@@ -588,14 +312,14 @@ static int op_json(const struct conn *c, const char *b, enum sub s, const struct
 			goto out;
 	} else if (s == S_PINGPONG) {
 		if (smio_json_add_str(j, "peer", o->peer) ||
-		    smio_json_add_str(j, "status", code_str(r->status)) ||
+		    smio_json_add_str(j, "status", accel_code_str(r->status)) ||
 		    smio_json_add_uint(j, "iters", r->iters_done) ||
 		    smio_json_add_uint(j, "elapsed_ns", r->elapsed_ns) ||
 		    smio_json_add_uint(j, "avg_rtt_ns", r->avg_ns) ||
 		    smio_json_add_uint(j, "one_way_ns", r->avg_ns / 2))
 			goto out;
 	} else if (smio_json_add_str(j, "op", sub_names[s]) ||
-		   smio_json_add_str(j, "status", code_str(r->status)) ||
+		   smio_json_add_str(j, "status", accel_code_str(r->status)) ||
 		   smio_json_add_uint(j, "status_word", r->status) ||
 		   smio_json_add_uint(j, "result", r->result) ||
 		   smio_json_add_uint(j, "repeat", r->iters_done) ||
@@ -619,7 +343,7 @@ static int do_op(struct conn *c, enum sub s, uint16_t bdf, const struct opts *o)
 	char b[16];
 	int rc, tmo = CLI_TIMEOUT_MS;
 
-	bdf_str(b, sizeof(b), bdf);
+	accel_bdf_str(b, sizeof(b), bdf);
 	switch (s) {
 	case S_INFO:
 		q.kind = SMIO_ACCEL_INFO;
@@ -664,11 +388,11 @@ static int do_op(struct conn *c, enum sub s, uint16_t bdf, const struct opts *o)
 		printf("ping-pong %s <-> %s: %" PRIu64 " iterations in %" PRIu64
 		       " ns: round trip %" PRIu64 " ns average, one-way ~%" PRIu64
 		       " ns (%s)\n", b, o->peer, r.iters_done, r.elapsed_ns, r.avg_ns,
-		       r.avg_ns / 2, code_str(r.status));
+		       r.avg_ns / 2, accel_code_str(r.status));
 	} else if (s == S_CHECKSUM && !(r.status & 0xff)) {
 		printf("crc32c 0x%08" PRIx64 "\n", r.result);
 	} else {
-		printf("%s: %" PRIu64 " bytes, %s", sub_names[s], r.result, code_str(r.status));
+		printf("%s: %" PRIu64 " bytes, %s", sub_names[s], r.result, accel_code_str(r.status));
 		if (r.status & 0xff00)
 			printf(" (fabric status %u)", (r.status >> 8) & 0xff);
 		if (r.elapsed_ns && !(r.status & 0xff))
@@ -811,9 +535,9 @@ int cmd_accel(int argc, char **argv)
 	else if (s == S_BENCH)
 		rc = do_bench(&c, bdf, o.json);
 	else if (s == S_LAUNCH && o.nvme_mgr)
-		rc = launch_mgrq(&c, bdf, &o);
+		rc = accel_launch_mgrq(&c, bdf, &o);
 	else if (s == S_LAUNCH)
-		rc = do_launch(&c, bdf, &o);
+		rc = accel_do_launch(&c, bdf, &o);
 	else
 		rc = do_op(&c, s, bdf, &o);
 	close(c.fd);
