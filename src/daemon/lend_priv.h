@@ -102,6 +102,16 @@ void smd_lend_msi_del(struct smd *d, int slot);
 int smd_lend_msi_channel(struct smd *d, uint32_t host, int *rd, int *slot);
 void smd_lend_msi_channel_close(struct smd *d, int slot);
 
+/* lend_lender.c: the lender's side of Device Lending (h_lend.c calls it). */
+struct smd_lent *smd_lent_find(struct smd_lend *l, uint32_t cid, uint16_t bdf);
+/* Reclaim e (its borrower returned it or is gone); pool: also end the pool's borrow. */
+void smd_lent_drop(struct smd *d, struct smd_conn *c, struct smd_lent *e, bool pool);
+int smd_lend_pool_local(struct smd *d, struct smd_conn *c, struct smio_lend_pool *o,
+			uint32_t cap);
+int smd_lend_setup_req(struct smd *d, struct smd_conn *c,
+		       const struct smio_peer_lend_setup *m, struct smio_lend_grant *o,
+		       int *out_fd);
+
 /*
  * A struct lend_grant (g) from the identity every grant on the wire carries
  * (smio_lend_grant of a lend, smio_cz_grant of a cZodiac share: the same
