@@ -442,6 +442,40 @@ int cli_vm_each(const char *dir, int (*fn)(pid_t, unsigned, const char *, void *
 	return rc;
 }
 
+bool cli_vm_is(const char *what, pid_t pid, const char *name)
+{
+	char pb[16];
+
+	snprintf(pb, sizeof(pb), "%d", (int)pid);
+	return !strcmp(what, name) || !strcmp(what, pb);
+}
+
+struct vm_find { const char *what; pid_t pid; unsigned host; };
+
+static int find_one(pid_t pid, unsigned host, const char *name, void *arg)
+{
+	struct vm_find *f = arg;
+
+	if (!cli_vm_is(f->what, pid, name))
+		return 0;
+	f->pid = pid;
+	f->host = host;
+	return 1;
+}
+
+int cli_vm_find(const char *dir, const char *what, pid_t *pid, unsigned *host)
+{
+	struct vm_find f = { .what = what };
+	int rc = cli_vm_each(dir, find_one, &f);
+
+	if (rc > 0) {
+		*pid = f.pid;
+		if (host)
+			*host = f.host;
+	}
+	return rc;
+}
+
 /* The parent of a process (QEMU's is its vm run), or -1. */
 static pid_t parent_of(pid_t pid)
 {
@@ -507,11 +541,9 @@ struct stop_arg { const char *what; int found; };
 static int stop_one(pid_t pid, unsigned host, const char *name, void *arg)
 {
 	struct stop_arg *s = arg;
-	char pb[16];
 
 	(void)host;
-	snprintf(pb, sizeof(pb), "%d", (int)pid);
-	if (strcmp(s->what, name) && strcmp(s->what, pb))
+	if (!cli_vm_is(s->what, pid, name))
 		return 0;
 	s->found++;
 	if (kill(pid, SIGTERM) < 0)

@@ -30,19 +30,6 @@
 
 struct find { const char *what; pid_t pid; };
 
-static int find_one(pid_t pid, unsigned host, const char *name, void *arg)
-{
-	struct find *f = arg;
-	char pb[16];
-
-	(void)host;
-	snprintf(pb, sizeof(pb), "%d", (int)pid);
-	if (strcmp(f->what, name) && strcmp(f->what, pb))
-		return 0;
-	f->pid = pid;
-	return 1;
-}
-
 /* Relay until the VM's end (0), the escape key (0) or an error (-errno). */
 static int relay(int s, bool tty)
 {
@@ -128,7 +115,7 @@ int cli_vm_console(int argc, char **argv)
 	if (cli_cluster_dir(dir_opt, dir, sizeof(dir)))
 		return cli_err("cluster directory path too long"), 2;
 	f.what = argv[optind];
-	if (cli_vm_each(dir, find_one, &f) <= 0)
+	if (cli_vm_find(dir, f.what, &f.pid, NULL) <= 0)
 		return cli_err("no running VM '%s' in %s ('smartio vm list')", f.what, dir), 1;
 	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/vms/%d.console", dir, (int)f.pid);
 	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))

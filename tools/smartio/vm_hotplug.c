@@ -34,19 +34,6 @@
 
 struct find { const char *what; pid_t pid; unsigned host; };
 
-static int find_one(pid_t pid, unsigned host, const char *name, void *arg)
-{
-	struct find *f = arg;
-	char pb[16];
-
-	snprintf(pb, sizeof(pb), "%d", (int)pid);
-	if (strcmp(f->what, name) && strcmp(f->what, pb))
-		return 0;
-	f->pid = pid;
-	f->host = host;
-	return 1;
-}
-
 /* One line from QEMU's monitor (JSON objects end with a newline). */
 static int qmp_line(int s, char *buf, size_t cap)
 {
@@ -156,7 +143,7 @@ int cli_vm_hotplug(int argc, char **argv, bool add)
 	if (cli_cluster_dir(dir_opt, dir, sizeof(dir)))
 		return cli_err("cluster directory path too long"), 2;
 	f.what = argv[optind];
-	if (cli_vm_each(dir, find_one, &f) <= 0)
+	if (cli_vm_find(dir, f.what, &f.pid, &f.host) <= 0)
 		return cli_err("no running VM '%s' in %s ('smartio vm list')", f.what, dir), 1;
 	if (cli_resolve_fdid(dev, dir_opt, -1, &fdid))
 		return 2;
@@ -237,7 +224,7 @@ int cli_vm_migrate(int argc, char **argv)
 	if (cli_cluster_dir(dir_opt, dir, sizeof(dir)))
 		return cli_err("cluster directory path too long"), 2;
 	f.what = argv[optind];
-	if (cli_vm_each(dir, find_one, &f) <= 0)
+	if (cli_vm_find(dir, f.what, &f.pid, &f.host) <= 0)
 		return cli_err("no running VM '%s' in %s ('smartio vm list')", f.what, dir), 1;
 	snprintf(name, sizeof(name), "%s", f.what);
 	snprintf(path, sizeof(path), "%s/vms/%d.args", dir, (int)f.pid);
